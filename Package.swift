@@ -1,0 +1,23 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// Upcoming features every target of ours builds with (Swift 5 compatibility
+// tests excepted: they must look like PromiseKit client code).
+//  - ExistentialAny: https://github.com/swiftlang/swift-evolution/blob/main/proposals/0335-existential-any.md
+//  - MemberImportVisibility: https://github.com/swiftlang/swift-evolution/blob/main/proposals/0444-member-import-visibility.md
+let strict: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+let package = Package(
+    name: "jobd",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "Promises", targets: ["Promises"]),
+    ],
+    targets: [
+        .target(name: "Promises", swiftSettings: strict),
+        .testTarget(name: "PromisesTests", dependencies: ["Promises"], swiftSettings: strict),
+    ]
+)
