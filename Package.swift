@@ -19,5 +19,7 @@ let package = Package(
     targets: [
         .target(name: "Promises", swiftSettings: strict),
         .testTarget(name: "PromisesTests", dependencies: ["Promises"], swiftSettings: strict),
+        .target(name: "CBenchSupport"),
+        .executableTarget(name: "promises-bench", dependencies: ["Promises", "CBenchSupport"], swiftSettings: strict),
     ]
 )

@@ -1,0 +1,285 @@
+import Synchronization
+
+/// What a box holds: the handlers still waiting for a value, or the value.
+///
+/// A box starts `pending` (or is born `resolved`, see `SealedBox`) and moves
+/// to `resolved` exactly once; it never moves back.
+@usableFromInline
+enum Sealant<R> {
+    case pending(Handlers<R>)
+    case resolved(R)
+}
+
+/// The bodies waiting on a pending box, called in the order they were added.
+///
+/// The first body is stored inline, so the common case — one handler per
+/// promise — allocates no array (swift-nio's `CallbackList` does the same).
+@usableFromInline
+struct Handlers<R> {
+    @usableFromInline
+    enum Storage {
+        case none
+        case one((R) -> Void)
+        case many(HandlerList<R>)
+    }
+
+    @usableFromInline
+    var storage: Storage
+
+    @inlinable
+    init() { storage = .none }
+
+    @inlinable
+    var isEmpty: Bool {
+        if case .none = storage { return true }
+        return false
+    }
+
+    @inlinable
+    mutating func append(_ body: @escaping (R) -> Void) {
+        switch storage {
+        case .none:
+            storage = .one(body)
+        case .one(let first):
+            storage = .many(HandlerList([first, body]))
+        case .many(let list):
+            list.bodies.append(body)
+        }
+    }
+
+    @inlinable
+    func callAll(with value: R) {
+        switch storage {
+        case .none:
+            break
+        case .one(let body):
+            body(value)
+        case .many(let list):
+            for body in list.bodies { body(value) }
+        }
+    }
+}
+
+/// Second and later handlers of one box. Only reached while the box's lock
+/// is held (appends) or after the box is sealed and the list was taken out
+/// of it (calls), so it is never touched by two threads at once.
+@usableFromInline
+final class HandlerList<R> {
+    @usableFromInline
+    var bodies: [(R) -> Void]
+
+    @inlinable
+    init(_ bodies: [(R) -> Void]) { self.bodies = bodies }
+}
+
+/// A box holds the eventual result of a promise or guarantee.
+///
+/// The seeds' design: an abstract `Box` with two concrete kinds, `SealedBox`
+/// (born with its value; needs no lock) and `EmptyBox` (pending until
+/// sealed; guarded by a lock). `inspect`, `seal` and `pipe` tell the two
+/// kinds apart by their class rather than through a virtual call: a virtual
+/// call on a generic class reaches the unspecialised code, which looks up
+/// generic metadata at run time and costs several times a dispatch hop.
+@usableFromInline
+class Box<T>: @unchecked Sendable {
+    // @unchecked Sendable: the base class has no state; see the subclasses.
+
+    @usableFromInline
+    init() {}
+}
+
+extension Box {
+    /// The box as an `EmptyBox`, or nil for a `SealedBox`.
+    @inlinable
+    @inline(__always)
+    var empty: EmptyBox<T>? {
+        // `EmptyBox` and `SealedBox` are the only subclasses, both final, so
+        // comparing class pointers is exact — and, unlike `as?`, costs no
+        // runtime call.
+        if ObjectIdentifier(type(of: self)) == ObjectIdentifier(EmptyBox<T>.self) {
+            return unsafeDowncast(self, to: EmptyBox<T>.self)
+        }
+        return nil
+    }
+
+    /// The box's current state.
+    @inlinable
+    func inspect() -> Sealant<T> {
+        if let empty {
+            return empty.current()
+        }
+        return .resolved(unsafeDowncast(self, to: SealedBox<T>.self).value)
+    }
+
+    /// Calls `body` with the box's state: under the box's lock while pending
+    /// (so `body` may append a handler), outside it once resolved (a resolved
+    /// box never changes, and calling out under a lock invites deadlock).
+    @inlinable
+    func inspect(_ body: (inout Sealant<T>) -> Void) {
+        if let empty {
+            empty.withSealant(body)
+        } else {
+            var sealant = Sealant<T>.resolved(unsafeDowncast(self, to: SealedBox<T>.self).value)
+            body(&sealant)
+        }
+    }
+
+    /// Seals the box with `value` and runs the waiting handlers. Sealing a
+    /// box that is already sealed does nothing: the first value wins.
+    @inlinable
+    func seal(_ value: T) {
+        empty?.settle(value)
+    }
+
+    /// Adds `handler` to run when the box is sealed, or runs it now if the
+    /// box is already sealed (outside any lock).
+    @inlinable
+    func pipe(_ handler: @escaping (T) -> Void) {
+        if let empty {
+            empty.attach(handler)
+        } else {
+            handler(unsafeDowncast(self, to: SealedBox<T>.self).value)
+        }
+    }
+}
+
+/// A box born resolved: `Promise.value(_:)`, `Promise(error:)`, `Guarantee.value(_:)`.
+@usableFromInline
+final class SealedBox<T>: Box<T>, @unchecked Sendable {
+    // @unchecked Sendable: `value` is a `let`, written once before the box is shared.
+
+    @usableFromInline
+    let value: T
+
+    @inlinable
+    init(value: T) {
+        self.value = value
+    }
+}
+
+/// A pending box. Its state is guarded by a `Mutex` — where the seeds use a
+/// concurrent queue with barriers (~560 ns a `sync` here), an uncontended
+/// lock costs ~17 ns.
+@usableFromInline
+final class EmptyBox<T>: Box<T>, @unchecked Sendable {
+    // @unchecked Sendable: `sealant` is read and written only inside
+    // `lock.withLock`, except by `deinit`, when no other reference exists.
+
+    // Field order matters: `sealant` (18 bytes for a small T), then
+    // `flags` in what would be padding, then the 4-byte lock — 40 bytes, a
+    // 48-byte malloc chunk. Another order costs a 64-byte chunk.
+    @usableFromInline
+    var sealant: Sealant<T> = .pending(Handlers())
+
+    /// Bits that need no knowledge of `T`, so that deinitializers — which
+    /// Swift never specialises — can read them cheaply: the `LocationTable`
+    /// id of the call site that made the box (0 inside chains), and the
+    /// `BoxFlags`. Written only under `lock`.
+    @usableFromInline
+    var flags: UInt16
+
+    @usableFromInline
+    let lock = Mutex<Void>(())
+
+    @inlinable
+    override init() {
+        flags = 0
+    }
+
+    /// A box made at `file:line`; `reportsLeak` for a guarantee's box,
+    /// which has no resolver object to notice the leak.
+    @inlinable
+    init(file: StaticString, line: UInt, reportsLeak: Bool = false) {
+        flags = LocationTable.id(file: file, line: line) | (reportsLeak ? BoxFlags.reportsLeak : 0)
+    }
+
+    deinit {
+        if flags & (BoxFlags.reportsLeak | BoxFlags.sealed) == BoxFlags.reportsLeak {
+            conf.report(LeakReport(event: .pendingGuaranteeDeallocated, location: location, rejecter: nil))
+        }
+    }
+
+    /// Where the box was made, if a caller said so.
+    @usableFromInline
+    var location: SourceLocation {
+        LocationTable.location(of: flags & BoxFlags.locationMask)
+    }
+
+    /// Whether the box is still pending. Reads no `T`-typed state, for
+    /// deinitializers.
+    @usableFromInline
+    var isPending: Bool {
+        lock.withLock { _ in flags & BoxFlags.sealed == 0 }
+    }
+
+    @inlinable
+    func current() -> Sealant<T> {
+        var copy: Sealant<T>?
+        lock.withLock { _ in copy = sealant }
+        return copy.unsafelyUnwrapped
+    }
+
+    @inlinable
+    func withSealant(_ body: (inout Sealant<T>) -> Void) {
+        var resolved: Sealant<T>?
+        lock.withLock { _ in
+            switch sealant {
+            case .pending:
+                body(&sealant)
+            case .resolved:
+                resolved = sealant
+            }
+        }
+        if var resolved {
+            body(&resolved)
+        }
+    }
+
+    @inlinable
+    func settle(_ value: T) {
+        var handlers: Handlers<T>?
+        lock.withLock { _ in
+            guard case .pending(let waiting) = sealant else { return }
+            handlers = waiting
+            sealant = .resolved(value)
+            flags |= BoxFlags.sealed
+        }
+        if let handlers, !handlers.isEmpty {
+            Trampoline.run(handlers, with: value)
+        }
+    }
+
+    @inlinable
+    func attach(_ handler: @escaping (T) -> Void) {
+        var resolved: T?
+        lock.withLock { _ in
+            switch sealant {
+            case .pending(var waiting):
+                // Drop the box's reference before appending, so a `many`
+                // list is mutated in place rather than copied.
+                sealant = .pending(Handlers())
+                waiting.append(handler)
+                sealant = .pending(waiting)
+            case .resolved(let value):
+                resolved = value
+            }
+        }
+        if let resolved {
+            handler(resolved)
+        }
+    }
+}
+
+/// The bits of `EmptyBox.flags` beside the location id.
+@usableFromInline
+enum BoxFlags {
+    /// The box was sealed.
+    @usableFromInline
+    static let sealed: UInt16 = 0x8000
+    /// The box reports itself when deallocated pending (guarantees).
+    @usableFromInline
+    static let reportsLeak: UInt16 = 0x4000
+    /// The `LocationTable` id.
+    @usableFromInline
+    static let locationMask: UInt16 = 0x3FFF
+}

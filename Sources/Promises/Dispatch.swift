@@ -1,0 +1,42 @@
+import Dispatch
+
+/// Carries a value across a `@Sendable` boundary the compiler cannot see is
+/// safe. Used only where PromiseKit's contract puts the burden on the caller:
+/// handler bodies and values move to the queue the caller chose, exactly as
+/// they do in PromiseKit.
+@usableFromInline
+struct UncheckedSendable<Value>: @unchecked Sendable {
+    @usableFromInline
+    let value: Value
+
+    @inlinable
+    init(_ value: Value) { self.value = value }
+}
+
+extension Optional where Wrapped == DispatchQueue {
+    /// Runs `body` on the queue, or inline when the queue is `nil`.
+    @inlinable
+    @inline(__always)
+    func async(flags: DispatchWorkItemFlags?, _ body: @escaping () -> Void) {
+        switch self {
+        case .none:
+            body()
+        case .some(let queue):
+            queue.dispatch(flags: flags, body)
+        }
+    }
+}
+
+extension DispatchQueue {
+    /// Runs `body` on the queue. `body` need not be `@Sendable`: handler
+    /// bodies go to the queue their caller chose, as in PromiseKit.
+    @inlinable
+    func dispatch(flags: DispatchWorkItemFlags?, _ body: @escaping () -> Void) {
+        let work = UncheckedSendable(body)
+        if let flags {
+            async(flags: flags) { work.value() }
+        } else {
+            async { work.value() }
+        }
+    }
+}

@@ -1,0 +1,168 @@
+import Dispatch
+
+/// A promise that cannot fail.
+public final class Guarantee<T>: Thenable {
+    @usableFromInline
+    let box: Box<T>
+
+    @inlinable
+    init(box: Box<T>) {
+        self.box = box
+    }
+
+    /// A guarantee resolved with `value`.
+    @inlinable
+    public static func value(_ value: T) -> Guarantee<T> {
+        Guarantee(box: SealedBox(value: value))
+    }
+
+    /// A guarantee that `body` resolves by calling the function it gets.
+    /// `file` and `line` say where it was made, for leak reports.
+    @inlinable
+    public init(file: StaticString = #fileID, line: UInt = #line, resolver body: (@escaping (T) -> Void) -> Void) {
+        let box = EmptyBox<T>(file: file, line: line, reportsLeak: true)
+        self.box = box
+        body(box.seal)
+    }
+
+    @inlinable
+    init(_: PMKUnambiguousInitializer) {
+        box = EmptyBox()
+    }
+
+    /// A pending guarantee and its box, which the library's operators settle
+    /// directly.
+    @inlinable
+    static func makePending() -> (Guarantee<T>, EmptyBox<T>) {
+        let box = EmptyBox<T>()
+        return (Guarantee(box: box), box)
+    }
+
+    /// A pending guarantee and the function that resolves it.
+    @inlinable
+    public class func pending(file: StaticString = #fileID, line: UInt = #line) -> (guarantee: Guarantee<T>, resolve: (T) -> Void) {
+        let box = EmptyBox<T>(file: file, line: line, reportsLeak: true)
+        return (Guarantee(box: box), box.seal)
+    }
+
+    /// - See: `Thenable.pipe(to:)`
+    @inlinable
+    public func pipe(to: @escaping (Result<T>) -> Void) {
+        box.pipe { to(.fulfilled($0)) }
+    }
+
+    /// Calls `body` with the value when there is one.
+    @inlinable
+    public func pipe(_ body: @escaping (T) -> Void) {
+        box.pipe(body)
+    }
+
+    /// - See: `Thenable.result`
+    @inlinable
+    public var result: Result<T>? {
+        switch box.inspect() {
+        case .pending: return nil
+        case .resolved(let value): return .fulfilled(value)
+        }
+    }
+
+    /// Blocks the calling thread until the guarantee resolves. Never call it
+    /// on the queue the guarantee's resolution needs: that deadlocks.
+    public func wait() -> T {
+        if case .resolved(let value) = box.inspect() {
+            return value
+        }
+        warnIfMainThread()
+        let slot = WaitSlot<T>()
+        box.pipe { slot.put($0) }
+        return slot.take()
+    }
+
+    /// Suspends until the guarantee resolves.
+    public func async() async -> T {
+        if case .resolved(let value) = box.inspect() {
+            return value
+        }
+        let transfer = await withUnsafeContinuation { (continuation: UnsafeContinuation<UncheckedSendable<T>, Never>) in
+            box.pipe { continuation.resume(returning: UncheckedSendable($0)) }
+        }
+        return transfer.value
+    }
+}
+
+extension Guarantee: @unchecked Sendable where T: Sendable {
+    // Safe: the only state is a `let` reference to a thread-safe box.
+}
+
+extension Guarantee {
+    /// Runs `body` with the value on `on` (default `conf.Q.return`).
+    @inlinable
+    @discardableResult
+    public func done(on: DispatchQueue? = conf.Q.return, flags: DispatchWorkItemFlags? = nil, _ body: @escaping (T) -> Void) -> Guarantee<Void> {
+        let (rg, rgbox) = Guarantee<Void>.makePending()
+        box.pipe { value in
+            func step() {
+                body(value)
+                rgbox.settle(())
+            }
+            if let on { on.dispatch(flags: flags, step) } else { step() }
+        }
+        return rg
+    }
+
+    /// Runs `body` with the value, then passes the value on.
+    @inlinable
+    public func get(on: DispatchQueue? = conf.Q.return, flags: DispatchWorkItemFlags? = nil, _ body: @escaping (T) -> Void) -> Guarantee<T> {
+        map(on: on, flags: flags) {
+            body($0)
+            return $0
+        }
+    }
+
+    /// A guarantee of `body`'s result (run on `conf.Q.map` by default).
+    @inlinable
+    public func map<U>(on: DispatchQueue? = conf.Q.map, flags: DispatchWorkItemFlags? = nil, _ body: @escaping (T) -> U) -> Guarantee<U> {
+        let (rg, rgbox) = Guarantee<U>.makePending()
+        box.pipe { value in
+            func step() {
+                rgbox.settle(body(value))
+            }
+            if let on { on.dispatch(flags: flags, step) } else { step() }
+        }
+        return rg
+    }
+
+    /// A guarantee that resolves as the guarantee `body` returns does.
+    @inlinable
+    @discardableResult
+    public func then<U>(on: DispatchQueue? = conf.Q.map, flags: DispatchWorkItemFlags? = nil, _ body: @escaping (T) -> Guarantee<U>) -> Guarantee<U> {
+        let (rg, rgbox) = Guarantee<U>.makePending()
+        box.pipe { value in
+            func step() {
+                body(value).box.pipe(rgbox.settle)
+            }
+            if let on { on.dispatch(flags: flags, step) } else { step() }
+        }
+        return rg
+    }
+
+    /// The same guarantee without its value.
+    @inlinable
+    public func asVoid() -> Guarantee<Void> {
+        map(on: nil) { _ in }
+    }
+}
+
+extension Guarantee where T == Void {
+    /// A resolved `Guarantee<Void>`.
+    @inlinable
+    public convenience init() {
+        self.init(box: SealedBox(value: ()))
+    }
+
+    /// A resolved `Guarantee<Void>`.
+    @inlinable
+    public static var value: Guarantee<Void> {
+        Guarantee(box: SealedBox(value: ()))
+    }
+}

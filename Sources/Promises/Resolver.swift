@@ -1,0 +1,106 @@
+/// Resolves the promise it came with. When the last reference to a resolver
+/// goes away while its promise is pending, the promise can never resolve:
+/// `conf` reports it, with where the promise was made (see `conf.leakHandler`).
+public final class Resolver<T> {
+    @usableFromInline
+    let box: EmptyBox<Result<T>>
+
+    @inlinable
+    init(_ box: EmptyBox<Result<T>>) {
+        self.box = box
+    }
+
+    deinit {
+        if box.isPending {
+            let orphan = UncheckedSendable(box)
+            conf.report(LeakReport(
+                event: .pendingPromiseDeallocated,
+                location: box.location,
+                rejecter: { orphan.value.seal(.rejected($0)) }))
+        }
+    }
+
+    /// Where the promise was made (`pending()`, `Promise { seal in … }`).
+    public var location: SourceLocation {
+        box.location
+    }
+}
+extension Resolver: @unchecked Sendable where T: Sendable {
+    // Safe: the only state is a `let` reference to a thread-safe box.
+}
+
+extension Resolver {
+    /// Fulfills the promise with `value`.
+    @inlinable
+    public func fulfill(_ value: T) {
+        box.settle(.fulfilled(value))
+    }
+
+    /// Rejects the promise with `error`.
+    @inlinable
+    public func reject(_ error: any Error) {
+        box.settle(.rejected(error))
+    }
+
+    /// Resolves the promise with `result`.
+    @inlinable
+    public func resolve(_ result: Result<T>) {
+        box.settle(result)
+    }
+
+    /// Resolves with the value or error; both `nil` rejects with
+    /// `PMKError.invalidCallingConvention`.
+    @inlinable
+    public func resolve(_ obj: T?, _ error: (any Error)?) {
+        if let error {
+            reject(error)
+        } else if let obj {
+            fulfill(obj)
+        } else {
+            reject(PMKError.invalidCallingConvention)
+        }
+    }
+
+    /// Fulfills with `obj` unless `error` is non-nil.
+    @inlinable
+    public func resolve(_ obj: T, _ error: (any Error)?) {
+        if let error {
+            reject(error)
+        } else {
+            fulfill(obj)
+        }
+    }
+
+    /// For completion handlers that put the error first.
+    @inlinable
+    public func resolve(_ error: (any Error)?, _ obj: T?) {
+        resolve(obj, error)
+    }
+
+    /// Resolves with a standard library `Result`.
+    @inlinable
+    public func resolve<E: Error>(_ result: Swift.Result<T, E>) {
+        switch result {
+        case .success(let value): fulfill(value)
+        case .failure(let error): reject(error)
+        }
+    }
+}
+
+extension Resolver where T == Void {
+    /// Fulfills unless `error` is non-nil.
+    @inlinable
+    public func resolve(_ error: (any Error)?) {
+        if let error {
+            reject(error)
+        } else {
+            fulfill(())
+        }
+    }
+
+    /// Fulfills a `Promise<Void>`.
+    @inlinable
+    public func fulfill() {
+        fulfill(())
+    }
+}

@@ -1,0 +1,183 @@
+import Dispatch
+
+/// Anything that resolves later with a `Result`: `Promise` and `Guarantee`.
+public protocol Thenable: AnyObject {
+    /// The type of the value.
+    associatedtype T
+
+    /// Calls `to` with the result once there is one — at once if there is.
+    func pipe(to: @escaping (Result<T>) -> Void)
+
+    /// The result, or nil while pending.
+    var result: Result<T>? { get }
+}
+
+extension Thenable {
+    /// Runs `body` with the value, and resolves as the thenable it returns
+    /// does. Runs on `conf.Q.map` by default; `on: nil` runs inline.
+    @inlinable
+    public func then<U: Thenable>(on: DispatchQueue? = conf.Q.map, flags: DispatchWorkItemFlags? = nil, _ body: @escaping (T) throws -> U) -> Promise<U.T> {
+        let (rp, rpbox) = Promise<U.T>.makePending()
+        pipe { result in
+            switch result {
+            case .fulfilled(let value):
+                func step() {
+                    do {
+                        let rv = try body(value)
+                        guard rv !== rp else { throw PMKError.returnedSelf }
+                        rv.pipe(to: rpbox.settle)
+                    } catch {
+                        rpbox.settle(.rejected(error))
+                    }
+                }
+                if let on { on.dispatch(flags: flags, step) } else { step() }
+            case .rejected(let error):
+                rpbox.settle(.rejected(error))
+            }
+        }
+        return rp
+    }
+
+    /// A promise of `transform`'s result (a thrown error rejects it).
+    @inlinable
+    public func map<U>(on: DispatchQueue? = conf.Q.map, flags: DispatchWorkItemFlags? = nil, _ transform: @escaping (T) throws -> U) -> Promise<U> {
+        let (rp, rpbox) = Promise<U>.makePending()
+        pipe { result in
+            switch result {
+            case .fulfilled(let value):
+                func step() {
+                    do {
+                        rpbox.settle(.fulfilled(try transform(value)))
+                    } catch {
+                        rpbox.settle(.rejected(error))
+                    }
+                }
+                if let on { on.dispatch(flags: flags, step) } else { step() }
+            case .rejected(let error):
+                rpbox.settle(.rejected(error))
+            }
+        }
+        return rp
+    }
+
+    /// Like `map`, but `nil` rejects with `PMKError.compactMap`.
+    @inlinable
+    public func compactMap<U>(on: DispatchQueue? = conf.Q.map, flags: DispatchWorkItemFlags? = nil, _ transform: @escaping (T) throws -> U?) -> Promise<U> {
+        let (rp, rpbox) = Promise<U>.makePending()
+        pipe { result in
+            switch result {
+            case .fulfilled(let value):
+                func step() {
+                    do {
+                        if let rv = try transform(value) {
+                            rpbox.settle(.fulfilled(rv))
+                        } else {
+                            throw PMKError.compactMap(value, U.self)
+                        }
+                    } catch {
+                        rpbox.settle(.rejected(error))
+                    }
+                }
+                if let on { on.dispatch(flags: flags, step) } else { step() }
+            case .rejected(let error):
+                rpbox.settle(.rejected(error))
+            }
+        }
+        return rp
+    }
+
+    /// Runs `body` with the value at the end of a chain. Runs on
+    /// `conf.Q.return` by default.
+    @inlinable
+    public func done(on: DispatchQueue? = conf.Q.return, flags: DispatchWorkItemFlags? = nil, _ body: @escaping (T) throws -> Void) -> Promise<Void> {
+        let (rp, rpbox) = Promise<Void>.makePending()
+        pipe { result in
+            switch result {
+            case .fulfilled(let value):
+                func step() {
+                    do {
+                        try body(value)
+                        rpbox.settle(.fulfilled(()))
+                    } catch {
+                        rpbox.settle(.rejected(error))
+                    }
+                }
+                if let on { on.dispatch(flags: flags, step) } else { step() }
+            case .rejected(let error):
+                rpbox.settle(.rejected(error))
+            }
+        }
+        return rp
+    }
+
+    /// Runs `body` with the value and passes the value on; a thrown error
+    /// rejects. Runs on `conf.Q.return` by default.
+    @inlinable
+    public func get(on: DispatchQueue? = conf.Q.return, flags: DispatchWorkItemFlags? = nil, _ body: @escaping (T) throws -> Void) -> Promise<T> {
+        map(on: on, flags: flags) {
+            try body($0)
+            return $0
+        }
+    }
+
+    /// Shows `body` the result, fulfilled or rejected, and passes it on
+    /// unchanged. Runs on `conf.Q.map` by default.
+    @inlinable
+    public func tap(on: DispatchQueue? = conf.Q.map, flags: DispatchWorkItemFlags? = nil, _ body: @escaping (Result<T>) -> Void) -> Promise<T> {
+        let (rp, rpbox) = Promise<T>.makePending()
+        pipe { result in
+            func step() {
+                body(result)
+                rpbox.settle(result)
+            }
+            if let on { on.dispatch(flags: flags, step) } else { step() }
+        }
+        return rp
+    }
+
+    /// The same outcome without the value.
+    @inlinable
+    public func asVoid() -> Promise<Void> {
+        map(on: nil) { _ in }
+    }
+}
+
+extension Thenable {
+    /// The error, if rejected.
+    @inlinable
+    public var error: (any Error)? {
+        if case .rejected(let error)? = result { return error }
+        return nil
+    }
+
+    /// True until resolved.
+    @inlinable
+    public var isPending: Bool {
+        result == nil
+    }
+
+    /// True once fulfilled or rejected.
+    @inlinable
+    public var isResolved: Bool {
+        !isPending
+    }
+
+    /// True if fulfilled.
+    @inlinable
+    public var isFulfilled: Bool {
+        value != nil
+    }
+
+    /// True if rejected.
+    @inlinable
+    public var isRejected: Bool {
+        error != nil
+    }
+
+    /// The value, if fulfilled.
+    @inlinable
+    public var value: T? {
+        if case .fulfilled(let value)? = result { return value }
+        return nil
+    }
+}

@@ -1,0 +1,118 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Runs sealed boxes' handlers without letting the stack grow with the
+/// length of a chain.
+///
+/// Sealing a box runs its handlers; a handler that runs inline (`on: nil`, or
+/// `pipe`) typically seals the next box, which runs *its* handlers, and so
+/// on: a 100,000-hop chain built on a pending promise would recurse 100,000
+/// times and overflow the stack (PromiseKit issue #1047). Here each thread
+/// counts how deep it is in handler calls; past `maxDepth` a seal does not
+/// recurse but queues its handlers, and the outermost seal on the thread runs
+/// the queue in a loop — the iterative drain swift-nio's `EventLoopFuture`
+/// uses for `flatMap` chains.
+///
+/// Order: handlers of one box always run in the order they were added. Below
+/// `maxDepth` a nested seal runs its handlers at once (depth first, like
+/// PromiseKit); past it they run after the handler that sealed the box
+/// returns. A seal makes the value visible at once either way: only the
+/// callbacks are postponed.
+@usableFromInline
+enum Trampoline {
+    /// Nested handler calls allowed on one thread before handlers are queued.
+    /// Each level costs a few hundred bytes of stack.
+    @usableFromInline
+    static let maxDepth = 32
+
+    @inlinable
+    static func run<R>(_ handlers: Handlers<R>, with value: R) {
+        let state = enter()
+        if let state {
+            handlers.callAll(with: value)
+            leave(state)
+        } else {
+            postpone { handlers.callAll(with: value) }
+        }
+    }
+
+    /// Counts one level deeper and returns this thread's state if a handler
+    /// may run now; nil if it must be postponed.
+    @usableFromInline
+    static func enter() -> Unmanaged<ThreadDrainState>? {
+        let unmanaged = ThreadDrainState.current
+        return unmanaged._withUnsafeGuaranteedRef { state in
+            guard state.depth < maxDepth else { return nil }
+            state.depth += 1
+            return unmanaged
+        }
+    }
+
+    /// Leaves a level; the outermost level runs whatever was postponed.
+    @usableFromInline
+    static func leave(_ unmanaged: Unmanaged<ThreadDrainState>) {
+        unmanaged._withUnsafeGuaranteedRef { state in
+            state.depth -= 1
+            if state.depth == 0, !state.postponed.isEmpty {
+                state.drain()
+            }
+        }
+    }
+
+    @usableFromInline
+    static func postpone(_ work: @escaping () -> Void) {
+        ThreadDrainState.current._withUnsafeGuaranteedRef { $0.postponed.append(work) }
+    }
+}
+
+/// One per thread that has run handlers; reached through a pthread key and
+/// freed when the thread exits. Only its own thread touches it.
+@usableFromInline
+final class ThreadDrainState {
+    var depth = 0
+    var postponed: [() -> Void] = []
+
+    /// Runs postponed work in FIFO order until none is left; work may
+    /// postpone more. Called at depth 0.
+    func drain() {
+        var next = 0
+        while next < postponed.count {
+            let work = postponed[next]
+            next += 1
+            depth = 1
+            work()
+            depth = 0
+            if next >= 1024, next * 2 >= postponed.count {
+                postponed.removeFirst(next)
+                next = 0
+            }
+        }
+        postponed.removeAll(keepingCapacity: postponed.count <= 1024)
+    }
+
+    private static let key: pthread_key_t = {
+        var key = pthread_key_t()
+        let status = pthread_key_create(&key) { pointer in
+            guard let pointer else { return }
+            Unmanaged<ThreadDrainState>.fromOpaque(pointer).release()
+        }
+        precondition(status == 0, "Promises: pthread_key_create failed (\(status))")
+        return key
+    }()
+
+    /// This thread's state, made on first use. Unmanaged: the pthread key
+    /// owns it, so reaching it costs no retain or release.
+    static var current: Unmanaged<ThreadDrainState> {
+        if let pointer = pthread_getspecific(key) {
+            return Unmanaged<ThreadDrainState>.fromOpaque(pointer)
+        }
+        let state = Unmanaged.passRetained(ThreadDrainState())
+        pthread_setspecific(key, state.toOpaque())
+        return state
+    }
+}
