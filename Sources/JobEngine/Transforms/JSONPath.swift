@@ -62,7 +62,7 @@ public struct JSONPath: Sendable, Hashable, CustomStringConvertible {
 
     public var description: String {
         guard !components.isEmpty else { return "." }
-        return components.map { component in
+        let text = components.map { component in
             switch component {
             case let .index(index):
                 return "[\(index)]"
@@ -73,5 +73,6 @@ public struct JSONPath: Sendable, Hashable, CustomStringConvertible {
                 return bare ? ".\(key)" : "." + String(decoding: JSONValue.string(key).compactJSON, as: UTF8.self)
             }
         }.joined()
+        return text.hasPrefix("[") ? "." + text : text
     }
 }
