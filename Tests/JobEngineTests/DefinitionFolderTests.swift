@@ -88,3 +88,27 @@ import Testing
         #expect(location == .init(path: repositoryRoot + "/config/jobd.yaml", reason: .workingDirectory))
     }
 }
+
+@Suite struct ConfigurationTests {
+    @Test func loadsConfigAndDefinitionsTogether() throws {
+        let folder = try makeTemporaryFolder()
+        try FileManager.default.createDirectory(atPath: folder + "/defs", withIntermediateDirectories: false)
+        try write("definitions: defs\nQ: { io: { concurrency: 1 } }\n", to: folder + "/jobd.yaml")
+        try write("pipeline:\n  - then: a\n    run: [x]\n    on: io\n", to: folder + "/defs/one.yaml")
+        let location = ConfigLocator.Location(path: folder + "/jobd.yaml", reason: .commandLine)
+        let configuration = try Configuration.load(at: location).get()
+        #expect(configuration.definitions.names == ["one"])
+        #expect(configuration.daemon.definitions == folder + "/defs")
+    }
+
+    @Test func reportsProblemsOfConfigAndDefinitionsInOneList() throws {
+        let folder = try makeTemporaryFolder()
+        try FileManager.default.createDirectory(atPath: folder + "/jobs.d", withIntermediateDirectories: false)
+        try write("log: { level: loud }\n", to: folder + "/jobd.yaml")
+        try write("pipeline:\n  - then: a\n    run: [x]\n    on: nowhere\n", to: folder + "/jobs.d/one.yaml")
+        let result = Configuration.load(at: .init(path: folder + "/jobd.yaml", reason: .commandLine))
+        #expect(result.value == nil)
+        #expect(result.diagnostics.map(\.code) == [.invalidValue, .unknownQueue])
+        #expect(result.diagnostics.map(\.position.path) == [folder + "/jobd.yaml", folder + "/jobs.d/one.yaml"])
+    }
+}
