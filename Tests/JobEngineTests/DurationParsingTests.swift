@@ -88,7 +88,7 @@ import Testing
 
     @Test(arguments: [
         ("", ValueParseError.Code.empty), ("-1MiB", .negative), ("1mib", .unknownUnit), ("1 MiB", .unknownUnit),
-        ("MiB", .malformed), ("1.5MiB", .unknownUnit), ("9999999999999999999GiB", .overflow),
+        ("MiB", .malformed), ("1.5MiB", .malformed), ("9999999999999999999GiB", .overflow),
     ])
     func rejectsBadSizes(text: String, code: ValueParseError.Code) {
         #expect {

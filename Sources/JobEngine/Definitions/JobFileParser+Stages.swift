@@ -58,9 +58,14 @@ extension JobFileParser {
     }
 
     mutating func parseStage(_ node: Node, position: Int, defaults: StageDefaults) -> ParsedStage {
-        let what = "stage \(position + 1)"
+        var what = "stage \(position + 1)"
         var parsed = ParsedStage()
         guard let entries = reader.entries(of: node, what) else { return parsed }
+        // Name the stage in messages as soon as its name can be read.
+        if let kindEntry = entries.first(where: { StageKind(rawValue: $0.key) != nil }),
+           case let .scalar(scalar) = kindEntry.value, NodeReader.nameProblem(scalar.string) == nil {
+            what = "stage '\(scalar.string)'"
+        }
         var valid = true
         func check<T>(_ value: T?) -> T? {
             if value == nil { valid = false }

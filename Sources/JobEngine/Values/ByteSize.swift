@@ -39,6 +39,9 @@ public struct ByteSize: Sendable, Hashable, Comparable, CustomStringConvertible 
         }
         guard index > 0 else { throw fail(.malformed, "it does not start with a number; \(hint)") }
         let unit = String(decoding: body[index...], as: UTF8.self)
+        if unit.hasPrefix(".") {
+            throw fail(.malformed, "fractions are not accepted; use a smaller unit (1536KiB, not 1.5MiB)")
+        }
         guard let multiplier = Self.units[unit] else {
             throw fail(.unknownUnit, "unknown unit \"\(unit)\"; \(hint)")
         }

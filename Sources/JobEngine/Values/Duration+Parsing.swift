@@ -55,6 +55,9 @@ extension Duration {
                     throw fail(.missingUnit, "a duration needs a unit; \(hint)")
                 }
                 let rest = String(decoding: body[index...], as: UTF8.self)
+                if rest.hasPrefix(".") {
+                    throw fail(.malformed, "fractions are not accepted; use a smaller unit (1500ms, not 1.5s)")
+                }
                 throw fail(.malformed, "unexpected \"\(rest)\"; \(hint)")
             }
             guard let unitIndex = Self.jobdUnits.firstIndex(where: { $0.name == unit }) else {
