@@ -16,10 +16,19 @@ let package = Package(
     products: [
         .library(name: "Promises", targets: ["Promises"]),
     ],
+    dependencies: [
+        .package(url: "https://github.com/jpsim/Yams", exact: "6.2.2"),
+    ],
     targets: [
         .target(name: "Promises", swiftSettings: strict),
         .testTarget(name: "PromisesTests", dependencies: ["Promises"], swiftSettings: strict),
         .target(name: "CBenchSupport"),
         .executableTarget(name: "promises-bench", dependencies: ["Promises", "CBenchSupport"], swiftSettings: strict),
+        .target(
+            name: "JobEngine",
+            dependencies: [.product(name: "Yams", package: "Yams")],
+            swiftSettings: strict
+        ),
+        .testTarget(name: "JobEngineTests", dependencies: ["JobEngine"], swiftSettings: strict),
     ]
 )

@@ -1,0 +1,17 @@
+/// What job definitions are checked against: the names jobd.yaml declares.
+public struct DefinitionContext: Sendable, Hashable {
+    /// `Q`'s queue names (a stage's `on:` must be one).
+    public var queues: Set<String>
+    /// `pools`' names (a job's `pool:` must be one).
+    public var pools: Set<String>
+
+    public init(queues: Set<String>, pools: Set<String>) {
+        self.queues = queues
+        self.pools = pools
+    }
+
+    /// The names a config with no `Q` or `pools` has: queues `map` and
+    /// `return`, pool `default`.
+    public static let defaults = DefinitionContext(
+        queues: [DaemonConfig.mapQueue, DaemonConfig.returnQueue], pools: [DaemonConfig.defaultPool])
+}
