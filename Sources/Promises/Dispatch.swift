@@ -32,11 +32,15 @@ extension DispatchQueue {
     /// bodies go to the queue their caller chose, as in PromiseKit.
     @inlinable
     func dispatch(flags: DispatchWorkItemFlags?, _ body: @escaping () -> Void) {
-        let work = UncheckedSendable(body)
+        // `@Sendable` is a compile-time promise only: the two function types
+        // have one representation, so this cast hands `body` to Dispatch
+        // without wrapping it in a second closure (one allocation per hop).
+        // The promise itself is PromiseKit's contract, stated above.
+        let work = unsafeBitCast(body, to: (@Sendable () -> Void).self)
         if let flags {
-            async(flags: flags) { work.value() }
+            async(flags: flags, execute: work)
         } else {
-            async { work.value() }
+            async(execute: work)
         }
     }
 }

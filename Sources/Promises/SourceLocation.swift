@@ -21,8 +21,8 @@ public struct SourceLocation: Sendable, Hashable, CustomStringConvertible {
 
 /// Interns call sites as 14-bit ids.
 ///
-/// A pending box keeps the id of the call site that made it in bits of two
-/// bytes that would otherwise be padding, so leak reports can say where a promise
+/// A pending box keeps the id of the call site that made it in two bytes
+/// that would otherwise be padding, so leak reports can say where a promise
 /// was made at no cost in memory: a pending promise with its resolver and
 /// one handler stays within 150 bytes. Call sites are few (one per
 /// `pending()` / `Promise { … }` / `Guarantee { … }` in the source), so the
@@ -35,7 +35,7 @@ enum LocationTable {
     }
 
     struct Table {
-        var ids: [Key: UInt16] = [:]
+        var ids: [Key: UInt32] = [:]
         var locations: [SourceLocation] = [.unknown]
     }
 
@@ -43,20 +43,20 @@ enum LocationTable {
 
     /// The id of `file:line`; 0 when it cannot be had.
     @usableFromInline
-    static func id(file: StaticString, line: UInt) -> UInt16 {
+    static func id(file: StaticString, line: UInt) -> UInt32 {
         guard file.hasPointerRepresentation else { return 0 }
         let key = Key(address: UInt(bitPattern: file.utf8Start), line: line)
         return table.withLock { table in
             if let id = table.ids[key] { return id }
-            guard table.locations.count <= Int(BoxFlags.locationMask) else { return 0 }
-            let id = UInt16(table.locations.count)
+            guard table.locations.count <= 0x3FFF else { return 0 }
+            let id = UInt32(table.locations.count)
             table.locations.append(SourceLocation(file: file.description, line: line))
             table.ids[key] = id
             return id
         }
     }
 
-    static func location(of id: UInt16) -> SourceLocation {
+    static func location(of id: UInt32) -> SourceLocation {
         table.withLock { table in
             Int(id) < table.locations.count ? table.locations[Int(id)] : .unknown
         }

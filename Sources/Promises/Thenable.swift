@@ -41,6 +41,31 @@ extension Thenable {
     /// A promise of `transform`'s result (a thrown error rejects it).
     @inlinable
     public func map<U>(on: DispatchQueue? = conf.Q.map, flags: DispatchWorkItemFlags? = nil, _ transform: @escaping (T) throws -> U) -> Promise<U> {
+        if let result {
+            // Already resolved: no handler to store. Inline, the returned
+            // promise is born sealed; on a queue, the body goes straight there.
+            switch result {
+            case .fulfilled(let value):
+                guard let on else {
+                    do {
+                        return .value(try transform(value))
+                    } catch {
+                        return Promise(error: error)
+                    }
+                }
+                let (rp, rpbox) = Promise<U>.makePending()
+                on.dispatch(flags: flags) {
+                    do {
+                        rpbox.settle(.fulfilled(try transform(value)))
+                    } catch {
+                        rpbox.settle(.rejected(error))
+                    }
+                }
+                return rp
+            case .rejected(let error):
+                return Promise(error: error)
+            }
+        }
         let (rp, rpbox) = Promise<U>.makePending()
         pipe { result in
             switch result {
@@ -90,6 +115,32 @@ extension Thenable {
     /// `conf.Q.return` by default.
     @inlinable
     public func done(on: DispatchQueue? = conf.Q.return, flags: DispatchWorkItemFlags? = nil, _ body: @escaping (T) throws -> Void) -> Promise<Void> {
+        if let result {
+            // Already resolved: see `map`.
+            switch result {
+            case .fulfilled(let value):
+                guard let on else {
+                    do {
+                        try body(value)
+                        return .value(())
+                    } catch {
+                        return Promise(error: error)
+                    }
+                }
+                let (rp, rpbox) = Promise<Void>.makePending()
+                on.dispatch(flags: flags) {
+                    do {
+                        try body(value)
+                        rpbox.settle(.fulfilled(()))
+                    } catch {
+                        rpbox.settle(.rejected(error))
+                    }
+                }
+                return rp
+            case .rejected(let error):
+                return Promise(error: error)
+            }
+        }
         let (rp, rpbox) = Promise<Void>.makePending()
         pipe { result in
             switch result {

@@ -74,8 +74,35 @@ enum Trampoline {
 /// freed when the thread exits. Only its own thread touches it.
 @usableFromInline
 final class ThreadDrainState {
+    // Only this thread touches these fields, so the runtime's dynamic
+    // exclusivity checks are switched off.
+    @exclusivity(unchecked)
     var depth = 0
+    @exclusivity(unchecked)
     var postponed: [() -> Void] = []
+
+    /// Recently seen call sites → `LocationTable` ids, so making promises in
+    /// a loop hashes nothing and takes no global lock.
+    @exclusivity(unchecked)
+    var recentLocations = [(address: UInt, line: UInt, id: UInt32)](repeating: (0, 0, 0), count: 16)
+
+    /// The `LocationTable` id of `file:line`, from this thread's cache when
+    /// it can be.
+    @usableFromInline
+    static func locationID(file: StaticString, line: UInt) -> UInt32 {
+        guard file.hasPointerRepresentation else { return 0 }
+        let address = UInt(bitPattern: file.utf8Start)
+        return current._withUnsafeGuaranteedRef { state in
+            let slot = Int(truncatingIfNeeded: (address >> 3) ^ line) & 15
+            let cached = state.recentLocations[slot]
+            if cached.address == address, cached.line == line {
+                return cached.id
+            }
+            let id = LocationTable.id(file: file, line: line)
+            state.recentLocations[slot] = (address, line, id)
+            return id
+        }
+    }
 
     /// Runs postponed work in FIFO order until none is left; work may
     /// postpone more. Called at depth 0.

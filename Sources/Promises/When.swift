@@ -6,9 +6,9 @@ import Synchronization
 final class Collector<Value>: @unchecked Sendable {
     // @unchecked Sendable: `values`, `remaining` and `finished` are touched
     // only inside `lock.withLock`.
-    var values: [Value?]
-    var remaining: Int
-    var finished = false
+    @exclusivity(unchecked) var values: [Value?]
+    @exclusivity(unchecked) var remaining: Int
+    @exclusivity(unchecked) var finished = false
     let lock = Mutex<Void>(())
 
     @usableFromInline

@@ -1,110 +1,131 @@
-// promises-bench: the Promises library against a raw DispatchQueue.async hop
+// promises-bench: the Promises library beside raw DispatchQueue.async hops
 // measured in the same run. Run: swift run -c release promises-bench
+//
+// Two raw baselines, because a "hop" has two common shapes:
+//  - enqueued: one thread calls `queue.async` N times, then waits for the
+//    queue to drain — the cost of submitting a closure and running it;
+//  - chained: each block, running on the queue, submits the next — the
+//    shape of a promise chain whose every step runs on a queue (cheaper:
+//    no thread hand-off).
+// Each promise case is compared with the raw shape it matches.
+import CBenchSupport
 import Dispatch
 import Foundation
-import CBenchSupport
 import Promises
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
-/// Nanoseconds on the monotonic clock.
-func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
-
-/// Best of `rounds` runs of `body`, which does `count` operations: ns each.
-func nsPerOp(count: Int, rounds: Int = 7, _ body: () -> Void) -> Double {
-    var best = Double.infinity
-    for _ in 0..<rounds {
-        let start = now()
-        body()
-        best = min(best, Double(now() - start) / Double(count))
-    }
-    return best
-}
-
-let hops = 200_000
-
-// The bench waits on the main thread and leaves pending promises behind on
-// purpose: count those events instead of printing them.
-let leaks = Counter()
-conf.logHandler = { _ in }
-conf.leakHandler = { _ in leaks.value += 1 }
+let operations = 200_000
+let rounds = 7
 let queue = DispatchQueue(label: "bench.serial")
 
-/// A counter only ever touched on `queue`, or only on one thread.
+/// State touched by one thread at a time (the queue, or the main thread).
 final class Counter: @unchecked Sendable {
     var value = 0
 }
 
-// Raw GCD: a chain of async hops on one serial queue, each block scheduling
-// the next — the shape of a promise chain whose every step runs on a queue.
-func rawChain(_ remaining: Int, _ counter: Counter, _ done: DispatchSemaphore) {
+/// Nanoseconds on the monotonic clock.
+func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+
+/// Best of `rounds` runs of `body`, which performs `operations` operations: ns each.
+func nsPerOperation(_ body: () -> Void) -> Double {
+    var best = Double.infinity
+    for _ in 0..<rounds {
+        let start = now()
+        body()
+        best = min(best, Double(now() - start) / Double(operations))
+    }
+    return best
+}
+
+// MARK: raw GCD
+
+func rawChainStep(_ remaining: Int, _ counter: Counter, _ finished: DispatchSemaphore) {
     counter.value += 1
     if remaining == 0 {
-        done.signal()
+        finished.signal()
     } else {
-        queue.async { rawChain(remaining - 1, counter, done) }
+        queue.async { rawChainStep(remaining - 1, counter, finished) }
     }
 }
 
-let raw = nsPerOp(count: hops) {
-    let done = DispatchSemaphore(value: 0)
-    let counter = Counter()
-    queue.async { rawChain(hops - 1, counter, done) }
-    done.wait()
-}
-
-// map(on: serialQueue): a chain of maps built on a pending promise, then
-// fulfilled; every hop is a dispatch to the queue.
 @inline(never)
-func benchMapOnQueue() -> Double {
-    nsPerOp(count: hops) {
-    let (head, resolver) = Promise<Int>.pending()
-    var tail = head
-    for _ in 0..<hops {
-        tail = tail.map(on: queue) { $0 + 1 }
-    }
-    resolver.fulfill(0)
-    precondition(try! tail.wait() == hops)
+func rawChained() -> Double {
+    nsPerOperation {
+        for _ in 0..<(operations / chainLength) {
+            let finished = DispatchSemaphore(value: 0)
+            let counter = Counter()
+            queue.async { rawChainStep(chainLength - 1, counter, finished) }
+            finished.wait()
+            precondition(counter.value == chainLength)
+        }
     }
 }
-let only = ProcessInfo.processInfo.environment["BENCH_ONLY"]
-let mapOnQueue = only == nil || only == "queue" ? benchMapOnQueue() : 0
 
-// map(on: nil): the same chain run inline.
 @inline(never)
-func benchMapInline() -> Double {
-    nsPerOp(count: hops) {
-    let (head, resolver) = Promise<Int>.pending()
-    var tail = head
-    for _ in 0..<hops {
-        tail = tail.map(on: nil) { $0 + 1 }
-    }
-    resolver.fulfill(0)
-    precondition(tail.value == hops)
+func rawEnqueued() -> Double {
+    nsPerOperation {
+        let counter = Counter()
+        for _ in 0..<operations {
+            queue.async { counter.value += 1 }
+        }
+        queue.sync {}
+        precondition(counter.value == operations)
     }
 }
-let mapInline = only == nil || only == "inline" ? benchMapInline() : 0
 
-// pending() + done(on: nil) + fulfil, one promise after another.
+// MARK: Promises
+
+/// Chains of `chainLength` `map(on:)`s, each built on a pending promise and
+/// then fulfilled, until `operations` hops have run. (Deep chains are
+/// tested for correctness in the test suite; a benchmark of one 200,000-hop
+/// chain would mostly measure malloc holding 30 MB of links.)
+let chainLength = 100
+
 @inline(never)
-func benchPendingDone() -> Double {
-    nsPerOp(count: hops) {
-    let sum = Counter()
-    for index in 0..<hops {
-        let (promise, resolver) = Promise<Int>.pending()
-        _ = promise.done(on: nil) { sum.value += $0 }
-        resolver.fulfill(index)
-    }
-    precondition(sum.value == (hops - 1) * hops / 2)
+func mapChain(on target: DispatchQueue?) -> Double {
+    nsPerOperation {
+        for _ in 0..<(operations / chainLength) {
+            let (head, resolver) = Promise<Int>.pending()
+            var tail = head
+            for _ in 0..<chainLength {
+                tail = tail.map(on: target) { $0 + 1 }
+            }
+            resolver.fulfill(0)
+            precondition(try! tail.wait() == chainLength)
+        }
     }
 }
-let pendingDone = only == nil || only == "pending" ? benchPendingDone() : 0
 
-/// Bytes of heap (malloc chunks, headers and rounding included) per item
-/// while `count` items built by `make` are alive.
-func bytesPerItem<Item>(count: Int, _ make: () -> Item) -> Double {
+/// `map(on:)` called on one resolved promise, `operations` times.
+@inline(never)
+func mapResolved(on target: DispatchQueue?) -> Double {
+    nsPerOperation {
+        let source = Promise.value(1)
+        var last = source
+        for _ in 0..<operations {
+            last = source.map(on: target) { $0 + 1 }
+        }
+        if target != nil { queue.sync {} }
+        precondition(last.value == 2)
+    }
+}
+
+/// `pending()`, a `done(on: nil)` handler, then fulfil — one promise at a time.
+@inline(never)
+func pendingDoneFulfil() -> Double {
+    nsPerOperation {
+        let sum = Counter()
+        for index in 0..<operations {
+            let (promise, resolver) = Promise<Int>.pending()
+            _ = promise.done(on: nil) { sum.value += $0 }
+            resolver.fulfill(index)
+        }
+        precondition(sum.value == (operations - 1) * operations / 2)
+    }
+}
+
+/// Heap bytes (malloc chunks, headers and rounding included) per item while
+/// `count` items built by `make` are alive.
+func heapBytesPerItem<Item>(count: Int, _ make: () -> Item) -> Double {
     var items: [Item] = []
     items.reserveCapacity(count)
     let before = bench_heap_bytes_in_use()
@@ -116,9 +137,12 @@ func bytesPerItem<Item>(count: Int, _ make: () -> Item) -> Double {
     return Double(after - before) / Double(count)
 }
 
+/// A pending promise from `pending()`, its resolver, and one handler that
+/// captures its context (as real handlers do).
 @inline(never)
-func measurePending(_ sink: Counter) -> Double {
-    bytesPerItem(count: 100_000) { () -> (Promise<Int>, Resolver<Int>) in
+func bytesPendingWithHandler() -> Double {
+    let sink = Counter()
+    return heapBytesPerItem(count: 100_000) { () -> (Promise<Int>, Resolver<Int>) in
         let (promise, resolver) = Promise<Int>.pending()
         promise.pipe { result in
             if case .fulfilled(let value) = result { sink.value += value }
@@ -127,34 +151,65 @@ func measurePending(_ sink: Counter) -> Double {
     }
 }
 
+/// A link of a pending chain: `map(on: nil)` on a pending promise.
 @inline(never)
-func measureChainLink(_ sink: Counter) -> Double {
-    bytesPerItem(count: 100_000) { () -> Promise<Int> in
-        let promise = Promise<Int>(.pending)
-        promise.pipe { result in
-            if case .fulfilled(let value) = result { sink.value += value }
-        }
-        return promise
+func bytesChainLink() -> Double {
+    let (head, resolver) = Promise<Int>.pending()
+    var tail = head
+    let bytes = heapBytesPerItem(count: 100_000) { () -> Promise<Int> in
+        let link = tail.map(on: nil) { $0 + 1 }
+        tail = link
+        return link
     }
+    resolver.fulfill(0)
+    return bytes
 }
 
-// Each handler captures a counter, as a real handler captures its context.
-let pendingWithHandler = measurePending(Counter())
-let chainLinkWithHandler = measureChainLink(Counter())
+// MARK: report
 
-func row(_ name: String, _ ns: Double, target: Double) {
-    let ratio = ns / raw
+// The bench waits on the main thread and leaves pending promises behind on
+// purpose: keep those events quiet.
+conf.logHandler = { _ in }
+conf.leakHandler = { _ in }
+
+let only = ProcessInfo.processInfo.environment["BENCH_ONLY"]
+func measure(_ name: String, _ body: () -> Double) -> Double {
+    only == nil || only == name ? body() : .nan
+}
+
+let chained = measure("raw", rawChained)
+let enqueued = measure("raw", rawEnqueued)
+let mapQueueChain = measure("queue", { mapChain(on: queue) })
+let mapQueueResolved = measure("queue", { mapResolved(on: queue) })
+let mapInlineChain = measure("inline", { mapChain(on: nil) })
+let mapInlineResolved = measure("inline", { mapResolved(on: nil) })
+let pendingDone = measure("pending", pendingDoneFulfil)
+let pendingBytes = bytesPendingWithHandler()
+let linkBytes = bytesChainLink()
+
+func cell(_ text: String, _ width: Int) -> String {
+    text.count >= width ? text : text + String(repeating: " ", count: width - text.count)
+}
+func fixed(_ value: Double, _ digits: Int) -> String {
+    String(format: "%.\(digits)f", value)
+}
+func row(_ name: String, _ ns: Double, _ baseline: Double, _ baselineName: String, target: Double) {
+    let ratio = ns / baseline
     let verdict = ratio <= target ? "ok" : "MISSED"
-    print(name.padding(toLength: 44, withPad: " ", startingAt: 0)
-          + String(format: "%8.1f ns  %5.2f× raw  (target ≤ %.1f×)  %@", ns, ratio, target, verdict))
+    print(cell(name, 46) + cell(fixed(ns, 1) + " ns", 12)
+          + cell(fixed(ratio, 2) + "× " + baselineName, 18) + "target ≤ \(target)×  " + verdict)
 }
 
-print("Promises benchmark — \(hops) operations per round, best of 7 rounds")
-print("raw DispatchQueue.async hop (baseline)".padding(toLength: 44, withPad: " ", startingAt: 0)
-      + String(format: "%8.1f ns", raw))
-row("map(on: serialQueue), per hop", mapOnQueue, target: 1.5)
-row("map(on: nil), per hop", mapInline, target: 0.3)
-row("pending() + done(on: nil) + fulfil", pendingDone, target: 1.0)
-print(String(format: "pending() promise + resolver + 1 handler      %6.0f bytes  (target ≤ 150)  %@",
-             pendingWithHandler, pendingWithHandler <= 150 ? "ok" : "MISSED"))
-print(String(format: "chain promise + 1 handler                     %6.0f bytes", chainLinkWithHandler))
+print("Promises benchmark: \(operations) operations a round, best of \(rounds) rounds")
+print(cell("raw hop, enqueued (queue.async from a thread)", 46) + fixed(enqueued, 1) + " ns")
+print(cell("raw hop, chained (100-hop chains)", 46) + fixed(chained, 1) + " ns")
+print("")
+row("map(on: serialQueue), on a resolved promise", mapQueueResolved, enqueued, "enqueued", target: 1.5)
+row("map(on: serialQueue), 100-hop chains, per hop", mapQueueChain, chained, "chained", target: 1.5)
+row("map(on: nil), on a resolved promise", mapInlineResolved, enqueued, "enqueued", target: 0.3)
+row("map(on: nil), 100-hop pending chains, per hop", mapInlineChain, enqueued, "enqueued", target: 0.3)
+row("pending() + done(on: nil) + fulfil", pendingDone, enqueued, "enqueued", target: 1.0)
+print("")
+print(cell("pending() + resolver + 1 capturing handler", 46) + fixed(pendingBytes, 0) + " bytes   target ≤ 150  "
+      + (pendingBytes <= 150 ? "ok" : "MISSED"))
+print(cell("pending chain link (map on a pending promise)", 46) + fixed(linkBytes, 0) + " bytes")
