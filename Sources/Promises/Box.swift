@@ -10,6 +10,29 @@ enum Sealant<R> {
     case resolved(R)
 }
 
+/// What an `EmptyBox` stores: a `Sealant`. A protocol only so that the box
+/// can be generic over its state (`EmptyBox<Sealant<T>>`): see `EmptyBox`.
+@usableFromInline
+protocol SealantStorage {
+    associatedtype Value
+    init(_ sealant: Sealant<Value>)
+    var sealant: Sealant<Value> { get set }
+}
+
+extension Sealant: SealantStorage {
+    @usableFromInline
+    typealias Value = R
+
+    @inlinable
+    init(_ sealant: Sealant<R>) { self = sealant }
+
+    @inlinable
+    var sealant: Sealant<R> {
+        get { self }
+        _modify { yield &self }
+    }
+}
+
 /// The bodies waiting on a pending box, called in the order they were added.
 ///
 /// The first body is stored inline, so the common case — one handler per
@@ -96,12 +119,12 @@ extension Box {
     /// The box as an `EmptyBox`, or nil for a `SealedBox`.
     @inlinable
     @inline(__always)
-    var empty: EmptyBox<T>? {
+    var empty: EmptyBox<Sealant<T>>? {
         // `EmptyBox` and `SealedBox` are the only subclasses, both final, so
         // comparing class pointers is exact — and, unlike `as?`, costs no
         // runtime call.
-        if ObjectIdentifier(type(of: self)) == ObjectIdentifier(EmptyBox<T>.self) {
-            return unsafeDowncast(self, to: EmptyBox<T>.self)
+        if ObjectIdentifier(type(of: self)) == ObjectIdentifier(EmptyBox<Sealant<T>>.self) {
+            return unsafeDowncast(self, to: EmptyBox<Sealant<T>>.self)
         }
         return nil
     }
@@ -165,26 +188,35 @@ final class SealedBox<T>: Box<T>, @unchecked Sendable {
 /// concurrent queue with barriers (~560 ns a `sync` here), an uncontended
 /// lock costs ~17 ns.
 ///
-/// Known cost: deinitializers are never specialised, so freeing a box looks
-/// `Sealant<T>`'s metadata up in the runtime's cache (~400 instructions).
-/// Keeping the state in raw tail storage instead avoids that, but every
-/// stored handler then needs a reabstraction thunk — one more allocation,
-/// and a pending promise with a handler grows from 112 to 160 bytes. Measured
-/// both ways; this one is the better trade.
+/// The pending box of a `T` is `EmptyBox<Sealant<T>>`: generic over its
+/// state rather than over `T`. Deinitializers are never specialised; a box
+/// with a stored `Sealant<T>` would look that type's metadata up in the
+/// runtime's cache each time one is freed (~400 instructions, a fifth of a
+/// pending → fulfilled promise), whereas a stored `State` is destroyed with
+/// metadata the class carries as its own generic argument.
 @usableFromInline
-final class EmptyBox<T>: Box<T>, @unchecked Sendable {
-    // @unchecked Sendable: `sealant` and `flags` are read and written only
+final class EmptyBox<State: SealantStorage>: Box<State.Value>, @unchecked Sendable {
+    // @unchecked Sendable: `state` and `flags` are read and written only
     // inside `lock.withLock`, except by `deinit`, when no other reference
     // exists.
+    @usableFromInline
+    typealias T = State.Value
 
-    // Field order matters: `sealant` (18 bytes for a small T), then `flags`
+    // Field order matters: the state (18 bytes for a small T), then `flags`
     // in what would be padding, then the 4-byte lock — 40 bytes, a 48-byte
     // malloc chunk. Another order costs a 64-byte chunk. Exclusivity is
     // guaranteed by `lock`, so the runtime's dynamic check (a thread-local
     // lookup per access) is switched off for these fields.
     @usableFromInline
     @exclusivity(unchecked)
-    var sealant: Sealant<T> = .pending(Handlers())
+    var state: State = State(.pending(Handlers()))
+
+    /// The state: the handlers waiting, or the value.
+    @inlinable
+    var sealant: Sealant<T> {
+        get { state.sealant }
+        _modify { yield &state.sealant }
+    }
 
     /// Bits that need no knowledge of `T`, so that deinitializers can read
     /// them cheaply: the `LocationTable` id of the call site that made the

@@ -20,28 +20,28 @@ public final class Guarantee<T>: Thenable {
     /// `file` and `line` say where it was made, for leak reports.
     @inlinable
     public init(file: StaticString = #fileID, line: UInt = #line, resolver body: (@escaping (T) -> Void) -> Void) {
-        let box = EmptyBox<T>(file: file, line: line, reportsLeak: true)
+        let box = EmptyBox<Sealant<T>>(file: file, line: line, reportsLeak: true)
         self.box = box
         body(box.seal)
     }
 
     @inlinable
     init(_: PMKUnambiguousInitializer) {
-        box = EmptyBox()
+        box = EmptyBox<Sealant<T>>()
     }
 
     /// A pending guarantee and its box, which the library's operators settle
     /// directly.
     @inlinable
-    static func makePending() -> (Guarantee<T>, EmptyBox<T>) {
-        let box = EmptyBox<T>()
+    static func makePending() -> (Guarantee<T>, EmptyBox<Sealant<T>>) {
+        let box = EmptyBox<Sealant<T>>()
         return (Guarantee(box: box), box)
     }
 
     /// A pending guarantee and the function that resolves it.
     @inlinable
     public class func pending(file: StaticString = #fileID, line: UInt = #line) -> (guarantee: Guarantee<T>, resolve: (T) -> Void) {
-        let box = EmptyBox<T>(file: file, line: line, reportsLeak: true)
+        let box = EmptyBox<Sealant<T>>(file: file, line: line, reportsLeak: true)
         return (Guarantee(box: box), box.seal)
     }
 

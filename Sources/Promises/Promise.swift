@@ -29,7 +29,7 @@ public final class Promise<T>: Thenable, CatchMixin {
     /// A promise that resolves as `bridge` does.
     @inlinable
     public init<U: Thenable>(_ bridge: U) where U.T == T {
-        let box = EmptyBox<Result<T>>()
+        let box = EmptyBox<Sealant<Result<T>>>()
         self.box = box
         bridge.pipe(to: box.seal)
     }
@@ -39,7 +39,7 @@ public final class Promise<T>: Thenable, CatchMixin {
     /// promise was made, for leak reports.
     @inlinable
     public init(file: StaticString = #fileID, line: UInt = #line, resolver body: (Resolver<T>) throws -> Void) {
-        let box = EmptyBox<Result<T>>(file: file, line: line)
+        let box = EmptyBox<Sealant<Result<T>>>(file: file, line: line)
         self.box = box
         let resolver = Resolver(box)
         do {
@@ -52,21 +52,21 @@ public final class Promise<T>: Thenable, CatchMixin {
     /// An unresolved promise the library seals itself.
     @inlinable
     public init(_: PMKUnambiguousInitializer) {
-        box = EmptyBox()
+        box = EmptyBox<Sealant<Result<T>>>()
     }
 
     /// A pending promise and its box, which the library's operators settle
     /// directly.
     @inlinable
-    static func makePending() -> (Promise<T>, EmptyBox<Result<T>>) {
-        let box = EmptyBox<Result<T>>()
+    static func makePending() -> (Promise<T>, EmptyBox<Sealant<Result<T>>>) {
+        let box = EmptyBox<Sealant<Result<T>>>()
         return (Promise(box: box), box)
     }
 
     /// A pending promise and the resolver that settles it.
     @inlinable
     public class func pending(file: StaticString = #fileID, line: UInt = #line) -> (promise: Promise<T>, resolver: Resolver<T>) {
-        let box = EmptyBox<Result<T>>(file: file, line: line)
+        let box = EmptyBox<Sealant<Result<T>>>(file: file, line: line)
         return (Promise(box: box), Resolver(box))
     }
 

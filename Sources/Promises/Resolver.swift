@@ -3,10 +3,10 @@
 /// `conf` reports it, with where the promise was made (see `conf.leakHandler`).
 public final class Resolver<T> {
     @usableFromInline
-    let box: EmptyBox<Result<T>>
+    let box: EmptyBox<Sealant<Result<T>>>
 
     @inlinable
-    init(_ box: EmptyBox<Result<T>>) {
+    init(_ box: EmptyBox<Sealant<Result<T>>>) {
         self.box = box
     }
 

@@ -41,7 +41,7 @@ extension Thenable {
     /// A promise of `transform`'s result (a thrown error rejects it).
     @inlinable
     public func map<U>(on: DispatchQueue? = conf.Q.map, flags: DispatchWorkItemFlags? = nil, _ transform: @escaping (T) throws -> U) -> Promise<U> {
-        if let result {
+        if let result = sealedResult {
             // Already resolved: no handler to store. Inline, the returned
             // promise is born sealed; on a queue, the body goes straight there.
             switch result {
@@ -67,17 +67,32 @@ extension Thenable {
             }
         }
         let (rp, rpbox) = Promise<U>.makePending()
+        guard let on else {
+            // Inline: a handler that captures no queue is smaller.
+            pipe { result in
+                switch result {
+                case .fulfilled(let value):
+                    do {
+                        rpbox.settle(.fulfilled(try transform(value)))
+                    } catch {
+                        rpbox.settle(.rejected(error))
+                    }
+                case .rejected(let error):
+                    rpbox.settle(.rejected(error))
+                }
+            }
+            return rp
+        }
         pipe { result in
             switch result {
             case .fulfilled(let value):
-                func step() {
+                on.dispatch(flags: flags) {
                     do {
                         rpbox.settle(.fulfilled(try transform(value)))
                     } catch {
                         rpbox.settle(.rejected(error))
                     }
                 }
-                if let on { on.dispatch(flags: flags, step) } else { step() }
             case .rejected(let error):
                 rpbox.settle(.rejected(error))
             }
@@ -115,7 +130,7 @@ extension Thenable {
     /// `conf.Q.return` by default.
     @inlinable
     public func done(on: DispatchQueue? = conf.Q.return, flags: DispatchWorkItemFlags? = nil, _ body: @escaping (T) throws -> Void) -> Promise<Void> {
-        if let result {
+        if let result = sealedResult {
             // Already resolved: see `map`.
             switch result {
             case .fulfilled(let value):
@@ -142,10 +157,27 @@ extension Thenable {
             }
         }
         let (rp, rpbox) = Promise<Void>.makePending()
+        guard let on else {
+            // Inline: a handler that captures no queue is smaller.
+            pipe { result in
+                switch result {
+                case .fulfilled(let value):
+                    do {
+                        try body(value)
+                        rpbox.settle(.fulfilled(()))
+                    } catch {
+                        rpbox.settle(.rejected(error))
+                    }
+                case .rejected(let error):
+                    rpbox.settle(.rejected(error))
+                }
+            }
+            return rp
+        }
         pipe { result in
             switch result {
             case .fulfilled(let value):
-                func step() {
+                on.dispatch(flags: flags) {
                     do {
                         try body(value)
                         rpbox.settle(.fulfilled(()))
@@ -153,7 +185,6 @@ extension Thenable {
                         rpbox.settle(.rejected(error))
                     }
                 }
-                if let on { on.dispatch(flags: flags, step) } else { step() }
             case .rejected(let error):
                 rpbox.settle(.rejected(error))
             }
@@ -194,6 +225,21 @@ extension Thenable {
 }
 
 extension Thenable {
+    /// The result if it is known without taking a lock — a promise or
+    /// guarantee born resolved — else the locked `result` of other kinds of
+    /// thenable, and nil for a pending box (whose handlers run at once if it
+    /// turns out to be resolved).
+    @inlinable
+    var sealedResult: Result<T>? {
+        if let promise = self as? Promise<T> {
+            return promise.box.empty == nil ? promise.result : nil
+        }
+        if let guarantee = self as? Guarantee<T> {
+            return guarantee.box.empty == nil ? guarantee.result : nil
+        }
+        return result
+    }
+
     /// The error, if rejected.
     @inlinable
     public var error: (any Error)? {
