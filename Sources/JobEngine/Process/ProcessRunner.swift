@@ -24,6 +24,10 @@ public struct ProcessRunner: Sendable {
     /// Where completions are called (never on the event loop's thread).
     public let completionQueue: DispatchQueue
 
+    /// Tests turn this off to exercise the fallback for kernels without
+    /// pidfd_open (Linux < 5.3): polling `waitid` on a timerfd.
+    var usesPidfd = true
+
     public init(completionQueue: DispatchQueue = .global()) {
         self.completionQueue = completionQueue
     }
@@ -101,7 +105,7 @@ public struct ProcessRunner: Sendable {
             throw Self.spawnError(error.value, path: path, command: command)
         }
 
-        let pidfd = jobd_pidfd_open(pid)
+        let pidfd = usesPidfd ? jobd_pidfd_open(pid) : -1
         let process = RunningProcess(
             pid: pid, spec: spec, completionQueue: completionQueue,
             stdin: stdin[1], stdout: stdout[0], stderr: stderr[0], completion: completion)
