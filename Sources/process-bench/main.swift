@@ -95,6 +95,11 @@ func median(_ values: [Double]) -> Double {
     values.sorted()[values.count / 2]
 }
 
+func openDescriptors() -> Int {
+    ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []).count
+}
+
+let descriptorsBefore = openDescriptors()
 print("process-bench: /bin/cat with a \(input.count)-byte stdin, \(runs) runs per figure, median of \(rounds) rounds")
 _ = plainLoop(50)
 _ = runnerLoop(50, width: 1)
@@ -116,3 +121,4 @@ func line(_ label: String, _ values: [Double]) {
 line("plain posix_spawn + waitpid loop", plain)
 line("ProcessRunner, one after another", sequential)
 line("ProcessRunner, 16 concurrent", concurrent)
+print("open descriptors before/after: \(descriptorsBefore)/\(openDescriptors())")
