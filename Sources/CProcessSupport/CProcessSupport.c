@@ -138,12 +138,16 @@ ssize_t jobd_write_nosigpipe(int fd, const void *buffer, size_t count) {
 }
 
 int jobd_pipe(int fds[2], int parent_end) {
-    if (pipe2(fds, O_CLOEXEC) != 0) return -1;
+    if (pipe2(fds, O_CLOEXEC) != 0) {
+        fds[0] = fds[1] = -1;
+        return -1;
+    }
     int flags = fcntl(fds[parent_end], F_GETFL);
     if (flags == -1 || fcntl(fds[parent_end], F_SETFL, flags | O_NONBLOCK) == -1) {
         int saved = errno;
         close(fds[0]);
         close(fds[1]);
+        fds[0] = fds[1] = -1;
         errno = saved;
         return -1;
     }

@@ -40,7 +40,8 @@ ssize_t jobd_write_nosigpipe(int fd, const void *buffer, size_t count);
 
 /// Creates a pipe whose both ends are close-on-exec; `parent_end` (0 = the
 /// read end, 1 = the write end) is also non-blocking; the child's end stays
-/// blocking as programs expect. Returns 0 or -1 with errno.
+/// blocking as programs expect. Returns 0, or -1 with errno and both
+/// fds set to -1.
 int jobd_pipe(int fds[2], int parent_end);
 
 /// The signal's abbreviation without "SIG" ("TERM"), or NULL.
