@@ -24,11 +24,13 @@ let package = Package(
         .testTarget(name: "PromisesTests", dependencies: ["Promises"], swiftSettings: strict),
         .target(name: "CBenchSupport"),
         .executableTarget(name: "promises-bench", dependencies: ["Promises", "CBenchSupport"], swiftSettings: strict),
+        .target(name: "CProcessSupport"),
         .target(
             name: "JobEngine",
-            dependencies: [.product(name: "Yams", package: "Yams")],
+            dependencies: [.product(name: "Yams", package: "Yams"), "CProcessSupport"],
             swiftSettings: strict
         ),
+        .executableTarget(name: "process-bench", dependencies: ["JobEngine"], swiftSettings: strict),
         .testTarget(name: "JobEngineTests", dependencies: ["JobEngine"], swiftSettings: strict),
     ]
 )

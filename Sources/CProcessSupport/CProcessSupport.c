@@ -1,0 +1,223 @@
+#define _GNU_SOURCE
+#include "CProcessSupport.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <string.h>
+#include <stdint.h>
+#include <sys/epoll.h>
+#include <sys/syscall.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+/// Moves fd out of 0…2 (as a close-on-exec copy) so the dup2 actions below
+/// cannot overwrite one source with another. Stores the copy in *moved.
+static int lift_above_stdio(int fd, int *moved) {
+    *moved = -1;
+    if (fd > 2) return fd;
+    int copy = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+    if (copy >= 0) *moved = copy;
+    return copy;
+}
+
+int jobd_spawn(const char *path, char *const argv[], char *const envp[],
+               const char *cwd, int in_fd, int out_fd, int err_fd,
+               pid_t *pid_out) {
+    int moved[3];
+    int fds[3] = {
+        lift_above_stdio(in_fd, &moved[0]),
+        lift_above_stdio(out_fd, &moved[1]),
+        lift_above_stdio(err_fd, &moved[2]),
+    };
+    int result = 0;
+    if (fds[0] < 0 || fds[1] < 0 || fds[2] < 0) {
+        result = errno;
+        goto out_moved;
+    }
+
+    posix_spawn_file_actions_t actions;
+    posix_spawnattr_t attr;
+    if ((result = posix_spawn_file_actions_init(&actions)) != 0) goto out_moved;
+    if ((result = posix_spawnattr_init(&attr)) != 0) goto out_actions;
+
+    // dup2 clears FD_CLOEXEC on 0/1/2; the sources stay close-on-exec.
+    for (int i = 0; i < 3 && result == 0; i++)
+        result = posix_spawn_file_actions_adddup2(&actions, fds[i], i);
+    if (result == 0) result = posix_spawn_file_actions_addclosefrom_np(&actions, 3);
+    if (result == 0 && cwd != NULL) result = posix_spawn_file_actions_addchdir_np(&actions, cwd);
+
+    sigset_t empty, all;
+    sigemptyset(&empty);
+    sigfillset(&all);
+    if (result == 0) result = posix_spawnattr_setsigmask(&attr, &empty);
+    if (result == 0) result = posix_spawnattr_setsigdefault(&attr, &all);
+    if (result == 0) result = posix_spawnattr_setpgroup(&attr, 0);
+    if (result == 0)
+        result = posix_spawnattr_setflags(
+            &attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    if (result == 0) result = posix_spawn(pid_out, path, &actions, &attr, argv, envp);
+
+    posix_spawnattr_destroy(&attr);
+out_actions:
+    posix_spawn_file_actions_destroy(&actions);
+out_moved:
+    for (int i = 0; i < 3; i++)
+        if (moved[i] >= 0) close(moved[i]);
+    return result;
+}
+
+int jobd_pidfd_open(pid_t pid) {
+#ifdef SYS_pidfd_open
+    return (int)syscall(SYS_pidfd_open, pid, 0);
+#else
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
+int jobd_peek_exit(pid_t pid, int *exit_code, int *signal_number) {
+    siginfo_t info;
+    memset(&info, 0, sizeof info);
+    int rc;
+    do {
+        rc = waitid(P_PID, (id_t)pid, &info, WEXITED | WNOHANG | WNOWAIT);
+    } while (rc == -1 && errno == EINTR);
+    if (rc == -1) return -1;
+    if (info.si_pid == 0) return 0;
+    if (info.si_code == CLD_EXITED) {
+        *exit_code = info.si_status;
+        *signal_number = 0;
+    } else {
+        *exit_code = -1;
+        *signal_number = info.si_status;
+    }
+    return 1;
+}
+
+pid_t jobd_reap(pid_t pid) {
+    int status;
+    pid_t rc;
+    do {
+        rc = waitpid(pid, &status, WNOHANG);
+    } while (rc == -1 && errno == EINTR);
+    return rc;
+}
+
+void jobd_wait_exit_blocking(pid_t pid) {
+    siginfo_t info;
+    while (waitid(P_PID, (id_t)pid, &info, WEXITED | WNOWAIT) == -1 && errno == EINTR) {}
+}
+
+ssize_t jobd_write_nosigpipe(int fd, const void *buffer, size_t count) {
+    sigset_t pipe_only, old_mask, pending;
+    sigemptyset(&pipe_only);
+    sigaddset(&pipe_only, SIGPIPE);
+    sigemptyset(&pending);
+    sigpending(&pending);
+    int was_pending = sigismember(&pending, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_only, &old_mask);
+
+    ssize_t written;
+    do {
+        written = write(fd, buffer, count);
+    } while (written == -1 && errno == EINTR);
+    int saved = errno;
+
+    if (written == -1 && saved == EPIPE && !was_pending) {
+        // The kernel queued SIGPIPE for this thread; take it off again.
+        struct timespec zero = {0, 0};
+        while (sigtimedwait(&pipe_only, NULL, &zero) == -1 && errno == EINTR) {}
+    }
+    pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
+    errno = saved;
+    return written;
+}
+
+int jobd_pipe(int fds[2], int parent_end) {
+    if (pipe2(fds, O_CLOEXEC) != 0) {
+        fds[0] = fds[1] = -1;
+        return -1;
+    }
+    int flags = fcntl(fds[parent_end], F_GETFL);
+    if (flags == -1 || fcntl(fds[parent_end], F_SETFL, flags | O_NONBLOCK) == -1) {
+        int saved = errno;
+        close(fds[0]);
+        close(fds[1]);
+        fds[0] = fds[1] = -1;
+        errno = saved;
+        return -1;
+    }
+    return 0;
+}
+
+const char *jobd_signal_abbrev(int signal_number) {
+    return sigabbrev_np(signal_number);
+}
+
+const unsigned int JOBD_EPOLLIN = EPOLLIN;
+const unsigned int JOBD_EPOLLOUT = EPOLLOUT;
+const unsigned int JOBD_EPOLLERR = EPOLLERR;
+const unsigned int JOBD_EPOLLHUP = EPOLLHUP;
+
+int jobd_epoll_create(void) {
+    return epoll_create1(EPOLL_CLOEXEC);
+}
+
+int jobd_epoll_add(int epfd, int fd, unsigned int events, unsigned long long token) {
+    struct epoll_event event;
+    memset(&event, 0, sizeof event);
+    event.events = events;
+    event.data.u64 = token;
+    return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &event);
+}
+
+int jobd_epoll_del(int epfd, int fd) {
+    struct epoll_event unused;
+    memset(&unused, 0, sizeof unused);
+    return epoll_ctl(epfd, EPOLL_CTL_DEL, fd, &unused);
+}
+
+int jobd_epoll_wait(int epfd, unsigned long long *tokens, unsigned int *events,
+                    int capacity, int timeout_ms) {
+    struct epoll_event ready[64];
+    if (capacity > 64) capacity = 64;
+    int count;
+    do {
+        count = epoll_wait(epfd, ready, capacity, timeout_ms);
+    } while (count == -1 && errno == EINTR);
+    for (int i = 0; i < count; i++) {
+        tokens[i] = ready[i].data.u64;
+        events[i] = ready[i].events;
+    }
+    return count;
+}
+
+long long jobd_monotonic_ns(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (long long)now.tv_sec * 1000000000LL + now.tv_nsec;
+}
+
+int jobd_timerfd_create(void) {
+    return timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+}
+
+int jobd_timerfd_arm(int fd, long long deadline_ns) {
+    struct itimerspec spec;
+    memset(&spec, 0, sizeof spec);
+    if (deadline_ns > 0) {
+        spec.it_value.tv_sec = deadline_ns / 1000000000LL;
+        spec.it_value.tv_nsec = deadline_ns % 1000000000LL;
+    }
+    return timerfd_settime(fd, TFD_TIMER_ABSTIME, &spec, NULL);
+}
+
+void jobd_timerfd_clear(int fd) {
+    uint64_t expirations;
+    ssize_t ignored = read(fd, &expirations, sizeof expirations);
+    (void)ignored;
+}

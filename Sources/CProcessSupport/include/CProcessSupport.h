@@ -1,0 +1,75 @@
+#ifndef CPROCESSSUPPORT_H
+#define CPROCESSSUPPORT_H
+#include <sys/types.h>
+
+/// Spawns `path` with `argv`/`envp` (NULL-terminated) through posix_spawn:
+/// in_fd/out_fd/err_fd become the child's 0/1/2, every other descriptor is
+/// closed (posix_spawn_file_actions_addclosefrom_np(3)), the child leads a
+/// new process group (POSIX_SPAWN_SETPGROUP, pgid 0), its signal mask is
+/// empty and every signal's disposition is reset to the default (so an
+/// ignored SIGPIPE or SIGTERM in the daemon does not leak into the child).
+/// `cwd` (may be NULL) is entered before exec. Returns 0 and stores the pid,
+/// or returns an errno value (ENOENT, EACCES, ENOEXEC, … from exec).
+int jobd_spawn(const char *path, char *const argv[], char *const envp[],
+               const char *cwd, int in_fd, int out_fd, int err_fd,
+               pid_t *pid_out);
+
+/// pidfd_open(2) with PIDFD_NONBLOCK unset; returns the descriptor
+/// (close-on-exec) or -1 with errno set (ENOSYS before Linux 5.3).
+int jobd_pidfd_open(pid_t pid);
+
+/// Looks at `pid` without reaping it (waitid WEXITED|WNOHANG|WNOWAIT).
+/// Returns 1 once it has exited: `*exit_code` holds the exit status, or -1
+/// when a signal ended it, and then `*signal_number` holds the signal
+/// (else 0). Returns 0 while it runs, -1 with errno on error (ECHILD: it
+/// was reaped by someone else).
+int jobd_peek_exit(pid_t pid, int *exit_code, int *signal_number);
+
+/// Reaps an exited child (waitpid WNOHANG, retried on EINTR). Returns the
+/// pid, 0 if it has not exited, -1 with errno.
+pid_t jobd_reap(pid_t pid);
+
+/// Blocks until `pid` has exited, without reaping it (last resort when no
+/// pidfd and no timerfd could be had).
+void jobd_wait_exit_blocking(pid_t pid);
+
+/// write(2) that never raises SIGPIPE in this process: SIGPIPE is blocked
+/// in the calling thread for the call, and one raised by it is consumed.
+/// Returns what write returned; errno EPIPE when the reader is gone.
+ssize_t jobd_write_nosigpipe(int fd, const void *buffer, size_t count);
+
+/// Creates a pipe whose both ends are close-on-exec; `parent_end` (0 = the
+/// read end, 1 = the write end) is also non-blocking; the child's end stays
+/// blocking as programs expect. Returns 0, or -1 with errno and both
+/// fds set to -1.
+int jobd_pipe(int fds[2], int parent_end);
+
+/// The signal's abbreviation without "SIG" ("TERM"), or NULL.
+const char *jobd_signal_abbrev(int signal_number);
+
+/// epoll, with the registration's 64-bit token as its data (never a
+/// pointer: an event already fetched for a registration just removed must
+/// find nothing, not freed memory).
+int jobd_epoll_create(void);
+int jobd_epoll_add(int epfd, int fd, unsigned int events, unsigned long long token);
+int jobd_epoll_del(int epfd, int fd);
+/// Waits (retrying EINTR) and copies up to `capacity` events into the two
+/// arrays; returns their count or -1 with errno.
+int jobd_epoll_wait(int epfd, unsigned long long *tokens, unsigned int *events,
+                    int capacity, int timeout_ms);
+extern const unsigned int JOBD_EPOLLIN;
+extern const unsigned int JOBD_EPOLLOUT;
+extern const unsigned int JOBD_EPOLLERR;
+extern const unsigned int JOBD_EPOLLHUP;
+
+/// CLOCK_MONOTONIC now, in nanoseconds.
+long long jobd_monotonic_ns(void);
+/// A non-blocking, close-on-exec CLOCK_MONOTONIC timerfd, or -1.
+int jobd_timerfd_create(void);
+/// Arms the timer to fire once at `deadline_ns` (CLOCK_MONOTONIC; in the
+/// past: at once), or disarms it when `deadline_ns` is 0.
+int jobd_timerfd_arm(int fd, long long deadline_ns);
+/// Reads and discards the expiration count (non-blocking).
+void jobd_timerfd_clear(int fd);
+
+#endif

@@ -1,0 +1,89 @@
+import CProcessSupport
+import Foundation
+import Synchronization
+
+/// One thread, blocked in `epoll_wait`, watching every child's pipes, pidfd
+/// and timerfd, so no thread ever waits on a single process or timer.
+///
+/// Why not DispatchSource read/write sources: on Linux, libdispatch's epoll
+/// bookkeeping frees a registration's `dispatch_muxnote` while the manager
+/// thread may still hold a pointer to it when sources are created and
+/// cancelled from many threads at once (swift-corelibs-libdispatch issue
+/// #949; swift-subprocess left DispatchIO for the same reason). The test
+/// suite crashed in `_dispatch_event_loop_drain` that way. Here each
+/// registration is a 64-bit token looked up in `targets` when its event is
+/// handled: an event for a registration removed meanwhile finds nothing.
+///
+/// Handlers run on this thread under their process's lock and only make
+/// non-blocking system calls; completions are sent to a dispatch queue.
+final class ProcessEventLoop: Sendable {
+    static let shared = ProcessEventLoop()
+
+    enum Role: Sendable {
+        case stdin, stdout, stderr, exit, timer
+    }
+
+    struct Target: Sendable {
+        let process: RunningProcess
+        let role: Role
+    }
+
+    private struct Registry {
+        var nextToken: UInt64 = 1
+        var targets: [UInt64: Target] = [:]
+    }
+
+    private let epollFD: Int32
+    private let registry = Mutex(Registry())
+
+    private init() {
+        epollFD = jobd_epoll_create()
+        precondition(epollFD >= 0, "jobd: epoll_create1 failed: \(String(cString: strerror(errno)))")
+        let thread = Thread { [self] in run() }
+        thread.name = "jobd-process-io"
+        thread.start()
+    }
+
+    /// Watches `fd` for `events` on behalf of `process`; returns the token to
+    /// unregister with, or nil with errno set.
+    func register(_ fd: Int32, events: UInt32, for process: RunningProcess, as role: Role) -> UInt64? {
+        let token = registry.withLock { registry in
+            let token = registry.nextToken
+            registry.nextToken += 1
+            registry.targets[token] = Target(process: process, role: role)
+            return token
+        }
+        guard jobd_epoll_add(epollFD, fd, events, token) == 0 else {
+            let error = errno
+            _ = registry.withLock { $0.targets.removeValue(forKey: token) }
+            errno = error
+            return nil
+        }
+        return token
+    }
+
+    /// Stops watching `fd` (call before closing it).
+    func unregister(_ fd: Int32, token: UInt64) {
+        _ = jobd_epoll_del(epollFD, fd)
+        _ = registry.withLock { $0.targets.removeValue(forKey: token) }
+    }
+
+    private func run() {
+        let capacity = 64
+        var tokens = [UInt64](repeating: 0, count: capacity)
+        var events = [UInt32](repeating: 0, count: capacity)
+        while true {
+            let count = tokens.withUnsafeMutableBufferPointer { tokens in
+                events.withUnsafeMutableBufferPointer { events in
+                    jobd_epoll_wait(epollFD, tokens.baseAddress, events.baseAddress, Int32(capacity), -1)
+                }
+            }
+            guard count > 0 else { continue }
+            for index in 0..<Int(count) {
+                let token = tokens[index]
+                guard let target = registry.withLock({ $0.targets[token] }) else { continue }
+                target.process.handle(target.role, events: events[index])
+            }
+        }
+    }
+}
