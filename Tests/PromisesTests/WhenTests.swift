@@ -1,5 +1,6 @@
 import Dispatch
 import Promises
+import Synchronization
 import Testing
 
 @Suite("when")
@@ -136,31 +137,56 @@ struct WhenTests {
 }
 
 /// Makes pending promises on demand and counts how many are outstanding.
+/// None settles before the first `limit` have been pulled, so the count
+/// reaches the limit whatever the timing; after that they settle at random.
 final class LazyWork: @unchecked Sendable {
-    // @unchecked Sendable: `next()` is called by `when` under its own lock;
-    // the rest is thread-safe types.
+    // @unchecked Sendable: `index` is touched only by `next()`, which `when`
+    // calls under its own lock; everything else is thread-safe.
     let count: Int
+    let limit: Int
     let running = HighWater()
     let pulled = Counter()
     let rejectAt: Int?
     private var index = 0
+    private let gate = Mutex<(open: Bool, held: [@Sendable () -> Void])>((false, []))
 
-    init(count: Int, rejectAt: Int? = nil) {
+    init(count: Int, limit: Int, rejectAt: Int? = nil) {
         self.count = count
+        self.limit = limit
         self.rejectAt = rejectAt
     }
 
-    /// A pending promise that settles on another thread.
+    /// A pending promise that settles on another thread once the gate is open.
     func make(_ index: Int) -> Promise<Int> {
-        pulled.increment()
         running.enter()
         let (promise, resolver) = Promise<Int>.pending()
         let rejects = index == rejectAt
-        DispatchQueue.global().asyncAfter(deadline: .now() + .microseconds(Int.random(in: 0...300))) {
-            self.running.leave()
-            if rejects { resolver.reject(TestError.numbered(index)) } else { resolver.fulfill(index) }
+        afterGate {
+            DispatchQueue.global().asyncAfter(deadline: .now() + .microseconds(Int.random(in: 0...300))) {
+                self.running.leave()
+                if rejects { resolver.reject(TestError.numbered(index)) } else { resolver.fulfill(index) }
+            }
         }
+        if pulled.increment() == min(limit, count) { openGate() }
         return promise
+    }
+
+    private func afterGate(_ work: @escaping @Sendable () -> Void) {
+        let now = gate.withLock { gate -> Bool in
+            if gate.open { return true }
+            gate.held.append(work)
+            return false
+        }
+        if now { work() }
+    }
+
+    private func openGate() {
+        let held = gate.withLock { gate -> [@Sendable () -> Void] in
+            gate.open = true
+            defer { gate.held = [] }
+            return gate.held
+        }
+        for work in held { work() }
     }
 
     func iterator() -> AnyIterator<Promise<Int>> {
@@ -176,7 +202,7 @@ final class LazyWork: @unchecked Sendable {
 struct WhenConcurrentlyTests {
     @Test("never runs more than N at once, reaches N, and keeps iterator order", arguments: [1, 3, 8])
     func limit(_ limit: Int) async throws {
-        let work = LazyWork(count: 60)
+        let work = LazyWork(count: 60, limit: limit)
         let all = when(fulfilled: work.iterator(), concurrently: limit)
         #expect(try await all.fulfilledValue() == Array(0..<60))
         #expect(work.running.highest <= limit)
@@ -186,7 +212,7 @@ struct WhenConcurrentlyTests {
 
     @Test("a limit above the count runs them all")
     func limitAboveCount() async throws {
-        let work = LazyWork(count: 5)
+        let work = LazyWork(count: 5, limit: 50)
         #expect(try await when(fulfilled: work.iterator(), concurrently: 50).fulfilledValue() == Array(0..<5))
     }
 
@@ -198,7 +224,7 @@ struct WhenConcurrentlyTests {
 
     @Test("concurrently: 0 or less rejects with badInput", arguments: [0, -1])
     func badLimit(_ limit: Int) async throws {
-        let work = LazyWork(count: 3)
+        let work = LazyWork(count: 3, limit: 1)
         let error = try await when(fulfilled: work.iterator(), concurrently: limit).rejection()
         guard case PMKError.badInput = error else {
             Issue.record("expected badInput, got \(error)")
@@ -209,7 +235,7 @@ struct WhenConcurrentlyTests {
 
     @Test("a rejection rejects the whole and pulls no more from the iterator")
     func rejectionStopsPulling() async throws {
-        let work = LazyWork(count: 50, rejectAt: 2)
+        let work = LazyWork(count: 50, limit: 1, rejectAt: 2)
         let all = when(fulfilled: work.iterator(), concurrently: 1)
         #expect(try await all.rejection() as? TestError == .numbered(2))
         #expect(work.pulled.value == 3)
