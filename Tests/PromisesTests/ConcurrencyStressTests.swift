@@ -1,6 +1,6 @@
 import Dispatch
+import Foundation
 import Promises
-import Synchronization
 import Testing
 
 // Run these under `swift test --sanitize=thread` too: TSan checks the
@@ -8,12 +8,12 @@ import Testing
 
 /// Per-promise tallies, bumped from any thread.
 final class Tallies: Sendable {
-    private let counts: Mutex<[Int]>
-    private let values: Mutex<[Set<Int>]>
+    private let counts: Locked<[Int]>
+    private let values: Locked<[Set<Int>]>
 
     init(_ count: Int) {
-        counts = Mutex(Array(repeating: 0, count: count))
-        values = Mutex(Array(repeating: [], count: count))
+        counts = Locked(Array(repeating: 0, count: count))
+        values = Locked(Array(repeating: [], count: count))
     }
 
     func record(_ index: Int, value: Int) {
@@ -37,7 +37,7 @@ struct ConcurrencyStressTests {
         let resolvers = Unchecked(value: pairs.map(\.resolver))
         let tallies = Tallies(promiseCount)
         let queue = QueueTag.queue("stress")
-        let tails = Mutex<[Promise<Void>]>([])
+        let tails = Locked<[Promise<Void>]>([])
 
         DispatchQueue.concurrentPerform(iterations: threads) { thread in
             var mine: [Promise<Void>] = []
@@ -122,7 +122,7 @@ struct ConcurrencyStressTests {
     @Test("many threads chain onto one promise while it is sealed: every chain ends with the value")
     func chainsDuringSeal() async throws {
         let (root, resolver) = Promise<Int>.pending()
-        let tails = Mutex<[Promise<Int>]>([])
+        let tails = Locked<[Promise<Int>]>([])
         let resolverBox = Unchecked(value: resolver)
         DispatchQueue.concurrentPerform(iterations: 64) { thread in
             if thread == 32 { resolverBox.value.fulfill(10) }
@@ -143,7 +143,7 @@ struct ConcurrencyStressTests {
         let resolves = Unchecked(value: pairs.map(\.resolve))
         let guarantees = Unchecked(value: pairs.map(\.guarantee))
         let seen = Tallies(count)
-        let tails = Mutex<[Guarantee<Void>]>([])
+        let tails = Locked<[Guarantee<Void>]>([])
         DispatchQueue.concurrentPerform(iterations: 8) { thread in
             var mine: [Guarantee<Void>] = []
             for index in 0..<count {
@@ -159,15 +159,29 @@ struct ConcurrencyStressTests {
 
     @Test("reading a resolver's location while another thread fulfils it is race-free (checked by TSan)")
     func locationWhileSealing() {
-        for _ in 0..<100 {
+        // Two fresh threads per round, released together: concurrentPerform
+        // may run both sides on one thread, which TSan would not flag.
+        for _ in 0..<200 {
             let (_, resolver) = Promise<Int>.pending()
-            DispatchQueue.concurrentPerform(iterations: 2) { thread in
-                if thread == 0 {
-                    #expect(resolver.location.file == "PromisesTests/ConcurrencyStressTests.swift")
-                } else {
-                    resolver.fulfill(1)
-                }
+            let start = DispatchSemaphore(value: 0)
+            let finished = DispatchGroup()
+            let files = Recorder<String>()
+            finished.enter()
+            Thread.detachNewThread {
+                start.wait()
+                for _ in 0..<10 { files.append(resolver.location.file) }
+                finished.leave()
             }
+            finished.enter()
+            Thread.detachNewThread {
+                start.wait()
+                resolver.fulfill(1)
+                finished.leave()
+            }
+            start.signal()
+            start.signal()
+            finished.wait()
+            #expect(Set(files.all) == ["PromisesTests/ConcurrencyStressTests.swift"])
         }
     }
 }

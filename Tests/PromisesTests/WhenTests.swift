@@ -1,6 +1,5 @@
 import Dispatch
 import Promises
-import Synchronization
 import Testing
 
 @Suite("when")
@@ -148,7 +147,7 @@ final class LazyWork: @unchecked Sendable {
     let pulled = Counter()
     let rejectAt: Int?
     private var index = 0
-    private let gate = Mutex<(open: Bool, held: [@Sendable () -> Void])>((false, []))
+    private let gate = Locked<(open: Bool, held: [@Sendable () -> Void])>((false, []))
 
     init(count: Int, limit: Int, rejectAt: Int? = nil) {
         self.count = count
