@@ -139,14 +139,13 @@ struct WhenTests {
 /// None settles before the first `limit` have been pulled, so the count
 /// reaches the limit whatever the timing; after that they settle at random.
 final class LazyWork: @unchecked Sendable {
-    // @unchecked Sendable: `index` is touched only by `next()`, which `when`
-    // calls under its own lock; everything else is thread-safe.
+    // @unchecked Sendable: every stored property is a let of a thread-safe type.
     let count: Int
     let limit: Int
     let running = HighWater()
     let pulled = Counter()
     let rejectAt: Int?
-    private var index = 0
+    private let index = Locked(0)
     private let gate = Locked<(open: Bool, held: [@Sendable () -> Void])>((false, []))
 
     init(count: Int, limit: Int, rejectAt: Int? = nil) {
@@ -190,9 +189,12 @@ final class LazyWork: @unchecked Sendable {
 
     func iterator() -> AnyIterator<Promise<Int>> {
         AnyIterator {
-            guard self.index < self.count else { return nil }
-            defer { self.index += 1 }
-            return self.make(self.index)
+            let next = self.index.withLock { index -> Int? in
+                guard index < self.count else { return nil }
+                defer { index += 1 }
+                return index
+            }
+            return next.map(self.make)
         }
     }
 }
