@@ -93,6 +93,27 @@ struct QueueCase: Sendable, CustomTestStringConvertible {
             case .on(let queue): _ = Promise.value([1]).mapValues(on: queue, body)
             }
         },
+        QueueCase("Promise.flatMapValues", .map) { placement, handler in
+            let body = { (value: Int) -> [Int] in handler(); return [value] }
+            switch placement {
+            case .byDefault: _ = Promise.value([1]).flatMapValues(body)
+            case .on(let queue): _ = Promise.value([1]).flatMapValues(on: queue, body)
+            }
+        },
+        QueueCase("Promise.compactMapValues", .map) { placement, handler in
+            let body = { (value: Int) -> Int? in handler(); return value }
+            switch placement {
+            case .byDefault: _ = Promise.value([1]).compactMapValues(body)
+            case .on(let queue): _ = Promise.value([1]).compactMapValues(on: queue, body)
+            }
+        },
+        QueueCase("Promise.thenFlatMap", .map) { placement, handler in
+            let body = { (value: Int) -> Promise<[Int]> in handler(); return .value([value]) }
+            switch placement {
+            case .byDefault: _ = Promise.value([1]).thenFlatMap(body)
+            case .on(let queue): _ = Promise.value([1]).thenFlatMap(on: queue, body)
+            }
+        },
         QueueCase("Promise.thenMap", .map) { placement, handler in
             let body = { (value: Int) -> Promise<Int> in handler(); return .value(value) }
             switch placement {
