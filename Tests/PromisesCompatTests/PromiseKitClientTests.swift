@@ -206,9 +206,9 @@ class PromiseKitClientTests: XCTestCase {
     }
 
     func testAfterAndDispatchQueueAsyncPromise() throws {
-        let start = Date()
+        let start = DispatchTime.now()
         after(seconds: 0.05).wait()
-        XCTAssertGreaterThanOrEqual(Date().timeIntervalSince(start), 0.05)
+        XCTAssertGreaterThanOrEqual(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds, 50_000_000)
 
         let model = ViewModel()
         let computed: Guarantee<Int> = DispatchQueue.global().async(.promise) {

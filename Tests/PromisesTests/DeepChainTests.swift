@@ -44,22 +44,14 @@ struct DeepChainTests {
         #expect(try await tail.fulfilledValue() == hops)
     }
 
-    /// A promise that adopts `innermost` through `depth` levels of `then`.
-    /// (Kept out of the async test body: written inline there, this loop
-    /// crashes swift-frontend 6.3.1 with -O, in the RetainSinking pass.)
-    func adopting(_ innermost: Promise<Int>, depth: Int) -> Promise<Int> {
-        var outer = innermost
-        for _ in 0..<depth {
-            let inner = outer
-            outer = Promise.value(0).then(on: nil) { _ in inner }
-        }
-        return outer
-    }
-
     @Test("100,000 nested adoptions: each promise adopts the next, the innermost fulfilled last")
     func nestedAdoptions() async throws {
         let (innermost, resolver) = Promise<Int>.pending()
-        let outer = adopting(innermost, depth: hops)
+        var outer = innermost
+        for _ in 0..<hops {
+            let inner = outer
+            outer = Promise.value(0).then(on: nil) { _ in inner }
+        }
         #expect(outer.isPending)
         resolver.fulfill(42)
         #expect(try await outer.fulfilledValue() == 42)
