@@ -22,6 +22,8 @@ let package = Package(
     targets: [
         .target(name: "Promises", swiftSettings: strict),
         .testTarget(name: "PromisesTests", dependencies: ["Promises"], swiftSettings: strict),
+        // PromiseKit 8 client code as it is written: Swift 5 mode, no upcoming features.
+        .testTarget(name: "PromisesCompatTests", dependencies: ["Promises"], swiftSettings: [.swiftLanguageMode(.v5)]),
         .target(name: "CBenchSupport"),
         .executableTarget(name: "promises-bench", dependencies: ["Promises", "CBenchSupport"], swiftSettings: strict),
         .target(name: "CProcessSupport"),

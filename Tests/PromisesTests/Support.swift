@@ -1,0 +1,197 @@
+import Dispatch
+import Foundation
+import Promises
+import Synchronization
+import Testing
+
+// Helpers shared by the suites. Nothing here asserts on timing: waits are
+// bounded only so that a promise a bug leaves pending fails its test instead
+// of hanging the whole run.
+
+/// Errors the tests reject with.
+enum TestError: Error, Equatable {
+    case first
+    case second
+    case numbered(Int)
+}
+
+/// An error that says it means "cancelled", the way a client's own error type would.
+struct ClientCancelled: CancellableError {
+    var isCancelled: Bool { true }
+}
+
+/// An error of a `CancellableError` type that does not mean "cancelled".
+struct ClientFailure: CancellableError {
+    var isCancelled: Bool { false }
+}
+
+/// A value behind a lock ThreadSanitizer can see. The tests use it rather
+/// than `Synchronization.Mutex`, whose locking TSan does not see on Linux
+/// (its acquire is not instrumented), so that a TSan report points at the
+/// library, never at the tests' own bookkeeping.
+final class Locked<Value>: @unchecked Sendable {
+    // @unchecked Sendable: `value` is only touched inside `lock`.
+    private let lock = NSLock()
+    private var value: Value
+
+    init(_ value: Value) {
+        self.value = value
+    }
+
+    func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(&value)
+    }
+}
+
+/// Carries a value across a continuation; the tests own the ordering.
+struct Unchecked<Value>: @unchecked Sendable {
+    let value: Value
+}
+
+/// Values recorded from any thread, in the order they arrived.
+final class Recorder<Element: Sendable>: Sendable {
+    private let items = Locked<[Element]>([])
+
+    func append(_ item: Element) {
+        items.withLock { $0.append(item) }
+    }
+
+    var all: [Element] { items.withLock { $0 } }
+    var count: Int { items.withLock { $0.count } }
+}
+
+/// A counter any thread may bump.
+final class Counter: Sendable {
+    private let storage = Atomic<Int>(0)
+
+    @discardableResult
+    func increment() -> Int {
+        storage.add(1, ordering: .relaxed).newValue
+    }
+
+    func decrement() {
+        storage.subtract(1, ordering: .relaxed)
+    }
+
+    var value: Int { storage.load(ordering: .relaxed) }
+}
+
+/// Keeps the highest value a running count reached.
+final class HighWater: Sendable {
+    private let state = Locked<(current: Int, highest: Int)>((0, 0))
+
+    func enter() {
+        state.withLock {
+            $0.current += 1
+            $0.highest = max($0.highest, $0.current)
+        }
+    }
+
+    func leave() {
+        state.withLock { $0.current -= 1 }
+    }
+
+    var highest: Int { state.withLock { $0.highest } }
+}
+
+/// True once, for the first caller.
+final class Once: Sendable {
+    private let claimed = Atomic<Bool>(false)
+
+    func claim() -> Bool {
+        !claimed.exchange(true, ordering: .acquiringAndReleasing)
+    }
+}
+
+/// Serial queues that can tell, from inside, which of them runs the code.
+enum QueueTag {
+    static let key = DispatchSpecificKey<String>()
+
+    /// A new serial queue tagged `name`.
+    static func queue(_ name: String) -> DispatchQueue {
+        let queue = DispatchQueue(label: "PromisesTests.\(name)")
+        queue.setSpecific(key: key, value: name)
+        return queue
+    }
+
+    /// The library's default queue, tagged so tests can recognise it.
+    static let defaultQueue: DispatchQueue = {
+        PMKConfiguration.defaultQueue.setSpecific(key: key, value: "Promises.default")
+        return PMKConfiguration.defaultQueue
+    }()
+
+    /// The tag of the queue running the caller, or nil.
+    static var current: String? {
+        DispatchQueue.getSpecific(key: key)
+    }
+}
+
+/// How long a test waits for a promise before calling it stuck.
+let settleLimit: DispatchTimeInterval = .seconds(60)
+
+extension Thenable {
+    /// The outcome, waited for without blocking a thread; nil, with an issue
+    /// recorded, if there was none within `settleLimit`.
+    func outcome(sourceLocation: Testing.SourceLocation = #_sourceLocation) async -> Promises.Result<T>? {
+        let once = Once()
+        let got = await withCheckedContinuation { (continuation: CheckedContinuation<Unchecked<Promises.Result<T>?>, Never>) in
+            pipe { result in
+                if once.claim() { continuation.resume(returning: Unchecked(value: result)) }
+            }
+            DispatchQueue.global().asyncAfter(deadline: .now() + settleLimit) {
+                if once.claim() { continuation.resume(returning: Unchecked(value: nil)) }
+            }
+        }
+        if got.value == nil {
+            Issue.record("still pending after \(settleLimit)", sourceLocation: sourceLocation)
+        }
+        return got.value
+    }
+
+    /// The value; an issue, and a thrown error, if it rejected or stayed pending.
+    func fulfilledValue(sourceLocation: Testing.SourceLocation = #_sourceLocation) async throws -> T {
+        let result = try #require(await outcome(sourceLocation: sourceLocation), sourceLocation: sourceLocation)
+        switch result {
+        case .fulfilled(let value):
+            return value
+        case .rejected(let error):
+            Issue.record("rejected with \(error), expected a value", sourceLocation: sourceLocation)
+            throw error
+        }
+    }
+
+    /// The error; an issue, and a thrown error, if it fulfilled or stayed pending.
+    func rejection(sourceLocation: Testing.SourceLocation = #_sourceLocation) async throws -> any Error {
+        let result = try #require(await outcome(sourceLocation: sourceLocation), sourceLocation: sourceLocation)
+        switch result {
+        case .fulfilled(let value):
+            Issue.record("fulfilled with \(value), expected a rejection", sourceLocation: sourceLocation)
+            throw TestError.second
+        case .rejected(let error):
+            return error
+        }
+    }
+}
+
+/// Waits until every block already submitted to `queue` has run.
+func drain(_ queue: DispatchQueue) async {
+    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+        queue.async { continuation.resume() }
+    }
+}
+
+/// Runs `body` with `conf.Q` set to `queues`, and puts the old queues back.
+func withQueues<R>(_ queues: (map: DispatchQueue?, return: DispatchQueue?), _ body: () async throws -> R) async rethrows -> R {
+    let saved = conf.Q
+    conf.Q = queues
+    defer { conf.Q = saved }
+    return try await body()
+}
+
+/// Tests that change or depend on the global `conf` (queues, catch policy,
+/// log and leak handlers). They run one at a time; every other suite leaves
+/// `conf` alone and never leaks a pending promise, so these can count events.
+@Suite(.serialized)
+enum GlobalConfiguration {}
