@@ -122,11 +122,12 @@ extension Box {
     var empty: EmptyBox<Sealant<T>>? {
         // `EmptyBox` and `SealedBox` are the only subclasses, both final, so
         // comparing class pointers is exact — and, unlike `as?`, costs no
-        // runtime call.
-        if ObjectIdentifier(type(of: self)) == ObjectIdentifier(EmptyBox<Sealant<T>>.self) {
-            return unsafeDowncast(self, to: EmptyBox<Sealant<T>>.self)
-        }
-        return nil
+        // runtime call. Compared as raw pointers: the same test written with
+        // `ObjectIdentifier` or `==` on metatypes crashes the Swift 6.3.1
+        // optimiser (SimplifyCFG) in release builds of some callers.
+        let actual = unsafeBitCast(type(of: self), to: UnsafeRawPointer.self)
+        let expected = unsafeBitCast(EmptyBox<Sealant<T>>.self, to: UnsafeRawPointer.self)
+        return actual == expected ? unsafeDowncast(self, to: EmptyBox<Sealant<T>>.self) : nil
     }
 
     /// The box's current state.

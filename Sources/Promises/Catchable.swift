@@ -8,6 +8,7 @@ extension CatchMixin {
     /// `.allErrors`, all but cancellation under the default policy. Runs on
     /// `conf.Q.return` by default. Ends the chain: what follows is `finally`.
     @inlinable
+    @inline(never)
     @discardableResult
     public func `catch`(on: DispatchQueue? = conf.Q.return, flags: DispatchWorkItemFlags? = nil, policy: CatchPolicy = conf.catchPolicy, _ body: @escaping (any Error) -> Void) -> PMKFinalizer {
         let finalizer = PMKFinalizer()
@@ -30,6 +31,7 @@ extension CatchMixin {
     /// error rejects. Errors the policy excludes pass through. Runs on
     /// `conf.Q.map` by default.
     @inlinable
+    @inline(never)
     public func recover<U: Thenable>(on: DispatchQueue? = conf.Q.map, flags: DispatchWorkItemFlags? = nil, policy: CatchPolicy = conf.catchPolicy, _ body: @escaping (any Error) throws -> U) -> Promise<T> where U.T == T {
         let (rp, rpbox) = Promise<T>.makePending()
         pipe { result in
@@ -41,7 +43,7 @@ extension CatchMixin {
                     do {
                         let rv = try body(error)
                         guard rv !== rp else { throw PMKError.returnedSelf }
-                        rv.pipe(to: rpbox.settle)
+                        rv.pipe { rpbox.settle($0) }
                     } catch {
                         rpbox.settle(.rejected(error))
                     }
@@ -57,6 +59,7 @@ extension CatchMixin {
     /// Turns any rejection, cancellation included, into the guarantee `body`
     /// returns: the chain cannot fail after this.
     @inlinable
+    @inline(never)
     @discardableResult
     public func recover(on: DispatchQueue? = conf.Q.map, flags: DispatchWorkItemFlags? = nil, _ body: @escaping (any Error) -> Guarantee<T>) -> Guarantee<T> {
         let (rg, rgbox) = Guarantee<T>.makePending()
@@ -66,7 +69,7 @@ extension CatchMixin {
                 rgbox.settle(value)
             case .rejected(let error):
                 func step() {
-                    body(error).box.pipe(rgbox.settle)
+                    body(error).box.pipe { rgbox.settle($0) }
                 }
                 if let on { on.dispatch(flags: flags, step) } else { step() }
             }
@@ -77,6 +80,7 @@ extension CatchMixin {
     /// Runs `body` whatever the outcome, then passes the outcome on. Runs on
     /// `conf.Q.return` by default.
     @inlinable
+    @inline(never)
     public func ensure(on: DispatchQueue? = conf.Q.return, flags: DispatchWorkItemFlags? = nil, _ body: @escaping () -> Void) -> Promise<T> {
         let (rp, rpbox) = Promise<T>.makePending()
         pipe { result in
@@ -92,6 +96,7 @@ extension CatchMixin {
     /// Like `ensure`, but the chain also waits for the guarantee `body`
     /// returns.
     @inlinable
+    @inline(never)
     public func ensureThen(on: DispatchQueue? = conf.Q.return, flags: DispatchWorkItemFlags? = nil, _ body: @escaping () -> Guarantee<Void>) -> Promise<T> {
         let (rp, rpbox) = Promise<T>.makePending()
         pipe { result in
@@ -106,6 +111,7 @@ extension CatchMixin {
     /// Ends a chain whose errors are deliberately ignored: each is logged as
     /// `LogEvent.cauterized`.
     @inlinable
+    @inline(never)
     @discardableResult
     public func cauterize() -> PMKFinalizer {
         self.catch {
@@ -118,6 +124,7 @@ extension CatchMixin where T == Void {
     /// Handles every rejection of a `Void` chain, cancellation included; the
     /// chain cannot fail after this.
     @inlinable
+    @inline(never)
     @discardableResult
     public func recover(on: DispatchQueue? = conf.Q.map, flags: DispatchWorkItemFlags? = nil, _ body: @escaping (any Error) -> Void) -> Guarantee<Void> {
         let (rg, rgbox) = Guarantee<Void>.makePending()
@@ -138,6 +145,7 @@ extension CatchMixin where T == Void {
 
     /// Handles the rejections the policy selects; a thrown error rejects.
     @inlinable
+    @inline(never)
     public func recover(on: DispatchQueue? = conf.Q.map, flags: DispatchWorkItemFlags? = nil, policy: CatchPolicy = conf.catchPolicy, _ body: @escaping (any Error) throws -> Void) -> Promise<Void> {
         let (rp, rpbox) = Promise<Void>.makePending()
         pipe { result in
@@ -165,17 +173,18 @@ extension CatchMixin where T == Void {
 /// What `catch` returns: the chain has ended, and `finally` runs after.
 public final class PMKFinalizer {
     @usableFromInline
-    let pending: (guarantee: Guarantee<Void>, resolve: (()) -> Void)
+    let pending: (guarantee: Guarantee<Void>, resolve: @Sendable (()) -> Void)
 
     @inlinable
     init() {
         let (guarantee, box) = Guarantee<Void>.makePending()
-        pending = (guarantee, box.settle)
+        pending = (guarantee, Guarantee.resolveFunction(box))
     }
 
     /// Runs `body` once the chain and its `catch` are done. Runs on
     /// `conf.Q.return` by default.
     @inlinable
+    @inline(never)
     public func finally(on: DispatchQueue? = conf.Q.return, flags: DispatchWorkItemFlags? = nil, _ body: @escaping () -> Void) {
         pending.guarantee.done(on: on, flags: flags) { body() }
     }

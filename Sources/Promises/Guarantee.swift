@@ -16,13 +16,21 @@ public final class Guarantee<T>: Thenable {
         Guarantee(box: SealedBox(value: value))
     }
 
-    /// A guarantee that `body` resolves by calling the function it gets.
+    /// A guarantee that `body` resolves by calling the function it gets
+    /// (which may be called from any thread; later calls do nothing).
     /// `file` and `line` say where it was made, for leak reports.
     @inlinable
-    public init(file: StaticString = #fileID, line: UInt = #line, resolver body: (@escaping (T) -> Void) -> Void) {
+    public init(file: StaticString = #fileID, line: UInt = #line, resolver body: (@escaping @Sendable (T) -> Void) -> Void) {
         let box = EmptyBox<Sealant<T>>(file: file, line: line, reportsLeak: true)
         self.box = box
-        body(box.seal)
+        body(Guarantee.resolveFunction(box))
+    }
+
+    /// The function that resolves `box`: thread-safe, so `@Sendable`.
+    @inlinable
+    static func resolveFunction(_ box: EmptyBox<Sealant<T>>) -> @Sendable (T) -> Void {
+        let transfer = UncheckedSendable(box)
+        return { transfer.value.settle($0) }
     }
 
     @inlinable
@@ -40,19 +48,21 @@ public final class Guarantee<T>: Thenable {
 
     /// A pending guarantee and the function that resolves it.
     @inlinable
-    public class func pending(file: StaticString = #fileID, line: UInt = #line) -> (guarantee: Guarantee<T>, resolve: (T) -> Void) {
+    public class func pending(file: StaticString = #fileID, line: UInt = #line) -> (guarantee: Guarantee<T>, resolve: @Sendable (T) -> Void) {
         let box = EmptyBox<Sealant<T>>(file: file, line: line, reportsLeak: true)
-        return (Guarantee(box: box), box.seal)
+        return (Guarantee(box: box), resolveFunction(box))
     }
 
     /// - See: `Thenable.pipe(to:)`
     @inlinable
+    @inline(never)
     public func pipe(to: @escaping (Result<T>) -> Void) {
         box.pipe { to(.fulfilled($0)) }
     }
 
     /// Calls `body` with the value when there is one.
     @inlinable
+    @inline(never)
     public func pipe(_ body: @escaping (T) -> Void) {
         box.pipe(body)
     }
@@ -97,6 +107,7 @@ extension Guarantee: @unchecked Sendable where T: Sendable {
 extension Guarantee {
     /// Runs `body` with the value on `on` (default `conf.Q.return`).
     @inlinable
+    @inline(never)
     @discardableResult
     public func done(on: DispatchQueue? = conf.Q.return, flags: DispatchWorkItemFlags? = nil, _ body: @escaping (T) -> Void) -> Guarantee<Void> {
         let (rg, rgbox) = Guarantee<Void>.makePending()
@@ -112,6 +123,7 @@ extension Guarantee {
 
     /// Runs `body` with the value, then passes the value on.
     @inlinable
+    @inline(never)
     public func get(on: DispatchQueue? = conf.Q.return, flags: DispatchWorkItemFlags? = nil, _ body: @escaping (T) -> Void) -> Guarantee<T> {
         map(on: on, flags: flags) {
             body($0)
@@ -121,6 +133,7 @@ extension Guarantee {
 
     /// A guarantee of `body`'s result (run on `conf.Q.map` by default).
     @inlinable
+    @inline(never)
     public func map<U>(on: DispatchQueue? = conf.Q.map, flags: DispatchWorkItemFlags? = nil, _ body: @escaping (T) -> U) -> Guarantee<U> {
         let (rg, rgbox) = Guarantee<U>.makePending()
         box.pipe { value in
@@ -134,12 +147,13 @@ extension Guarantee {
 
     /// A guarantee that resolves as the guarantee `body` returns does.
     @inlinable
+    @inline(never)
     @discardableResult
     public func then<U>(on: DispatchQueue? = conf.Q.map, flags: DispatchWorkItemFlags? = nil, _ body: @escaping (T) -> Guarantee<U>) -> Guarantee<U> {
         let (rg, rgbox) = Guarantee<U>.makePending()
         box.pipe { value in
             func step() {
-                body(value).box.pipe(rgbox.settle)
+                body(value).box.pipe { rgbox.settle($0) }
             }
             if let on { on.dispatch(flags: flags, step) } else { step() }
         }
@@ -148,6 +162,7 @@ extension Guarantee {
 
     /// The same guarantee without its value.
     @inlinable
+    @inline(never)
     public func asVoid() -> Guarantee<Void> {
         map(on: nil) { _ in }
     }

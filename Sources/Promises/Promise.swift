@@ -31,7 +31,7 @@ public final class Promise<T>: Thenable, CatchMixin {
     public init<U: Thenable>(_ bridge: U) where U.T == T {
         let box = EmptyBox<Sealant<Result<T>>>()
         self.box = box
-        bridge.pipe(to: box.seal)
+        bridge.pipe { box.settle($0) }
     }
 
     /// A promise that `body` resolves through the `Resolver` it gets. A body
@@ -72,6 +72,7 @@ public final class Promise<T>: Thenable, CatchMixin {
 
     /// Calls `to` with the result when there is one: at once if there is.
     @inlinable
+    @inline(never)
     public func pipe(to: @escaping (Result<T>) -> Void) {
         box.pipe(to)
     }

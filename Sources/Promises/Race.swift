@@ -3,6 +3,7 @@ import Synchronization
 /// Resolves as the first of `thenables` to resolve, fulfilled or rejected.
 /// No input rejects with `PMKError.badInput`.
 @inlinable
+@inline(never)
 public func race<U: Thenable>(_ thenables: U...) -> Promise<U.T> {
     race(thenables)
 }
@@ -10,6 +11,7 @@ public func race<U: Thenable>(_ thenables: U...) -> Promise<U.T> {
 /// Resolves as the first of `thenables` to resolve, fulfilled or rejected.
 /// An empty array rejects with `PMKError.badInput`.
 @inlinable
+@inline(never)
 public func race<U: Thenable>(_ thenables: [U]) -> Promise<U.T> {
     guard !thenables.isEmpty else {
         return Promise(error: PMKError.badInput)
@@ -17,17 +19,18 @@ public func race<U: Thenable>(_ thenables: [U]) -> Promise<U.T> {
     let (rp, rpbox) = Promise<U.T>.makePending()
     for thenable in thenables {
         // Sealing twice is harmless: the first result wins.
-        thenable.pipe(to: rpbox.settle)
+        thenable.pipe { rpbox.settle($0) }
     }
     return rp
 }
 
 /// Resolves as the first guarantee to resolve.
 @inlinable
+@inline(never)
 public func race<T>(_ guarantees: Guarantee<T>...) -> Guarantee<T> {
     let (rg, rgbox) = Guarantee<T>.makePending()
     for guarantee in guarantees {
-        guarantee.box.pipe(rgbox.settle)
+        guarantee.box.pipe { rgbox.settle($0) }
     }
     return rg
 }
@@ -35,6 +38,7 @@ public func race<T>(_ guarantees: Guarantee<T>...) -> Guarantee<T> {
 /// Fulfills as the first of `thenables` to fulfill; rejects with
 /// `PMKError.noWinner` when all reject, `PMKError.badInput` when empty.
 @inlinable
+@inline(never)
 public func race<U: Thenable>(fulfilled thenables: [U]) -> Promise<U.T> {
     guard !thenables.isEmpty else {
         return Promise(error: PMKError.badInput)

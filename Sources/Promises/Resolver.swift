@@ -32,18 +32,21 @@ extension Resolver: @unchecked Sendable where T: Sendable {
 extension Resolver {
     /// Fulfills the promise with `value`.
     @inlinable
+    @inline(never)
     public func fulfill(_ value: T) {
         box.settle(.fulfilled(value))
     }
 
     /// Rejects the promise with `error`.
     @inlinable
+    @inline(never)
     public func reject(_ error: any Error) {
         box.settle(.rejected(error))
     }
 
     /// Resolves the promise with `result`.
     @inlinable
+    @inline(never)
     public func resolve(_ result: Result<T>) {
         box.settle(result)
     }
@@ -51,6 +54,7 @@ extension Resolver {
     /// Resolves with the value or error; both `nil` rejects with
     /// `PMKError.invalidCallingConvention`.
     @inlinable
+    @inline(never)
     public func resolve(_ obj: T?, _ error: (any Error)?) {
         if let error {
             reject(error)
@@ -63,6 +67,7 @@ extension Resolver {
 
     /// Fulfills with `obj` unless `error` is non-nil.
     @inlinable
+    @inline(never)
     public func resolve(_ obj: T, _ error: (any Error)?) {
         if let error {
             reject(error)
@@ -73,12 +78,14 @@ extension Resolver {
 
     /// For completion handlers that put the error first.
     @inlinable
+    @inline(never)
     public func resolve(_ error: (any Error)?, _ obj: T?) {
         resolve(obj, error)
     }
 
     /// Resolves with a standard library `Result`.
     @inlinable
+    @inline(never)
     public func resolve<E: Error>(_ result: Swift.Result<T, E>) {
         switch result {
         case .success(let value): fulfill(value)
@@ -90,6 +97,7 @@ extension Resolver {
 extension Resolver where T == Void {
     /// Fulfills unless `error` is non-nil.
     @inlinable
+    @inline(never)
     public func resolve(_ error: (any Error)?) {
         if let error {
             reject(error)
@@ -100,6 +108,7 @@ extension Resolver where T == Void {
 
     /// Fulfills a `Promise<Void>`.
     @inlinable
+    @inline(never)
     public func fulfill() {
         fulfill(())
     }

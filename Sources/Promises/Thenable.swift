@@ -1,5 +1,15 @@
 import Dispatch
 
+// Why the public operators of this library are `@inlinable @inline(never)`:
+// `@inlinable` lets client code make a copy specialised for its types (no
+// generic dispatch, no runtime metadata lookups); `@inline(never)` keeps
+// each copy a function of its own instead of splicing it into the caller.
+// Spliced together — `firstly { }.then { }.done { }.catch { }` in one
+// function, or `then` in a loop — these bodies crash the Swift 6.3.1
+// optimiser (SimplifyCFG::simplifySwitchEnumBlock, signal 11) in release
+// builds of the caller. The test targets are built in release by CI to
+// catch a regression.
+
 /// Anything that resolves later with a `Result`: `Promise` and `Guarantee`.
 public protocol Thenable: AnyObject {
     /// The type of the value.
@@ -16,6 +26,7 @@ extension Thenable {
     /// Runs `body` with the value, and resolves as the thenable it returns
     /// does. Runs on `conf.Q.map` by default; `on: nil` runs inline.
     @inlinable
+    @inline(never)
     public func then<U: Thenable>(on: DispatchQueue? = conf.Q.map, flags: DispatchWorkItemFlags? = nil, _ body: @escaping (T) throws -> U) -> Promise<U.T> {
         let (rp, rpbox) = Promise<U.T>.makePending()
         pipe { result in
@@ -25,7 +36,7 @@ extension Thenable {
                     do {
                         let rv = try body(value)
                         guard rv !== rp else { throw PMKError.returnedSelf }
-                        rv.pipe(to: rpbox.settle)
+                        rv.pipe { rpbox.settle($0) }
                     } catch {
                         rpbox.settle(.rejected(error))
                     }
@@ -40,6 +51,7 @@ extension Thenable {
 
     /// A promise of `transform`'s result (a thrown error rejects it).
     @inlinable
+    @inline(never)
     public func map<U>(on: DispatchQueue? = conf.Q.map, flags: DispatchWorkItemFlags? = nil, _ transform: @escaping (T) throws -> U) -> Promise<U> {
         if let result = sealedResult {
             // Already resolved: no handler to store. Inline, the returned
@@ -102,6 +114,7 @@ extension Thenable {
 
     /// Like `map`, but `nil` rejects with `PMKError.compactMap`.
     @inlinable
+    @inline(never)
     public func compactMap<U>(on: DispatchQueue? = conf.Q.map, flags: DispatchWorkItemFlags? = nil, _ transform: @escaping (T) throws -> U?) -> Promise<U> {
         let (rp, rpbox) = Promise<U>.makePending()
         pipe { result in
@@ -129,6 +142,7 @@ extension Thenable {
     /// Runs `body` with the value at the end of a chain. Runs on
     /// `conf.Q.return` by default.
     @inlinable
+    @inline(never)
     public func done(on: DispatchQueue? = conf.Q.return, flags: DispatchWorkItemFlags? = nil, _ body: @escaping (T) throws -> Void) -> Promise<Void> {
         if let result = sealedResult {
             // Already resolved: see `map`.
@@ -195,6 +209,7 @@ extension Thenable {
     /// Runs `body` with the value and passes the value on; a thrown error
     /// rejects. Runs on `conf.Q.return` by default.
     @inlinable
+    @inline(never)
     public func get(on: DispatchQueue? = conf.Q.return, flags: DispatchWorkItemFlags? = nil, _ body: @escaping (T) throws -> Void) -> Promise<T> {
         map(on: on, flags: flags) {
             try body($0)
@@ -205,6 +220,7 @@ extension Thenable {
     /// Shows `body` the result, fulfilled or rejected, and passes it on
     /// unchanged. Runs on `conf.Q.map` by default.
     @inlinable
+    @inline(never)
     public func tap(on: DispatchQueue? = conf.Q.map, flags: DispatchWorkItemFlags? = nil, _ body: @escaping (Result<T>) -> Void) -> Promise<T> {
         let (rp, rpbox) = Promise<T>.makePending()
         pipe { result in
@@ -219,6 +235,7 @@ extension Thenable {
 
     /// The same outcome without the value.
     @inlinable
+    @inline(never)
     public func asVoid() -> Promise<Void> {
         map(on: nil) { _ in }
     }

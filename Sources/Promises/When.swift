@@ -47,6 +47,7 @@ final class Collector<Value>: @unchecked Sendable {
 /// Waits for every thenable; fulfills with their values in the given order,
 /// or rejects with the first rejection (fail-fast).
 @inlinable
+@inline(never)
 public func when<U: Thenable>(fulfilled thenables: [U]) -> Promise<[U.T]> {
     guard !thenables.isEmpty else { return .value([]) }
     let (rp, rpbox) = Promise<[U.T]>.makePending()
@@ -70,12 +71,14 @@ public func when<U: Thenable>(fulfilled thenables: [U]) -> Promise<[U.T]> {
 
 /// Waits for every promise; rejects with the first rejection.
 @inlinable
+@inline(never)
 public func when<U: Thenable>(fulfilled thenables: U...) -> Promise<Void> where U.T == Void {
     when(fulfilled: thenables)
 }
 
 /// Waits for every promise; rejects with the first rejection.
 @inlinable
+@inline(never)
 public func when<U: Thenable>(fulfilled thenables: [U]) -> Promise<Void> where U.T == Void {
     let all: Promise<[Void]> = when(fulfilled: thenables)
     return all.map(on: nil) { _ in }
@@ -83,12 +86,14 @@ public func when<U: Thenable>(fulfilled thenables: [U]) -> Promise<Void> where U
 
 /// Waits for every guarantee; keeps their order.
 @inlinable
+@inline(never)
 public func when<T>(fulfilled guarantees: [Guarantee<T>]) -> Guarantee<[T]> {
     when(guarantees: guarantees)
 }
 
 /// Waits for two thenables; rejects with the first rejection.
 @inlinable
+@inline(never)
 public func when<U: Thenable, V: Thenable>(fulfilled pu: U, _ pv: V) -> Promise<(U.T, V.T)> {
     when(fulfilled: [pu.asVoid(), pv.asVoid()]).map(on: nil) {
         (pu.value!, pv.value!)
@@ -97,6 +102,7 @@ public func when<U: Thenable, V: Thenable>(fulfilled pu: U, _ pv: V) -> Promise<
 
 /// Waits for three thenables; rejects with the first rejection.
 @inlinable
+@inline(never)
 public func when<U: Thenable, V: Thenable, W: Thenable>(fulfilled pu: U, _ pv: V, _ pw: W) -> Promise<(U.T, V.T, W.T)> {
     when(fulfilled: [pu.asVoid(), pv.asVoid(), pw.asVoid()]).map(on: nil) {
         (pu.value!, pv.value!, pw.value!)
@@ -105,6 +111,7 @@ public func when<U: Thenable, V: Thenable, W: Thenable>(fulfilled pu: U, _ pv: V
 
 /// Waits for four thenables; rejects with the first rejection.
 @inlinable
+@inline(never)
 public func when<U: Thenable, V: Thenable, W: Thenable, X: Thenable>(fulfilled pu: U, _ pv: V, _ pw: W, _ px: X) -> Promise<(U.T, V.T, W.T, X.T)> {
     when(fulfilled: [pu.asVoid(), pv.asVoid(), pw.asVoid(), px.asVoid()]).map(on: nil) {
         (pu.value!, pv.value!, pw.value!, px.value!)
@@ -113,6 +120,7 @@ public func when<U: Thenable, V: Thenable, W: Thenable, X: Thenable>(fulfilled p
 
 /// Waits for five thenables; rejects with the first rejection.
 @inlinable
+@inline(never)
 public func when<U: Thenable, V: Thenable, W: Thenable, X: Thenable, Y: Thenable>(fulfilled pu: U, _ pv: V, _ pw: W, _ px: X, _ py: Y) -> Promise<(U.T, V.T, W.T, X.T, Y.T)> {
     when(fulfilled: [pu.asVoid(), pv.asVoid(), pw.asVoid(), px.asVoid(), py.asVoid()]).map(on: nil) {
         (pu.value!, pv.value!, pw.value!, px.value!, py.value!)
@@ -203,6 +211,7 @@ final class ConcurrentWhen<It: IteratorProtocol>: @unchecked Sendable where It.E
 
 /// Waits for every promise, fulfilled or not; never fails.
 @inlinable
+@inline(never)
 public func when<T>(resolved promises: Promise<T>...) -> Guarantee<[Result<T>]> {
     when(resolved: promises)
 }
@@ -210,6 +219,7 @@ public func when<T>(resolved promises: Promise<T>...) -> Guarantee<[Result<T>]> 
 /// Waits for every promise, fulfilled or not; never fails. The results keep
 /// the promises' order.
 @inlinable
+@inline(never)
 public func when<T>(resolved promises: [Promise<T>]) -> Guarantee<[Result<T>]> {
     guard !promises.isEmpty else { return .value([]) }
     let (rg, rgbox) = Guarantee<[Result<T>]>.makePending()
@@ -226,6 +236,7 @@ public func when<T>(resolved promises: [Promise<T>]) -> Guarantee<[Result<T>]> {
 
 /// Waits for every guarantee; keeps their order.
 @inlinable
+@inline(never)
 public func when<T>(guarantees: [Guarantee<T>]) -> Guarantee<[T]> {
     guard !guarantees.isEmpty else { return .value([]) }
     let (rg, rgbox) = Guarantee<[T]>.makePending()
@@ -242,12 +253,14 @@ public func when<T>(guarantees: [Guarantee<T>]) -> Guarantee<[T]> {
 
 /// Waits for every guarantee.
 @inlinable
+@inline(never)
 public func when(guarantees: Guarantee<Void>...) -> Guarantee<Void> {
     when(guarantees: guarantees)
 }
 
 /// Waits for every guarantee.
 @inlinable
+@inline(never)
 public func when(guarantees: [Guarantee<Void>]) -> Guarantee<Void> {
     let all: Guarantee<[Void]> = when(guarantees: guarantees)
     return all.map(on: nil) { _ in }
@@ -255,6 +268,7 @@ public func when(guarantees: [Guarantee<Void>]) -> Guarantee<Void> {
 
 /// Waits for two guarantees.
 @inlinable
+@inline(never)
 public func when<U, V>(guarantees gu: Guarantee<U>, _ gv: Guarantee<V>) -> Guarantee<(U, V)> {
     when(guarantees: [gu.asVoid(), gv.asVoid()]).map(on: nil) {
         (gu.value!, gv.value!)
@@ -263,6 +277,7 @@ public func when<U, V>(guarantees gu: Guarantee<U>, _ gv: Guarantee<V>) -> Guara
 
 /// Waits for three guarantees.
 @inlinable
+@inline(never)
 public func when<U, V, W>(guarantees gu: Guarantee<U>, _ gv: Guarantee<V>, _ gw: Guarantee<W>) -> Guarantee<(U, V, W)> {
     when(guarantees: [gu.asVoid(), gv.asVoid(), gw.asVoid()]).map(on: nil) {
         (gu.value!, gv.value!, gw.value!)
