@@ -229,6 +229,12 @@ final class EmptyBox<State: SealantStorage>: Box<State.Value>, @unchecked Sendab
     @usableFromInline
     let lock = Mutex<Void>(())
 
+    /// The box's address, which names its lock to ThreadSanitizer.
+    @inlinable
+    var address: UnsafeMutableRawPointer {
+        Unmanaged.passUnretained(self).toOpaque()
+    }
+
     @inlinable
     override init() {
         flags = 0
@@ -250,27 +256,28 @@ final class EmptyBox<State: SealantStorage>: Box<State.Value>, @unchecked Sendab
     /// Where the box was made, if a caller said so.
     @usableFromInline
     var location: SourceLocation {
-        LocationTable.location(of: UInt32(flags & BoxFlags.locationMask))
+        let id = lock.withLock(announcing: address) { _ in flags & BoxFlags.locationMask }
+        return LocationTable.location(of: UInt32(id))
     }
 
     /// Whether the box is still pending. Reads no `T`-typed state, for
     /// deinitializers.
     @usableFromInline
     var isPending: Bool {
-        lock.withLock { _ in flags & BoxFlags.sealed == 0 }
+        lock.withLock(announcing: address) { _ in flags & BoxFlags.sealed == 0 }
     }
 
     @inlinable
     func current() -> Sealant<T> {
         var copy: Sealant<T>?
-        lock.withLock { _ in copy = sealant }
+        lock.withLock(announcing: address) { _ in copy = sealant }
         return copy.unsafelyUnwrapped
     }
 
     @inlinable
     func withSealant(_ body: (inout Sealant<T>) -> Void) {
         var resolved: Sealant<T>?
-        lock.withLock { _ in
+        lock.withLock(announcing: address) { _ in
             switch sealant {
             case .pending:
                 body(&sealant)
@@ -289,7 +296,7 @@ final class EmptyBox<State: SealantStorage>: Box<State.Value>, @unchecked Sendab
     @inlinable
     func settle(_ value: T) {
         var handlers: Handlers<T>?
-        lock.withLock { _ in
+        lock.withLock(announcing: address) { _ in
             guard case .pending(let waiting) = sealant else { return }
             handlers = waiting
             sealant = .resolved(value)
@@ -303,7 +310,7 @@ final class EmptyBox<State: SealantStorage>: Box<State.Value>, @unchecked Sendab
     @inlinable
     func attach(_ handler: @escaping (T) -> Void) {
         var resolved: T?
-        lock.withLock { _ in
+        lock.withLock(announcing: address) { _ in
             switch sealant {
             case .pending(var waiting):
                 // Drop the box's reference before appending, so a `many`

@@ -43,45 +43,59 @@ public final class PMKConfiguration: Sendable {
     /// recover / tap / get's siblings that transform, `return` for done /
     /// get / catch / ensure / finally. `nil` runs handlers inline.
     public var Q: (map: DispatchQueue?, return: DispatchQueue?) {
-        get { state.withLock { $0.queues } }
-        set { state.withLock { $0.queues = newValue } }
+        get { state.withLock(announcing: Unmanaged.passUnretained(self).toOpaque()) { $0.queues } }
+        set { state.withLock(announcing: Unmanaged.passUnretained(self).toOpaque()) { $0.queues = newValue } }
     }
 
     /// The default policy of `catch` and the policy-taking `recover`s.
     public var catchPolicy: CatchPolicy {
-        get { state.withLock { $0.catchPolicy } }
-        set { state.withLock { $0.catchPolicy = newValue } }
+        get { state.withLock(announcing: Unmanaged.passUnretained(self).toOpaque()) { $0.catchPolicy } }
+        set { state.withLock(announcing: Unmanaged.passUnretained(self).toOpaque()) { $0.catchPolicy = newValue } }
     }
 
     /// Receives every `LogEvent`. The default writes one line to stderr.
     public var logHandler: @Sendable (LogEvent) -> Void {
-        get { state.withLock { $0.logHandler } ?? PMKConfiguration.writeToStandardError }
-        set { state.withLock { $0.logHandler = newValue } }
+        get { state.withLock(announcing: Unmanaged.passUnretained(self).toOpaque()) { $0.logHandler } ?? PMKConfiguration.writeToStandardError }
+        set { state.withLock(announcing: Unmanaged.passUnretained(self).toOpaque()) { $0.logHandler = newValue } }
     }
 
     /// Receives each pending promise or guarantee that was deallocated, with
-    /// where it was made. When unset: a custom `logHandler` gets the plain
-    /// event (as in PromiseKit); otherwise a line with the location goes to
-    /// stderr. A handler may `reject` an orphaned promise so its chain ends.
+    /// where it was made. When unset, `logHandler` gets the plain event, as
+    /// in PromiseKit (the default one prints the location too). A handler
+    /// may `reject` an orphaned promise so its chain ends.
     public var leakHandler: (@Sendable (LeakReport) -> Void)? {
-        get { state.withLock { $0.leakHandler } }
-        set { state.withLock { $0.leakHandler = newValue } }
+        get { state.withLock(announcing: Unmanaged.passUnretained(self).toOpaque()) { $0.leakHandler } }
+        set { state.withLock(announcing: Unmanaged.passUnretained(self).toOpaque()) { $0.leakHandler = newValue } }
     }
 
     @usableFromInline
     func report(_ leak: LeakReport) {
-        let (leakHandler, logHandler) = state.withLock { ($0.leakHandler, $0.logHandler) }
+        let (leakHandler, logHandler) = state.withLock(announcing: Unmanaged.passUnretained(self).toOpaque()) {
+            ($0.leakHandler, $0.logHandler)
+        }
         if let leakHandler {
             leakHandler(leak)
-        } else if let logHandler {
-            logHandler(leak.event)
-        } else {
-            PMKConfiguration.writeLine("Promises: \(leak)")
+            return
+        }
+        // The log handler gets PromiseKit's plain event; the default writer
+        // finds the location in this thread's state, so it is printed even
+        // after `conf.logHandler = conf.logHandler` (a save and restore).
+        ThreadDrainState.reportingLeak(at: leak.location) {
+            (logHandler ?? PMKConfiguration.writeToStandardError)(leak.event)
         }
     }
 
     @Sendable
     static func writeToStandardError(_ event: LogEvent) {
+        switch event {
+        case .pendingPromiseDeallocated, .pendingGuaranteeDeallocated:
+            if let location = ThreadDrainState.leakBeingReported {
+                writeLine("Promises: \(event) (made at \(location))")
+                return
+            }
+        case .waitOnMainThread, .cauterized:
+            break
+        }
         writeLine("Promises: \(event)")
     }
 

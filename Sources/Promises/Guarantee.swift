@@ -77,14 +77,16 @@ public final class Guarantee<T>: Thenable {
     }
 
     /// Blocks the calling thread until the guarantee resolves. Never call it
-    /// on the queue the guarantee's resolution needs: that deadlocks.
+    /// on the queue the guarantee's resolution needs: that deadlocks. Inline
+    /// handlers this thread postponed (see `Trampoline`) run first.
     public func wait() -> T {
+        warnIfMainThread()
         if case .resolved(let value) = box.inspect() {
             return value
         }
-        warnIfMainThread()
         let slot = WaitSlot<T>()
         box.pipe { slot.put($0) }
+        Trampoline.runPostponed()
         return slot.take()
     }
 

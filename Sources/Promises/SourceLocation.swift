@@ -41,12 +41,17 @@ enum LocationTable {
 
     static let table = Mutex(Table())
 
+    /// Names `table`'s lock to ThreadSanitizer.
+    final class Token: Sendable {}
+    static let token = Token()
+    static var address: UnsafeMutableRawPointer { Unmanaged.passUnretained(token).toOpaque() }
+
     /// The id of `file:line`; 0 when it cannot be had.
     @usableFromInline
     static func id(file: StaticString, line: UInt) -> UInt32 {
         guard file.hasPointerRepresentation else { return 0 }
         let key = Key(address: UInt(bitPattern: file.utf8Start), line: line)
-        return table.withLock { table in
+        return table.withLock(announcing: address) { table in
             if let id = table.ids[key] { return id }
             guard table.locations.count <= 0x3FFF else { return 0 }
             let id = UInt32(table.locations.count)
@@ -57,7 +62,7 @@ enum LocationTable {
     }
 
     static func location(of id: UInt32) -> SourceLocation {
-        table.withLock { table in
+        table.withLock(announcing: address) { table in
             Int(id) < table.locations.count ? table.locations[Int(id)] : .unknown
         }
     }

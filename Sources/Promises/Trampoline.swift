@@ -58,9 +58,20 @@ enum Trampoline {
     static func leave(_ unmanaged: Unmanaged<ThreadDrainState>) {
         unmanaged._withUnsafeGuaranteedRef { state in
             state.depth -= 1
-            if state.depth == 0, !state.postponed.isEmpty {
+            if state.depth == 0, state.head < state.postponed.count {
                 state.drain()
             }
+        }
+    }
+
+    /// Runs, now, the handlers this thread has postponed, however deep in
+    /// handler calls it is. For `wait()`: the thread is about to block, and
+    /// what it waits for may need them.
+    static func runPostponed() {
+        ThreadDrainState.current._withUnsafeGuaranteedRef { state in
+            // At `maxDepth`, anything this work seals is postponed again and
+            // run by the same loop: no recursion.
+            state.runQueue(atDepth: maxDepth)
         }
     }
 
@@ -80,6 +91,25 @@ final class ThreadDrainState {
     var depth = 0
     @exclusivity(unchecked)
     var postponed: [() -> Void] = []
+
+    /// Where the promise was made whose leak this thread is reporting.
+    @exclusivity(unchecked)
+    var leakLocation: SourceLocation?
+
+    /// Runs `body` with `location` as the leak this thread reports.
+    static func reportingLeak(at location: SourceLocation, _ body: () -> Void) {
+        current._withUnsafeGuaranteedRef { state in
+            let outer = state.leakLocation
+            state.leakLocation = location
+            body()
+            state.leakLocation = outer
+        }
+    }
+
+    /// The location of the leak this thread is reporting, if any.
+    static var leakBeingReported: SourceLocation? {
+        current._withUnsafeGuaranteedRef { $0.leakLocation }
+    }
 
     /// Recently seen call sites → `LocationTable` ids, so making promises in
     /// a loop hashes nothing and takes no global lock.
@@ -104,22 +134,32 @@ final class ThreadDrainState {
         }
     }
 
-    /// Runs postponed work in FIFO order until none is left; work may
-    /// postpone more. Called at depth 0.
-    func drain() {
-        var next = 0
-        while next < postponed.count {
-            let work = postponed[next]
-            next += 1
-            depth = 1
+    /// Index of the next postponed item to run. `drain()` and
+    /// `Trampoline.runPostponed()` both advance it, so when one runs inside
+    /// the other no item is run twice or skipped.
+    @exclusivity(unchecked)
+    var head = 0
+
+    /// Runs postponed work in FIFO order until none is left, at `runDepth`
+    /// (work may postpone more, which runs too).
+    func runQueue(atDepth runDepth: Int) {
+        let outer = depth
+        while head < postponed.count {
+            let work = postponed[head]
+            head += 1
+            depth = runDepth
             work()
-            depth = 0
-            if next >= 1024, next * 2 >= postponed.count {
-                postponed.removeFirst(next)
-                next = 0
-            }
         }
-        postponed.removeAll(keepingCapacity: postponed.count <= 1024)
+        depth = outer
+        if head > 0 {
+            postponed.removeAll(keepingCapacity: postponed.count <= 1024)
+            head = 0
+        }
+    }
+
+    /// Runs postponed work at depth 1; called by the outermost `leave`.
+    func drain() {
+        runQueue(atDepth: 1)
     }
 
     private static let key: pthread_key_t = {

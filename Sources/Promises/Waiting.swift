@@ -6,15 +6,19 @@ extension Promise {
     /// Blocks the calling thread until the promise resolves; returns the
     /// value or throws the error. Never call it on the queue the promise's
     /// resolution needs (by default `conf.Q.map` / `conf.Q.return`): that
-    /// deadlocks, as `wait()` on the main queue does in PromiseKit.
+    /// deadlocks, as `wait()` on the main queue does in PromiseKit. Inline
+    /// handlers this thread postponed (see `Trampoline`) run first, so a
+    /// `wait()` deep inside a chain of inline handlers does not wait on work
+    /// only this thread could do.
     public func wait() throws -> T {
+        warnIfMainThread()
         let result: Result<T>
         if let resolved = self.result {
             result = resolved
         } else {
-            warnIfMainThread()
             let slot = WaitSlot<Result<T>>()
             box.pipe { slot.put($0) }
+            Trampoline.runPostponed()
             result = slot.take()
         }
         switch result {
@@ -99,5 +103,24 @@ extension DispatchQueue {
             work.value.1.settle(work.value.0())
         }
         return guarantee
+    }
+}
+
+/// Blocks until `promise` resolves, for command-line tools: on the main
+/// thread it keeps the main run loop turning meanwhile (so work scheduled
+/// there still runs); elsewhere it is `wait()`.
+public func hang<T>(_ promise: Promise<T>) throws -> T {
+    guard Thread.isMainThread else {
+        return try promise.wait()
+    }
+    while true {
+        switch promise.result {
+        case .fulfilled(let value)?:
+            return value
+        case .rejected(let error)?:
+            throw error
+        case nil:
+            _ = RunLoop.main.run(mode: .default, before: Date(timeIntervalSinceNow: 0.01))
+        }
     }
 }

@@ -21,7 +21,7 @@ final class Collector<Value>: @unchecked Sendable {
     @usableFromInline
     func store(_ value: Value, at index: Int) -> [Value]? {
         var all: [Value]?
-        lock.withLock { _ in
+        lock.withLock(announcing: Unmanaged.passUnretained(self).toOpaque()) { _ in
             guard !finished else { return }
             values[index] = value
             remaining -= 1
@@ -37,7 +37,7 @@ final class Collector<Value>: @unchecked Sendable {
     /// Marks the collection failed; true for the first caller only.
     @usableFromInline
     func fail() -> Bool {
-        lock.withLock { _ in
+        lock.withLock(announcing: Unmanaged.passUnretained(self).toOpaque()) { _ in
             defer { finished = true }
             return !finished
         }
@@ -135,76 +135,103 @@ public func when<It: IteratorProtocol>(fulfilled promiseIterator: It, concurrent
         return Promise(error: PMKError.badInput)
     }
     let run = ConcurrentWhen(promiseIterator)
-    for _ in 0..<concurrently {
-        run.startNext()
-    }
+    run.start(concurrently)
     return run.promise
 }
 
 /// The state of one `when(fulfilled:concurrently:)`.
+///
+/// Starting an element can complete it at once (an already-resolved
+/// promise), and a completion starts the next element: done by recursion,
+/// a long iterator of resolved promises would overflow the stack. Instead
+/// one caller at a time is the pump: others — completions on other threads,
+/// or nested ones on the pump's own stack — only add to `wanted`, and the
+/// pump's loop starts that many more.
 final class ConcurrentWhen<It: IteratorProtocol>: @unchecked Sendable where It.Element: Thenable {
     // @unchecked Sendable: the `var`s are touched only inside `lock.withLock`.
     typealias Value = It.Element.T
 
-    var iterator: It
-    var values: [Value?] = []
-    var running = 0
-    var exhausted = false
-    var finished = false
+    @exclusivity(unchecked) var iterator: It
+    @exclusivity(unchecked) var values: [Value?] = []
+    @exclusivity(unchecked) var running = 0
+    @exclusivity(unchecked) var wanted = 0
+    @exclusivity(unchecked) var pumping = false
+    @exclusivity(unchecked) var exhausted = false
+    @exclusivity(unchecked) var finished = false
     let lock = Mutex<Void>(())
-    let promise = Promise<[Value]>(.pending)
+    let promise: Promise<[Value]>
+    let box: EmptyBox<Sealant<Result<[Value]>>>
 
     init(_ iterator: It) {
         self.iterator = iterator
+        (promise, box) = Promise<[Value]>.makePending()
     }
 
-    func startNext() {
-        // The iterator is advanced under the lock so two completions cannot
-        // take the same element; the element is piped outside the lock.
-        var next: (index: Int, thenable: It.Element)?
-        lock.withLock { _ in
-            guard !finished, !exhausted else { return }
+    var address: UnsafeMutableRawPointer {
+        Unmanaged.passUnretained(self).toOpaque()
+    }
+
+    /// Asks for `count` more elements to be started; pumps if no one is.
+    func start(_ count: Int) {
+        let pump = lock.withLock(announcing: address) { _ -> Bool in
+            wanted += count
+            guard !pumping else { return false }
+            pumping = true
+            return true
+        }
+        guard pump else { return }
+        while let next = takeNext() {
+            next.thenable.pipe { [self] result in
+                switch result {
+                case .fulfilled(let value):
+                    lock.withLock(announcing: address) { _ in
+                        if !finished { values[next.index] = value }
+                        running -= 1
+                    }
+                    start(1)
+                case .rejected(let error):
+                    let first = lock.withLock(announcing: address) { _ -> Bool in
+                        defer { finished = true }
+                        return !finished
+                    }
+                    if first {
+                        box.settle(.rejected(error))
+                    }
+                }
+            }
+        }
+        finishIfDone()
+    }
+
+    /// The next element to start; nil stops the pump (checked and cleared
+    /// under the lock, so a request that comes after is pumped by its caller).
+    func takeNext() -> (index: Int, thenable: It.Element)? {
+        lock.withLock(announcing: address) { _ in
+            guard wanted > 0, !finished, !exhausted else {
+                pumping = false
+                return nil
+            }
             guard let thenable = iterator.next() else {
                 exhausted = true
-                return
+                pumping = false
+                return nil
             }
-            next = (values.count, thenable)
-            values.append(nil)
+            wanted -= 1
             running += 1
-        }
-        guard let next else {
-            finishIfDone()
-            return
-        }
-        next.thenable.pipe { result in
-            switch result {
-            case .fulfilled(let value):
-                self.lock.withLock { _ in
-                    if !self.finished { self.values[next.index] = value }
-                    self.running -= 1
-                }
-                self.startNext()
-            case .rejected(let error):
-                let first = self.lock.withLock { _ in
-                    defer { self.finished = true }
-                    return !self.finished
-                }
-                if first {
-                    self.promise.box.seal(.rejected(error))
-                }
-            }
+            values.append(nil)
+            return (values.count - 1, thenable)
         }
     }
 
     func finishIfDone() {
         var all: [Value]?
-        lock.withLock { _ in
+        lock.withLock(announcing: address) { _ in
             guard !finished, exhausted, running == 0 else { return }
             finished = true
             all = values.map { $0.unsafelyUnwrapped }
         }
         if let all {
-            promise.box.seal(.fulfilled(all))
+            box.settle(.fulfilled(all))
         }
     }
 }

@@ -289,8 +289,8 @@ class PromiseKitClientTests: XCTestCase {
         XCTAssertEqual(model.events, ["promise"])
     }
 
-    // Only waits on pending promises: PromiseKit 8 also logs a wait() on a
-    // promise that is already resolved; this library logs only a wait() that blocks.
+    // As in PromiseKit 8, every wait() on the main thread is logged, also on
+    // a promise that is already resolved.
     func testWaitOnMainThreadIsLogged() throws {
         XCTAssertTrue(Thread.isMainThread, "XCTest should run this on the main thread")
         let lock = NSLock()
@@ -308,9 +308,44 @@ class PromiseKitClientTests: XCTestCase {
         let (guarantee, resolve) = Guarantee<Int>.pending()
         DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(10)) { resolve(2) }
         XCTAssertEqual(guarantee.wait(), 2)
+        XCTAssertEqual(try Promise.value(3).wait(), 3)
+        XCTAssertEqual(Guarantee.value(4).wait(), 4)
         lock.lock()
-        XCTAssertEqual(model.events.count, 2)
+        XCTAssertEqual(model.events.count, 4)
         lock.unlock()
+    }
+
+    func testHangTurnsTheMainRunLoop() throws {
+        XCTAssertTrue(Thread.isMainThread, "XCTest should run this on the main thread")
+        var events: [String] = []
+        conf.logHandler = { event in events.append("\(event)") }
+        let (promise, resolver) = Promise<String>.pending()
+        // Work scheduled on the main queue runs while hang() waits there.
+        DispatchQueue.main.async { resolver.fulfill("done") }
+        XCTAssertEqual(try hang(promise), "done")
+        XCTAssertThrowsError(try hang(Promise<Int>(error: FetchError.offline)))
+        XCTAssertEqual(events, [], "hang() is not a wait() on the main thread")
+    }
+
+    func testGuaranteeSequenceHelpersStayGuarantees() {
+        conf.logHandler = { _ in }  // wait() on the main thread is expected here
+        let numbers = Guarantee.value([3, 1, 2])
+        let doubled: Guarantee<[Int]> = numbers.mapValues { $0 * 2 }
+        let sorted: Guarantee<[Int]> = numbers.sortedValues()
+        let descending: Guarantee<[Int]> = numbers.sortedValues { $0 > $1 }
+        let odd: Guarantee<[Int]> = numbers.filterValues { $0 % 2 == 1 }
+        let some: Guarantee<[Int]> = numbers.compactMapValues { $0 == 2 ? nil : $0 }
+        let flat: Guarantee<[Int]> = numbers.flatMapValues { [$0, $0] }
+        let later: Guarantee<[Int]> = numbers.thenMap { Guarantee.value($0 + 10) }
+        let flatLater: Guarantee<[Int]> = numbers.thenFlatMap { Guarantee.value([$0, 0]) }
+        XCTAssertEqual(doubled.wait(), [6, 2, 4])
+        XCTAssertEqual(sorted.wait(), [1, 2, 3])
+        XCTAssertEqual(descending.wait(), [3, 2, 1])
+        XCTAssertEqual(odd.wait(), [3, 1])
+        XCTAssertEqual(some.wait(), [3, 1])
+        XCTAssertEqual(flat.wait(), [3, 3, 1, 1, 2, 2])
+        XCTAssertEqual(later.wait(), [13, 11, 12])
+        XCTAssertEqual(flatLater.wait(), [3, 0, 1, 0, 2, 0])
     }
 
     func testLeakEventsReachACustomLogHandler() {

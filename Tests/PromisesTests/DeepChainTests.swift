@@ -118,25 +118,22 @@ struct DeepChainTests {
         #expect(postponedAt.allSatisfy { $0 >= 31 }, "a nested seal was postponed below the depth limit: \(postponedAt)")
     }
 
-    @Test("wait() inside a deep inline handler on a promise it fulfils returns (no self-deadlock)",
-          .bug(id: "trampoline-wait-deadlock", "wait() blocks on handlers the Trampoline postponed on the same thread"))
+    @Test("wait() inside a deep inline handler on a promise it fulfils returns (no self-deadlock)")
     func waitInsideDeepHandler() async {
-        await withKnownIssue("the thread waits for postponed handlers only it can run: deadlock, killed by alarm") {
-            await #expect(processExitsWith: .success) {
-                alarm(5)
-                let (root, resolver) = Promise<Int>.pending()
-                var tail = root
-                for _ in 0..<31 { tail = tail.map(on: nil) { $0 } }
-                let finished = tail.map(on: nil) { value -> Int in
-                    let (inner, innerResolver) = Promise<Int>.pending()
-                    let dependent = inner.map(on: nil) { $0 + 1 }
-                    innerResolver.fulfill(value)
-                    return try dependent.wait()
-                }
-                resolver.fulfill(1)
-                let value = try finished.wait()
-                precondition(value == 2)
+        await #expect(processExitsWith: .success) {
+            alarm(5)
+            let (root, resolver) = Promise<Int>.pending()
+            var tail = root
+            for _ in 0..<31 { tail = tail.map(on: nil) { $0 } }
+            let finished = tail.map(on: nil) { value -> Int in
+                let (inner, innerResolver) = Promise<Int>.pending()
+                let dependent = inner.map(on: nil) { $0 + 1 }
+                innerResolver.fulfill(value)
+                return try dependent.wait()
             }
+            resolver.fulfill(1)
+            let value = try finished.wait()
+            precondition(value == 2)
         }
     }
 }

@@ -201,8 +201,7 @@ extension GlobalConfiguration {
             #expect(stderr.contains("PromisesTests/LeakTests.swift:\(line)"))
         }
 
-        @Test("putting the default logHandler back keeps the located stderr line",
-              .bug(id: "conf-logHandler-reset", "assigning conf.logHandler its own default makes it 'custom': leak lines lose their location"))
+        @Test("putting the default logHandler back keeps the located stderr line")
         func resettingLogHandlerKeepsLocation() async throws {
             let line = #line + 1
             let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
@@ -211,9 +210,7 @@ extension GlobalConfiguration {
             }
             let stderr = String(decoding: try #require(result).standardErrorContent, as: UTF8.self)
             #expect(stderr.contains("pending promise deallocated"))
-            withKnownIssue("PMKConfiguration.logHandler cannot be reset: the getter returns the default writer, and setting it marks the handler custom, so report() sends the plain event without location") {
-                #expect(stderr.contains("PromisesTests/LeakTests.swift:\(line)"))
-            }
+            #expect(stderr.contains("PromisesTests/LeakTests.swift:\(line)"))
         }
     }
 }

@@ -1,0 +1,63 @@
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Tells ThreadSanitizer about the library's locks.
+///
+/// On Linux, `Synchronization.Mutex` is a futex driven by atomics that
+/// ThreadSanitizer does not instrument, so without help it reports every
+/// access a `Mutex` guards as a race (a ten-line program that only counts
+/// under a `Mutex` gets such reports). When the process runs under
+/// ThreadSanitizer its runtime exports `__tsan_acquire` / `__tsan_release`;
+/// they are looked up once, and each critical section is announced as an
+/// acquire after locking and a release before unlocking. Outside
+/// ThreadSanitizer the lookup finds nothing and a lock costs one predictable
+/// branch more.
+@usableFromInline
+enum TSan {
+    @usableFromInline
+    typealias Annotation = @convention(c) (UnsafeMutableRawPointer?) -> Void
+
+    @usableFromInline
+    static let acquireFunction: Annotation? = lookUp("__tsan_acquire")
+
+    @usableFromInline
+    static let releaseFunction: Annotation? = lookUp("__tsan_release")
+
+    private static func lookUp(_ name: String) -> Annotation? {
+        // RTLD_DEFAULT: search the whole process.
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), name) else { return nil }
+        return unsafeBitCast(symbol, to: Annotation.self)
+    }
+
+    @inlinable
+    @inline(__always)
+    static func acquire(_ address: UnsafeMutableRawPointer) {
+        if let acquireFunction { acquireFunction(address) }
+    }
+
+    @inlinable
+    @inline(__always)
+    static func release(_ address: UnsafeMutableRawPointer) {
+        if let releaseFunction { releaseFunction(address) }
+    }
+}
+
+extension Mutex where Value: ~Copyable {
+    /// `withLock`, announced to ThreadSanitizer as a hand-off on `address`
+    /// (the object that owns the lock).
+    @inlinable
+    func withLock<Result: ~Copyable>(announcing address: UnsafeMutableRawPointer, _ body: (inout sending Value) -> sending Result) -> sending Result {
+        withLock { value in
+            TSan.acquire(address)
+            defer { TSan.release(address) }
+            return body(&value)
+        }
+    }
+}
