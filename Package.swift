@@ -15,9 +15,20 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "Promises", targets: ["Promises"]),
+        .library(name: "JobStore", targets: ["JobStore"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
     ],
     targets: [
         .target(name: "Promises", swiftSettings: strict),
         .testTarget(name: "PromisesTests", dependencies: ["Promises"], swiftSettings: strict),
+        .target(
+            name: "JobStore",
+            dependencies: [.product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: strict
+        ),
+        .executableTarget(name: "jobstore-bench", dependencies: ["JobStore"], swiftSettings: strict),
+        .testTarget(name: "JobStoreTests", dependencies: ["JobStore"], swiftSettings: strict),
     ]
 )

@@ -1,0 +1,101 @@
+import Foundation
+import GRDB
+
+extension SQLiteJobStore {
+    public func job(_ id: Int64) async throws -> JobDetail? {
+        try await read(doing: "read job \(id)") { db in
+            guard let row = try Row.fetchOne(
+                db.cachedStatement(sql: "SELECT \(Columns.job) FROM jobs WHERE id = ?"), arguments: [id])
+            else { return nil }
+            let stages = try Row.fetchAll(
+                db.cachedStatement(sql: "SELECT \(Columns.stage) FROM stages WHERE job_id = ? ORDER BY position"),
+                arguments: [id])
+            return JobDetail(job: try Columns.job(row), stages: try stages.map(Columns.stage))
+        }
+    }
+
+    /// Newest first. With a state filter, one index range per state is read
+    /// (at most `limit` rows each) and the ranges merged, so a page costs the
+    /// same on a table of a thousand jobs or a million.
+    public func list(_ query: JobQuery) async throws -> JobPage {
+        try Self.require((1...1000).contains(query.limit), "list limit must be within 1…1000, not \(query.limit)")
+        if let states = query.states, states.isEmpty {
+            return JobPage(jobs: [], nextCursor: nil)
+        }
+        // A definition filter alone uses the (definition, state, id) index, one state at a time.
+        let states = query.states ?? (query.definition == nil ? nil : Set(JobState.allCases))
+        let before = query.before ?? Int64.max
+        var sql: String
+        var arguments: StatementArguments = []
+        if let states {
+            let parts = states.sorted { $0.rawValue < $1.rawValue }.map { state -> String in
+                arguments += [state.rawValue]
+                if let definition = query.definition { arguments += [definition] }
+                arguments += [before, query.limit]
+                let definitionTerm = query.definition == nil ? "" : " AND definition = ?"
+                return "SELECT * FROM (SELECT id FROM jobs WHERE state = ?\(definitionTerm) AND id < ? ORDER BY id DESC LIMIT ?)"
+            }
+            sql = """
+                SELECT \(Columns.job) FROM jobs
+                WHERE id IN (\(parts.joined(separator: " UNION ALL ")))
+                ORDER BY id DESC LIMIT ?
+                """
+            arguments += [query.limit]
+        } else {
+            sql = "SELECT \(Columns.job) FROM jobs WHERE id < ? ORDER BY id DESC LIMIT ?"
+            arguments = [before, query.limit]
+        }
+        let finalSQL = sql
+        let finalArguments = arguments
+        let limit = query.limit
+        return try await read(doing: "list jobs") { db in
+            let jobs = try Row.fetchAll(db.cachedStatement(sql: finalSQL), arguments: finalArguments).map(Columns.job)
+            return JobPage(jobs: jobs, nextCursor: jobs.count == limit ? jobs.last?.id : nil)
+        }
+    }
+
+    public func events(of jobID: Int64) async throws -> [JobEvent] {
+        try await read(doing: "read the events of job \(jobID)") { db in
+            try Row.fetchAll(
+                db, sql: "SELECT \(Columns.event) FROM events WHERE job_id = ? ORDER BY id", arguments: [jobID]
+            ).map(Columns.event)
+        }
+    }
+
+    public func attemptHistory(of jobID: Int64) async throws -> [JobAttempt] {
+        try await read(doing: "read the attempts of job \(jobID)") { db in
+            let attempts = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT attempt, state, result, error, started_at, finished_at
+                    FROM job_attempts WHERE job_id = ? ORDER BY attempt
+                    """,
+                arguments: [jobID])
+            let stageRows = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT \(Columns.stage), attempt
+                    FROM stage_attempts WHERE job_id = ? ORDER BY attempt, position
+                    """,
+                arguments: [jobID])
+            var stagesByAttempt: [Int: [Stage]] = [:]
+            for row in stageRows {
+                let attempt: Int = row[11]
+                stagesByAttempt[attempt, default: []].append(try Columns.stage(row))
+            }
+            return try attempts.map { row in
+                let attempt: Int = row[0]
+                let stateText: String = row[1]
+                guard let state = JobState(rawValue: stateText) else {
+                    throw JobStoreError(.corrupt, "attempt \(attempt) of job \(jobID) has the unknown state '\(stateText)'", jobID: jobID)
+                }
+                return JobAttempt(
+                    jobID: jobID, attempt: attempt, state: state,
+                    result: StoredValue.data(row[2]), error: row[3],
+                    startedAt: (row[4] as String?).flatMap(Timestamp.date),
+                    finishedAt: (row[5] as String?).flatMap(Timestamp.date),
+                    stages: stagesByAttempt[attempt] ?? [])
+            }
+        }
+    }
+}

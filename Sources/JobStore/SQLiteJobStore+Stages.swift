@@ -1,0 +1,160 @@
+import Foundation
+import GRDB
+
+extension SQLiteJobStore {
+    public func recordStageStart(_ start: StageStart, completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
+        writer.enqueue(atomic: false, { db in
+            let statement = try db.cachedStatement(sql: """
+                UPDATE stages
+                SET state = 'running', attempts = ?, started_at = ?,
+                    finished_at = NULL, value = NULL, error = NULL, exit_code = NULL
+                WHERE job_id = ? AND position = ?
+                  AND EXISTS (SELECT 1 FROM jobs WHERE id = ? AND state = 'running' AND lease_owner = ? AND claims = ?)
+                """)
+            let lease = start.lease
+            statement.setUncheckedArguments([
+                start.attempt, Timestamp.text(start.at), lease.jobID, start.position,
+                lease.jobID, lease.owner, lease.claim,
+            ])
+            try statement.execute()
+            if db.changesCount == 0 {
+                throw try Self.fenceError(lease, position: start.position, doing: "record the start of", db)
+            }
+        }, completion: completion)
+    }
+
+    public func recordStageResult(_ result: StageResult, completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
+        let cap = self.cap
+        writer.enqueue(atomic: false, { db in
+            let lease = result.lease
+            let state: StageState
+            var value: Data?
+            var error: String?
+            switch result.outcome {
+            case .fulfilled(let data):
+                state = .fulfilled
+                value = data
+            case .rejected(let message):
+                state = .rejected
+                error = message
+            case .skipped:
+                state = .skipped
+            }
+            try StoredValue.check(
+                value, "the value of stage \(result.position) of job \(lease.jobID)", cap: cap, jobID: lease.jobID)
+            try StoredValue.check(
+                error, "the error of stage \(result.position) of job \(lease.jobID)", cap: cap, jobID: lease.jobID)
+            let statement = try db.cachedStatement(sql: """
+                UPDATE stages
+                SET state = ?, value = ?, error = ?, exit_code = ?, attempts = ?,
+                    started_at = coalesce(?, started_at), finished_at = ?
+                WHERE job_id = ? AND position = ?
+                  AND EXISTS (SELECT 1 FROM jobs WHERE id = ? AND state = 'running' AND lease_owner = ? AND claims = ?)
+                """)
+            statement.setUncheckedArguments([
+                state.rawValue, StoredValue.databaseValue(value), error, result.exitCode.map { Int64($0) },
+                result.attempt, result.startedAt.map(Timestamp.text), Timestamp.text(result.at),
+                lease.jobID, result.position, lease.jobID, lease.owner, lease.claim,
+            ])
+            try statement.execute()
+            if db.changesCount == 0 {
+                throw try Self.fenceError(lease, position: result.position, doing: "record the result of", db)
+            }
+        }, completion: completion)
+    }
+
+    public func finish(_ finish: JobFinish, completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
+        let cap = self.cap
+        writer.enqueue(atomic: true, { db in
+            let lease = finish.lease
+            let state: JobState
+            var result: Data?
+            var error: String?
+            switch finish.outcome {
+            case .fulfilled(let data):
+                state = .fulfilled
+                result = data
+            case .rejected(let message):
+                state = .rejected
+                error = message
+            case .cancelled(let reason):
+                state = .cancelled
+                error = reason ?? "cancelled"
+            }
+            try StoredValue.check(result, "the result of job \(lease.jobID)", cap: cap, jobID: lease.jobID)
+            try StoredValue.check(error, "the error of job \(lease.jobID)", cap: cap, jobID: lease.jobID)
+            let statement = try db.cachedStatement(sql: """
+                UPDATE jobs
+                SET state = ?, result = ?, error = ?, finished_at = ?, lease_expires_at = NULL
+                WHERE id = ? AND state = 'running' AND lease_owner = ? AND claims = ?
+                """)
+            statement.setUncheckedArguments([
+                state.rawValue, StoredValue.databaseValue(result), error, Timestamp.text(finish.at),
+                lease.jobID, lease.owner, lease.claim,
+            ])
+            try statement.execute()
+            if db.changesCount == 0 {
+                throw try Self.fenceError(lease, position: nil, doing: "finish", db)
+            }
+            try Self.resolveStages(of: lease.jobID, as: state, db)
+        }, completion: completion)
+    }
+
+    public func recordEvent(_ event: NewEvent, completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
+        let cap = self.cap
+        writer.enqueue(atomic: false, { db in
+            try StoredValue.check(event.message, "the message of a \(event.kind) event", cap: cap, jobID: event.jobID)
+            if let jobID = event.jobID,
+               try Int64.fetchOne(db.cachedStatement(sql: "SELECT id FROM jobs WHERE id = ?"), arguments: [jobID]) == nil {
+                throw JobStoreError(.jobNotFound, "cannot record a \(event.kind) event: there is no job \(jobID)", jobID: jobID)
+            }
+            try Self.insertEvent(event, db)
+        }, completion: completion)
+    }
+
+    static func insertEvent(_ event: NewEvent, _ db: Database) throws {
+        let statement = try db.cachedStatement(
+            sql: "INSERT INTO events (job_id, position, kind, message, created_at) VALUES (?, ?, ?, ?, ?)")
+        statement.setUncheckedArguments([event.jobID, event.position, event.kind, event.message, Timestamp.text(event.at)])
+        try statement.execute()
+    }
+
+    /// A resolved job has no pending or running stage: the ones never reached
+    /// are skipped, and one cut short is rejected.
+    static func resolveStages(of jobID: Int64, as state: JobState, _ db: Database) throws {
+        let statement = try db.cachedStatement(sql: """
+            UPDATE stages
+            SET state = CASE state WHEN 'pending' THEN 'skipped' ELSE 'rejected' END,
+                error = CASE state WHEN 'running' THEN ? ELSE error END
+            WHERE job_id = ? AND state IN ('pending', 'running')
+            """)
+        statement.setUncheckedArguments(["interrupted: the job was \(state.rawValue) while this stage ran", jobID])
+        try statement.execute()
+    }
+
+    /// Why a fenced write changed nothing.
+    static func fenceError(_ lease: Lease, position: Int?, doing what: String, _ db: Database) throws -> JobStoreError {
+        let row = try Row.fetchOne(
+            db, sql: "SELECT state, lease_owner, claims FROM jobs WHERE id = ?", arguments: [lease.jobID])
+        let target = position.map { "stage \($0) of job \(lease.jobID)" } ?? "job \(lease.jobID)"
+        guard let row else {
+            return JobStoreError(.jobNotFound, "cannot \(what) \(target): there is no such job (was it pruned?)", jobID: lease.jobID)
+        }
+        let state: String = row[0]
+        let owner: String? = row[1]
+        let claims: Int = row[2]
+        if state != JobState.running.rawValue || owner != lease.owner || claims != lease.claim {
+            return JobStoreError(
+                .leaseLost,
+                "cannot \(what) \(target): the lease of \(lease.owner) (claim \(lease.claim)) is no longer the job's "
+                    + "(it is \(state), claim \(claims) by \(owner ?? "nobody")). The lease expired and the job was "
+                    + "requeued; stop working on it — renew leases more often than they expire.",
+                jobID: lease.jobID)
+        }
+        let count = try Int.fetchOne(db, sql: "SELECT count(*) FROM stages WHERE job_id = ?", arguments: [lease.jobID]) ?? 0
+        return JobStoreError(
+            .invalidArgument,
+            "cannot \(what) \(target): the job has \(count) stages (positions 0…\(max(count - 1, 0)))",
+            jobID: lease.jobID)
+    }
+}
