@@ -1,0 +1,268 @@
+import Foundation
+@_spi(Maintenance) import JobStore
+import Synchronization
+
+/// The figures of issue 3, each printed beside its target.
+struct Benchmarks {
+    struct Options {
+        /// Where to build (or find, and keep) the 1,000,000-job database.
+        var bigDatabasePath: String?
+        var skipBig = false
+    }
+
+    struct Figure {
+        var name: String
+        var value: Double
+        var unit: String
+        /// `nil` for figures printed for information only.
+        var target: Double?
+        var higherIsBetter: Bool
+
+        var met: Bool {
+            guard let target else { return true }
+            return higherIsBetter ? value >= target : value <= target
+        }
+    }
+
+    let options: Options
+    let folder: String
+
+    init(options: Options) {
+        self.options = options
+        folder = NSTemporaryDirectory() + "jobstore-bench-\(getpid())"
+    }
+
+    func run() async throws -> Bool {
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        print("jobstore-bench: \(ProcessInfo.processInfo.activeProcessorCount) cores, databases in \(folder)")
+        var figures: [Figure] = []
+        figures += try await groupCommitWrites()
+        figures += try await batchSubmit()
+        figures += try await claimCycles(withStarts: false)
+        figures += try await claimCycles(withStarts: true)
+        if !options.skipBig {
+            figures += try await reads(jobs: 10_000, path: folder + "/small.sqlite", label: "10k")
+            let big = options.bigDatabasePath ?? folder + "/big.sqlite"
+            figures += try await reads(jobs: 1_000_000, path: big, label: "1M")
+        }
+        print("")
+        let missed = figures.filter { !$0.met }
+        print(missed.isEmpty ? "all targets met" : "targets missed: \(missed.map(\.name).joined(separator: "; "))")
+        return missed.isEmpty
+    }
+
+    // MARK: Figures
+
+    /// Stage results from 256 jobs at once, each job writing its 50 stages
+    /// one after the other, every write waiting for its acknowledgement.
+    func groupCommitWrites() async throws -> [Figure] {
+        let store = try SQLiteJobStore(path: folder + "/writes.sqlite")
+        let stages = (0..<50).map { StagePlan(name: "s\($0)", kind: "then") }
+        for _ in 0..<8 {
+            _ = try await store.submit((0..<500).map { _ in NewJob(definition: "w", stages: stages) })
+        }
+        var claimed: [ClaimedJob] = []
+        while true {
+            let batch = try await store.claim(pool: "default", owner: "bench", limit: 1000, leaseDuration: .seconds(3600))
+            if batch.isEmpty { break }
+            claimed += batch
+        }
+        let lanes = 256
+        let jobs = claimed
+        let total = jobs.count * stages.count
+        let failures = Mutex(0)
+        let start = ContinuousClock.now
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            let lanesLeft = Mutex(lanes)
+            @Sendable func step(lane: Int, jobIndex: Int, position: Int) {
+                guard jobIndex < jobs.count else {
+                    if lanesLeft.withLock({ $0 -= 1; return $0 }) == 0 { done.resume() }
+                    return
+                }
+                let job = jobs[jobIndex]
+                let result = StageResult(
+                    lease: job.lease, position: position, outcome: .fulfilled(Data("value \(jobIndex)/\(position)\n".utf8)))
+                store.recordStageResult(result) { outcome in
+                    if case .failure = outcome { failures.withLock { $0 += 1 } }
+                    if position + 1 < stages.count {
+                        step(lane: lane, jobIndex: jobIndex, position: position + 1)
+                    } else {
+                        step(lane: lane, jobIndex: jobIndex + lanes, position: 0)
+                    }
+                }
+            }
+            for lane in 0..<lanes { step(lane: lane, jobIndex: lane, position: 0) }
+        }
+        let seconds = (ContinuousClock.now - start).seconds
+        try await store.close()
+        let failed = failures.withLock { $0 }
+        guard failed == 0 else { throw BenchError("\(failed) stage-result writes failed") }
+        return [report(Figure(
+            name: "stage-result writes, group commit (256 jobs writing at once, \(total) writes)",
+            value: Double(total) / seconds, unit: "writes/s", target: 50_000, higherIsBetter: true))]
+    }
+
+    /// 100 batches of 1,000 jobs with 3 stages each, one transaction per batch.
+    func batchSubmit() async throws -> [Figure] {
+        let store = try SQLiteJobStore(path: folder + "/submit.sqlite")
+        let plan = [StagePlan(name: "fetch", kind: "then"), StagePlan(name: "total", kind: "map"), StagePlan(name: "publish", kind: "done")]
+        let batches = 100
+        let batchSize = 1000
+        let start = ContinuousClock.now
+        for batch in 0..<batches {
+            _ = try await store.submit((0..<batchSize).map { index in
+                NewJob(definition: "report", input: Data("line \(batch * batchSize + index)".utf8), stages: plan)
+            })
+        }
+        let seconds = (ContinuousClock.now - start).seconds
+        try await store.close()
+        return [report(Figure(
+            name: "batch submit (batches of \(batchSize) jobs, 3 stages each)",
+            value: Double(batches * batchSize) / seconds, unit: "jobs/s", target: 20_000, higherIsBetter: true))]
+    }
+
+    /// 16 workers, each: claim one job, record its 3 stage results (and,
+    /// `withStarts`, the 3 stage starts before them), finish it; again.
+    func claimCycles(withStarts: Bool) async throws -> [Figure] {
+        let store = try SQLiteJobStore(path: folder + "/cycle-\(withStarts).sqlite")
+        let plan = [StagePlan(name: "a", kind: "then"), StagePlan(name: "b", kind: "map"), StagePlan(name: "c", kind: "done")]
+        let jobs = 30_000
+        for batch in 0..<(jobs / 1000) {
+            _ = try await store.submit((0..<1000).map { index in
+                NewJob(definition: "cycle", input: Data("\(batch * 1000 + index)".utf8), stages: plan)
+            })
+        }
+        let start = ContinuousClock.now
+        let finished = try await withThrowingTaskGroup(of: Int.self) { group in
+            for worker in 0..<16 {
+                group.addTask {
+                    var count = 0
+                    while let job = try await store.claim(
+                        pool: "default", owner: "worker-\(worker)", limit: 1, leaseDuration: .seconds(60)).first {
+                        var value = job.resumeValue ?? Data()
+                        for position in job.resumePosition..<job.stages.count {
+                            if withStarts {
+                                try await store.recordStageStart(StageStart(lease: job.lease, position: position))
+                            }
+                            value.append(UInt8(ascii: "+"))
+                            try await store.recordStageResult(
+                                StageResult(lease: job.lease, position: position, outcome: .fulfilled(value), exitCode: 0))
+                        }
+                        try await store.finish(JobFinish(lease: job.lease, outcome: .fulfilled(value)))
+                        count += 1
+                    }
+                    return count
+                }
+            }
+            return try await group.reduce(0, +)
+        }
+        let seconds = (ContinuousClock.now - start).seconds
+        try await store.close()
+        guard finished == jobs else { throw BenchError("finished \(finished) jobs of \(jobs)") }
+        return [report(Figure(
+            name: withStarts
+                ? "claim + 3 × (stage start + result) + finish, 16 in flight (information)"
+                : "claim + 3 stage results + finish, 16 jobs in flight",
+            value: Double(jobs) / seconds, unit: "jobs/s", target: withStarts ? nil : 10_000, higherIsBetter: true))]
+    }
+
+    /// Read latencies on a database of `jobs` jobs (3 stages each), built
+    /// in place with SQL if it is not there yet.
+    func reads(jobs: Int, path: String, label: String) async throws -> [Figure] {
+        let store = try SQLiteJobStore(path: path)
+        let have = Int(try await store.queryStrings("SELECT count(*) FROM jobs").first.flatMap { $0 } ?? "0") ?? 0
+        if have < jobs {
+            let start = ContinuousClock.now
+            try await SyntheticJobs.fill(store, upTo: jobs, from: have)
+            let seconds = (ContinuousClock.now - start).seconds
+            print(String(format: "  (built a %@-job database in %.1f s at %@)", label, seconds, path))
+        } else {
+            print("  (reusing the \(have)-job database at \(path))")
+        }
+        let maxID = Int64(try await store.queryStrings("SELECT max(id) FROM jobs").first.flatMap { $0 } ?? "1") ?? 1
+        var generator = SystemRandomNumberGenerator()
+        // Warm the page cache the way a running daemon's would be.
+        for _ in 0..<200 { _ = try await store.job(Int64.random(in: 1...maxID, using: &generator)) }
+
+        let oneJob = try await Self.latencies(count: 2000) {
+            let detail = try await store.job(Int64.random(in: 1...maxID, using: &generator))
+            guard detail?.stages.count == 3 else { throw BenchError("job without its 3 stages") }
+        }
+        func page(_ query: @escaping () -> JobQuery) async throws -> Latencies {
+            try await Self.latencies(count: 300) {
+                let page = try await store.list(query())
+                guard page.jobs.count == 50 else { throw BenchError("a page of \(page.jobs.count) jobs, not 50") }
+            }
+        }
+        // Cursors anywhere in the newest 90% of the table, so a full page follows.
+        func cursor() -> Int64 { Int64.random(in: (maxID / 10)...maxID, using: &generator) }
+        let pendingFirst = try await page { .pending() }
+        let pendingDeep = try await page { .pending(before: cursor()) }
+        let resolvedFirst = try await page { .resolved() }
+        let resolvedDeep = try await page { .resolved(before: cursor()) }
+        let byDefinition = try await page { .pending(definition: "def-3", before: cursor()) }
+        try await store.close()
+        return [
+            report(Figure(name: "[\(label)] one job with its stages, median (p99 \(oneJob.p99Text))",
+                          value: oneJob.medianMs, unit: "ms", target: 1, higherIsBetter: false)),
+            report(Figure(name: "[\(label)] page of 50 pending, newest, median (p99 \(pendingFirst.p99Text))",
+                          value: pendingFirst.medianMs, unit: "ms", target: 10, higherIsBetter: false)),
+            report(Figure(name: "[\(label)] page of 50 pending, random cursor, median (p99 \(pendingDeep.p99Text))",
+                          value: pendingDeep.medianMs, unit: "ms", target: 10, higherIsBetter: false)),
+            report(Figure(name: "[\(label)] page of 50 resolved, newest, median (p99 \(resolvedFirst.p99Text))",
+                          value: resolvedFirst.medianMs, unit: "ms", target: 10, higherIsBetter: false)),
+            report(Figure(name: "[\(label)] page of 50 resolved, random cursor, median (p99 \(resolvedDeep.p99Text))",
+                          value: resolvedDeep.medianMs, unit: "ms", target: 10, higherIsBetter: false)),
+            report(Figure(name: "[\(label)] page of 50 pending of one definition, random cursor, median (p99 \(byDefinition.p99Text))",
+                          value: byDefinition.medianMs, unit: "ms", target: 10, higherIsBetter: false)),
+        ]
+    }
+
+    // MARK: Helpers
+
+    struct Latencies {
+        var sorted: [Double]
+        var medianMs: Double { sorted[sorted.count / 2] }
+        var p99Ms: Double { sorted[min(sorted.count - 1, sorted.count * 99 / 100)] }
+        var p99Text: String { String(format: "%.3f ms", p99Ms) }
+    }
+
+    static func latencies(count: Int, _ body: () async throws -> Void) async throws -> Latencies {
+        var samples: [Double] = []
+        samples.reserveCapacity(count)
+        for _ in 0..<count {
+            let start = ContinuousClock.now
+            try await body()
+            samples.append((ContinuousClock.now - start).seconds * 1000)
+        }
+        return Latencies(sorted: samples.sorted())
+    }
+
+    func report(_ figure: Figure) -> Figure {
+        let value = figure.unit == "ms"
+            ? String(format: "%.3f %@", figure.value, figure.unit)
+            : "\(Int(figure.value).formatted()) \(figure.unit)"
+        var line = "\(figure.name): \(value)"
+        if let target = figure.target {
+            let targetText = figure.unit == "ms"
+                ? String(format: "≤ %g %@", target, figure.unit)
+                : "≥ \(Int(target).formatted()) \(figure.unit)"
+            line += "   target \(targetText)   \(figure.met ? "OK" : "MISSED")"
+        }
+        print(line)
+        return figure
+    }
+}
+
+struct BenchError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+extension Duration {
+    var seconds: Double {
+        let (seconds, attoseconds) = components
+        return Double(seconds) + Double(attoseconds) / 1e18
+    }
+}
