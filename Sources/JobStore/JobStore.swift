@@ -6,14 +6,17 @@ import Foundation
 /// a store for another database can be added behind the same protocol.
 ///
 /// Two styles of call:
-/// - The writes an engine makes while jobs run (stage starts and results,
-///   finishing a job, events) take a completion handler. They are group
-///   committed: many are written in one transaction, and each completion is
-///   called only after its transaction committed, with `.success` — or with
-///   the reason it was not written. No thread waits for them. Completions are
-///   called on a private serial queue, in the order the writes were made; do
-///   not block in them. `async` versions are in an extension.
-/// - Everything else is `async`.
+/// - What an engine does while jobs run (claim, renew, requeue, stage starts
+///   and results, finishing a job, events) takes a completion handler. These
+///   are group committed: many are written in one transaction, and each
+///   completion is called only after its transaction committed, with
+///   `.success` — or with the reason it was not written. No thread waits for
+///   them. Completions are called in the order the calls were made, on the
+///   store's writer thread right after the commit: keep them short and never
+///   block in them (resolve a promise, hop to your own queue). A write made
+///   from a completion joins the very next transaction. `async` versions are
+///   in an extension.
+/// - Everything else (submitting, controlling, reading) is `async`.
 ///
 /// Errors are ``JobStoreError``s.
 public protocol JobStore: Sendable {
@@ -26,19 +29,24 @@ public protocol JobStore: Sendable {
     // MARK: Running
 
     /// Claims up to `limit` runnable jobs of `pool` — pending, `runAt` past —
-    /// highest priority first, then oldest; each under a lease of `owner`
-    /// that expires after `leaseDuration` unless renewed.
-    func claim(pool: String, owner: String, limit: Int, leaseDuration: Duration) async throws -> [ClaimedJob]
+    /// highest priority first, then the longest waiting (earliest `runAt`);
+    /// each under a lease of `owner` that expires after `leaseDuration`
+    /// unless renewed.
+    func claim(
+        pool: String, owner: String, limit: Int, leaseDuration: Duration,
+        completion: @escaping @Sendable (Result<[ClaimedJob], any Error>) -> Void)
 
     /// Extends the leases that are still held; tells which were lost and
     /// which jobs have a cancellation request.
-    func renew(_ leases: [Lease], leaseDuration: Duration) async throws -> LeaseRenewal
+    func renew(
+        _ leases: [Lease], leaseDuration: Duration,
+        completion: @escaping @Sendable (Result<LeaseRenewal, any Error>) -> Void)
 
     /// Crash recovery: every running job whose lease expired goes back to
     /// pending (its fulfilled stages kept, so it resumes from its first stage
     /// without a fulfilled result), or to cancelled if a cancellation was
-    /// requested. Returns the ids of the jobs it changed.
-    func requeueExpiredLeases() async throws -> [Int64]
+    /// requested. Gives the ids of the jobs it changed.
+    func requeueExpiredLeases(completion: @escaping @Sendable (Result<[Int64], any Error>) -> Void)
 
     func recordStageStart(_ start: StageStart, completion: @escaping @Sendable (Result<Void, any Error>) -> Void)
 
@@ -99,6 +107,24 @@ extension JobStore {
 
     public func retry(_ id: Int64) async throws -> Job {
         try await retry(id, delay: .zero)
+    }
+
+    public func claim(pool: String, owner: String, limit: Int, leaseDuration: Duration) async throws -> [ClaimedJob] {
+        try await withCheckedThrowingContinuation { continuation in
+            claim(pool: pool, owner: owner, limit: limit, leaseDuration: leaseDuration) { continuation.resume(with: $0) }
+        }
+    }
+
+    public func renew(_ leases: [Lease], leaseDuration: Duration) async throws -> LeaseRenewal {
+        try await withCheckedThrowingContinuation { continuation in
+            renew(leases, leaseDuration: leaseDuration) { continuation.resume(with: $0) }
+        }
+    }
+
+    public func requeueExpiredLeases() async throws -> [Int64] {
+        try await withCheckedThrowingContinuation { continuation in
+            requeueExpiredLeases { continuation.resume(with: $0) }
+        }
     }
 
     public func recordStageStart(_ start: StageStart) async throws {

@@ -2,15 +2,19 @@ import Foundation
 import GRDB
 
 extension SQLiteJobStore {
-    public func claim(pool: String, owner: String, limit: Int, leaseDuration: Duration) async throws -> [ClaimedJob] {
-        try Self.require(!pool.isEmpty, "claim needs a pool name")
-        try Self.require(!owner.isEmpty, "claim needs a lease owner (a name unique to this process)")
-        try Self.require(limit > 0, "claim limit must be positive, not \(limit)")
-        try Self.require(leaseDuration > .zero, "a lease must last more than zero, not \(leaseDuration)")
-        guard limit > 0 else { return [] }
-        return try await write(atomic: true) { db in
-            try Self.claim(pool: pool, owner: owner, limit: limit, leaseDuration: leaseDuration, db)
-        }
+    public func claim(
+        pool: String, owner: String, limit: Int, leaseDuration: Duration,
+        completion: @escaping @Sendable (Result<[ClaimedJob], any Error>) -> Void
+    ) {
+        // Not in a savepoint (a hot path): the only change is the updates by
+        // key at the end, which fail only in ways that roll back everything.
+        writer.enqueue(atomic: false, { db in
+            try Self.require(!pool.isEmpty, "claim needs a pool name")
+            try Self.require(!owner.isEmpty, "claim needs a lease owner (a name unique to this process)")
+            try Self.require(limit > 0, "claim limit must be positive, not \(limit)")
+            try Self.require(leaseDuration > .zero, "a lease must last more than zero, not \(leaseDuration)")
+            return try Self.claim(pool: pool, owner: owner, limit: limit, leaseDuration: leaseDuration, db)
+        }, completion: completion)
     }
 
     private static func claim(
@@ -19,37 +23,41 @@ extension SQLiteJobStore {
         let nowMs = Timestamp.milliseconds(Date())
         let now = Timestamp.text(milliseconds: nowMs)
         let expiresMs = nowMs + leaseDuration.milliseconds
-        let claim = try db.cachedStatement(sql: """
+        let next = try db.cachedStatement(sql: """
+            SELECT id FROM jobs
+            WHERE state = 'pending' AND pool = ? AND run_at <= ?
+            ORDER BY priority DESC, run_at, id
+            LIMIT ?
+            """)
+        next.setUncheckedArguments([pool, now, limit])
+        let ids = try Int64.fetchAll(next)
+        let take = try db.cachedStatement(sql: """
             UPDATE jobs
-            SET state = 'running', lease_owner = ?1, lease_expires_at = ?2, claims = claims + 1,
-                started_at = coalesce(started_at, ?3)
-            WHERE id IN (
-                SELECT id FROM jobs
-                WHERE state = 'pending' AND pool = ?4 AND run_at <= ?3
-                ORDER BY priority DESC, run_at, id
-                LIMIT ?5)
+            SET state = 'running', lease_owner = ?, lease_expires_at = ?, claims = claims + 1,
+                started_at = coalesce(started_at, ?)
+            WHERE id = ?
             RETURNING \(Columns.job)
             """)
-        let rows = try Row.fetchAll(
-            claim, arguments: [owner, Timestamp.text(milliseconds: expiresMs), now, pool, limit])
-        // RETURNING gives no order: restore the claim order.
-        let jobs = try rows.map(Columns.job).sorted {
-            ($0.priority, $1.runAt, $1.id) > ($1.priority, $0.runAt, $0.id)
-        }
         let stagesOf = try db.cachedStatement(
             sql: "SELECT \(Columns.stage) FROM stages WHERE job_id = ? ORDER BY position")
-        return try jobs.map { job in
-            let stages = try Row.fetchAll(stagesOf, arguments: [job.id]).map(Columns.stage)
+        let expires = Timestamp.text(milliseconds: expiresMs)
+        return try ids.map { id in
+            take.setUncheckedArguments([owner, expires, now, id])
+            let job = try Columns.job(try Row.fetchOne(take)!)
+            stagesOf.setUncheckedArguments([id])
+            let stages = try Row.fetchAll(stagesOf).map(Columns.stage)
             let lease = Lease(
                 jobID: job.id, owner: owner, claim: job.claims, expiresAt: Timestamp.date(milliseconds: expiresMs))
             return ClaimedJob(job: job, stages: stages, lease: lease)
         }
     }
 
-    public func renew(_ leases: [Lease], leaseDuration: Duration) async throws -> LeaseRenewal {
-        try Self.require(leaseDuration > .zero, "a lease must last more than zero, not \(leaseDuration)")
-        guard !leases.isEmpty else { return LeaseRenewal(renewed: [], lost: [], cancellationRequested: []) }
-        return try await write(atomic: true) { db in
+    public func renew(
+        _ leases: [Lease], leaseDuration: Duration,
+        completion: @escaping @Sendable (Result<LeaseRenewal, any Error>) -> Void
+    ) {
+        writer.enqueue(atomic: true, { db in
+            try Self.require(leaseDuration > .zero, "a lease must last more than zero, not \(leaseDuration)")
             let expiresMs = Timestamp.milliseconds(Date()) + leaseDuration.milliseconds
             let expires = Timestamp.text(milliseconds: expiresMs)
             let renew = try db.cachedStatement(sql: """
@@ -70,11 +78,11 @@ extension SQLiteJobStore {
                 if cancel { renewal.cancellationRequested.append(lease.jobID) }
             }
             return renewal
-        }
+        }, completion: completion)
     }
 
-    public func requeueExpiredLeases() async throws -> [Int64] {
-        try await write(atomic: true) { db in
+    public func requeueExpiredLeases(completion: @escaping @Sendable (Result<[Int64], any Error>) -> Void) {
+        writer.enqueue(atomic: true, { db in
             let now = Timestamp.now()
             let expired = try Row.fetchAll(
                 db,
@@ -115,6 +123,6 @@ extension SQLiteJobStore {
                 }
             }
             return expired.map { $0[0] }
-        }
+        }, completion: completion)
     }
 }

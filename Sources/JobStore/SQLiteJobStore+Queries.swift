@@ -22,36 +22,36 @@ extension SQLiteJobStore {
         if let states = query.states, states.isEmpty {
             return JobPage(jobs: [], nextCursor: nil)
         }
+        let (sql, arguments) = Self.listStatement(query)
+        let limit = query.limit
+        return try await read(doing: "list jobs") { db in
+            let jobs = try Row.fetchAll(db.cachedStatement(sql: sql), arguments: arguments).map(Columns.job)
+            return JobPage(jobs: jobs, nextCursor: jobs.count == limit ? jobs.last?.id : nil)
+        }
+    }
+
+    static func listStatement(_ query: JobQuery) -> (String, StatementArguments) {
         // A definition filter alone uses the (definition, state, id) index, one state at a time.
         let states = query.states ?? (query.definition == nil ? nil : Set(JobState.allCases))
         let before = query.before ?? Int64.max
-        var sql: String
+        guard let states else {
+            return ("SELECT \(Columns.job) FROM jobs WHERE id < ? ORDER BY id DESC LIMIT ?", [before, query.limit])
+        }
         var arguments: StatementArguments = []
-        if let states {
-            let parts = states.sorted { $0.rawValue < $1.rawValue }.map { state -> String in
-                arguments += [state.rawValue]
-                if let definition = query.definition { arguments += [definition] }
-                arguments += [before, query.limit]
-                let definitionTerm = query.definition == nil ? "" : " AND definition = ?"
-                return "SELECT * FROM (SELECT id FROM jobs WHERE state = ?\(definitionTerm) AND id < ? ORDER BY id DESC LIMIT ?)"
-            }
-            sql = """
-                SELECT \(Columns.job) FROM jobs
-                WHERE id IN (\(parts.joined(separator: " UNION ALL ")))
-                ORDER BY id DESC LIMIT ?
-                """
-            arguments += [query.limit]
-        } else {
-            sql = "SELECT \(Columns.job) FROM jobs WHERE id < ? ORDER BY id DESC LIMIT ?"
-            arguments = [before, query.limit]
+        let definitionTerm = query.definition == nil ? "" : " AND definition = ?"
+        let parts = states.sorted { $0.rawValue < $1.rawValue }.map { state -> String in
+            arguments += [state.rawValue]
+            if let definition = query.definition { arguments += [definition] }
+            arguments += [before, query.limit]
+            return "SELECT * FROM (SELECT id FROM jobs WHERE state = ?\(definitionTerm) AND id < ? ORDER BY id DESC LIMIT ?)"
         }
-        let finalSQL = sql
-        let finalArguments = arguments
-        let limit = query.limit
-        return try await read(doing: "list jobs") { db in
-            let jobs = try Row.fetchAll(db.cachedStatement(sql: finalSQL), arguments: finalArguments).map(Columns.job)
-            return JobPage(jobs: jobs, nextCursor: jobs.count == limit ? jobs.last?.id : nil)
-        }
+        arguments += [query.limit]
+        let sql = """
+            SELECT \(Columns.job) FROM jobs
+            WHERE id IN (\(parts.joined(separator: " UNION ALL ")))
+            ORDER BY id DESC LIMIT ?
+            """
+        return (sql, arguments)
     }
 
     public func events(of jobID: Int64) async throws -> [JobEvent] {

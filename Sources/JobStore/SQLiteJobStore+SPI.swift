@@ -20,4 +20,39 @@ extension SQLiteJobStore {
             }
         }
     }
+
+    /// Same as ``queryStrings(_:)``, blocking the calling thread.
+    @_spi(Maintenance)
+    public func queryStringsNow(_ sql: String) throws -> [String?] {
+        try pool.read { db in
+            try Row.fetchAll(db, sql: sql).map { row in
+                let value: DatabaseValue = row[0]
+                return String.fromDatabaseValue(value)
+            }
+        }
+    }
+
+    /// How many group-commit transactions ran, and how many writes they held.
+    @_spi(Maintenance)
+    public var writerStatistics: (transactions: Int, writes: Int) { writer.statistics }
+
+    /// SQLite's plan (the `detail` column of `EXPLAIN QUERY PLAN`) for the
+    /// statement ``list(_:)`` runs for `query`.
+    @_spi(Maintenance)
+    public func listQueryPlan(_ query: JobQuery) async throws -> [String] {
+        let (sql, arguments) = Self.listStatement(query)
+        return try await queryPlan(sql, arguments: arguments)
+    }
+
+    /// SQLite's plan for `sql`.
+    @_spi(Maintenance)
+    public func queryPlan(_ sql: String) async throws -> [String] {
+        try await queryPlan(sql, arguments: [])
+    }
+
+    func queryPlan(_ sql: String, arguments: StatementArguments) async throws -> [String] {
+        try await read(doing: "explain") { db in
+            try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + sql, arguments: arguments).map { $0["detail"] }
+        }
+    }
 }

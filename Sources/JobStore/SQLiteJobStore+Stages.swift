@@ -4,18 +4,15 @@ import GRDB
 extension SQLiteJobStore {
     public func recordStageStart(_ start: StageStart, completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
         writer.enqueue(atomic: false, { db in
+            let lease = start.lease
+            try Self.checkLease(lease, position: start.position, doing: "record the start of", db)
             let statement = try db.cachedStatement(sql: """
                 UPDATE stages
                 SET state = 'running', attempts = ?, started_at = ?,
                     finished_at = NULL, value = NULL, error = NULL, exit_code = NULL
                 WHERE job_id = ? AND position = ?
-                  AND EXISTS (SELECT 1 FROM jobs WHERE id = ? AND state = 'running' AND lease_owner = ? AND claims = ?)
                 """)
-            let lease = start.lease
-            statement.setUncheckedArguments([
-                start.attempt, Timestamp.text(start.at), lease.jobID, start.position,
-                lease.jobID, lease.owner, lease.claim,
-            ])
+            statement.setUncheckedArguments([start.attempt, Timestamp.text(start.at), lease.jobID, start.position])
             try statement.execute()
             if db.changesCount == 0 {
                 throw try Self.fenceError(lease, position: start.position, doing: "record the start of", db)
@@ -44,17 +41,17 @@ extension SQLiteJobStore {
                 value, "the value of stage \(result.position) of job \(lease.jobID)", cap: cap, jobID: lease.jobID)
             try StoredValue.check(
                 error, "the error of stage \(result.position) of job \(lease.jobID)", cap: cap, jobID: lease.jobID)
+            try Self.checkLease(lease, position: result.position, doing: "record the result of", db)
             let statement = try db.cachedStatement(sql: """
                 UPDATE stages
                 SET state = ?, value = ?, error = ?, exit_code = ?, attempts = ?,
                     started_at = coalesce(?, started_at), finished_at = ?
                 WHERE job_id = ? AND position = ?
-                  AND EXISTS (SELECT 1 FROM jobs WHERE id = ? AND state = 'running' AND lease_owner = ? AND claims = ?)
                 """)
             statement.setUncheckedArguments([
                 state.rawValue, StoredValue.databaseValue(value), error, result.exitCode.map { Int64($0) },
                 result.attempt, result.startedAt.map(Timestamp.text), Timestamp.text(result.at),
-                lease.jobID, result.position, lease.jobID, lease.owner, lease.claim,
+                lease.jobID, result.position,
             ])
             try statement.execute()
             if db.changesCount == 0 {
@@ -65,7 +62,10 @@ extension SQLiteJobStore {
 
     public func finish(_ finish: JobFinish, completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
         let cap = self.cap
-        writer.enqueue(atomic: true, { db in
+        // Not in a savepoint (they cost page copies on this hot path): every
+        // check comes before the first change, and the two updates by key
+        // can only fail in ways that roll back the whole transaction.
+        writer.enqueue(atomic: false, { db in
             let lease = finish.lease
             let state: JobState
             var result: Data?
@@ -83,19 +83,16 @@ extension SQLiteJobStore {
             }
             try StoredValue.check(result, "the result of job \(lease.jobID)", cap: cap, jobID: lease.jobID)
             try StoredValue.check(error, "the error of job \(lease.jobID)", cap: cap, jobID: lease.jobID)
+            try Self.checkLease(lease, position: nil, doing: "finish", db)
             let statement = try db.cachedStatement(sql: """
                 UPDATE jobs
                 SET state = ?, result = ?, error = ?, finished_at = ?, lease_expires_at = NULL
-                WHERE id = ? AND state = 'running' AND lease_owner = ? AND claims = ?
+                WHERE id = ?
                 """)
             statement.setUncheckedArguments([
-                state.rawValue, StoredValue.databaseValue(result), error, Timestamp.text(finish.at),
-                lease.jobID, lease.owner, lease.claim,
+                state.rawValue, StoredValue.databaseValue(result), error, Timestamp.text(finish.at), lease.jobID,
             ])
             try statement.execute()
-            if db.changesCount == 0 {
-                throw try Self.fenceError(lease, position: nil, doing: "finish", db)
-            }
             try Self.resolveStages(of: lease.jobID, as: state, db)
         }, completion: completion)
     }
@@ -130,6 +127,18 @@ extension SQLiteJobStore {
             """)
         statement.setUncheckedArguments(["interrupted: the job was \(state.rawValue) while this stage ran", jobID])
         try statement.execute()
+    }
+
+    /// Fencing: a write about a running job goes through only if `lease` is
+    /// still the job's. Checked with a lookup by key before the write, so
+    /// the write itself is a plain update by primary key.
+    static func checkLease(_ lease: Lease, position: Int?, doing what: String, _ db: Database) throws {
+        let statement = try db.cachedStatement(
+            sql: "SELECT 1 FROM jobs WHERE id = ? AND state = 'running' AND lease_owner = ? AND claims = ?")
+        statement.setUncheckedArguments([lease.jobID, lease.owner, lease.claim])
+        if try Int.fetchOne(statement) == nil {
+            throw try fenceError(lease, position: position, doing: what, db)
+        }
     }
 
     /// Why a fenced write changed nothing.

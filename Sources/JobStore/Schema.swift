@@ -81,9 +81,8 @@ enum Schema {
         );
         -- claim: the next runnable jobs of a pool, highest priority, then oldest.
         CREATE INDEX jobs_claim ON jobs (pool, priority DESC, run_at, id) WHERE state = 'pending';
-        -- crash recovery: running jobs by lease expiry.
-        CREATE INDEX jobs_lease ON jobs (lease_expires_at) WHERE state = 'running';
-        -- listing newest first by state, and by definition and state.
+        -- listing newest first by state, and by definition and state; crash
+        -- recovery finds the running jobs (few: at most the pools' sizes) here.
         CREATE INDEX jobs_state ON jobs (state, id);
         CREATE INDEX jobs_definition_state ON jobs (definition, state, id);
         -- pruning and "what finished when".

@@ -7,7 +7,7 @@ import Foundation
 enum Timestamp {
     /// Milliseconds since 1970-01-01T00:00:00Z.
     static func milliseconds(_ date: Date) -> Int64 {
-        Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
+        Int64((date.timeIntervalSince1970 * 1000).rounded())
     }
 
     static func date(milliseconds: Int64) -> Date {

@@ -8,6 +8,10 @@ struct Benchmarks {
         /// Where to build (or find, and keep) the 1,000,000-job database.
         var bigDatabasePath: String?
         var skipBig = false
+        /// Run only these: writes, submit, cycle, reads.
+        var only: Set<String> = []
+        /// Fewer jobs, for profiling (1 = the figures' sizes).
+        var scale = 1.0
     }
 
     struct Figure {
@@ -37,11 +41,15 @@ struct Benchmarks {
         defer { try? FileManager.default.removeItem(atPath: folder) }
         print("jobstore-bench: \(ProcessInfo.processInfo.activeProcessorCount) cores, databases in \(folder)")
         var figures: [Figure] = []
-        figures += try await groupCommitWrites()
-        figures += try await batchSubmit()
-        figures += try await claimCycles(withStarts: false)
-        figures += try await claimCycles(withStarts: true)
-        if !options.skipBig {
+        func wanted(_ name: String) -> Bool { options.only.isEmpty || options.only.contains(name) }
+        if wanted("writes") { figures += try await groupCommitWrites() }
+        if wanted("submit") { figures += try await batchSubmit() }
+        if wanted("cycle") {
+            figures += try await claimCycles(.sequential)
+            figures += try await claimCycles(.withStarts)
+            figures += try await claimCycles(.pipelined)
+        }
+        if wanted("reads") && !options.skipBig {
             figures += try await reads(jobs: 10_000, path: folder + "/small.sqlite", label: "10k")
             let big = options.bigDatabasePath ?? folder + "/big.sqlite"
             figures += try await reads(jobs: 1_000_000, path: big, label: "1M")
@@ -59,7 +67,7 @@ struct Benchmarks {
     func groupCommitWrites() async throws -> [Figure] {
         let store = try SQLiteJobStore(path: folder + "/writes.sqlite")
         let stages = (0..<50).map { StagePlan(name: "s\($0)", kind: "then") }
-        for _ in 0..<8 {
+        for _ in 0..<max(1, Int(8 * options.scale)) {
             _ = try await store.submit((0..<500).map { _ in NewJob(definition: "w", stages: stages) })
         }
         var claimed: [ClaimedJob] = []
@@ -72,7 +80,7 @@ struct Benchmarks {
         let jobs = claimed
         let total = jobs.count * stages.count
         let failures = Mutex(0)
-        let start = ContinuousClock.now
+        let watch = Stopwatch()
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             let lanesLeft = Mutex(lanes)
             @Sendable func step(lane: Int, jobIndex: Int, position: Int) {
@@ -94,7 +102,9 @@ struct Benchmarks {
             }
             for lane in 0..<lanes { step(lane: lane, jobIndex: lane, position: 0) }
         }
-        let seconds = (ContinuousClock.now - start).seconds
+        let seconds = watch.report(operations: total, unit: "write")
+        let stats = store.writerStatistics
+        print("  (\(stats.transactions) transactions, \(String(format: "%.1f", Double(stats.writes) / Double(max(stats.transactions, 1)))) writes each)")
         try await store.close()
         let failed = failures.withLock { $0 }
         guard failed == 0 else { throw BenchError("\(failed) stage-result writes failed") }
@@ -107,64 +117,67 @@ struct Benchmarks {
     func batchSubmit() async throws -> [Figure] {
         let store = try SQLiteJobStore(path: folder + "/submit.sqlite")
         let plan = [StagePlan(name: "fetch", kind: "then"), StagePlan(name: "total", kind: "map"), StagePlan(name: "publish", kind: "done")]
-        let batches = 100
+        let batches = max(1, Int(100 * options.scale))
         let batchSize = 1000
-        let start = ContinuousClock.now
+        let watch = Stopwatch()
         for batch in 0..<batches {
             _ = try await store.submit((0..<batchSize).map { index in
                 NewJob(definition: "report", input: Data("line \(batch * batchSize + index)".utf8), stages: plan)
             })
         }
-        let seconds = (ContinuousClock.now - start).seconds
+        let seconds = watch.report(operations: batches * batchSize, unit: "job")
         try await store.close()
         return [report(Figure(
             name: "batch submit (batches of \(batchSize) jobs, 3 stages each)",
             value: Double(batches * batchSize) / seconds, unit: "jobs/s", target: 20_000, higherIsBetter: true))]
     }
 
-    /// 16 workers, each: claim one job, record its 3 stage results (and,
-    /// `withStarts`, the 3 stage starts before them), finish it; again.
-    func claimCycles(withStarts: Bool) async throws -> [Figure] {
-        let store = try SQLiteJobStore(path: folder + "/cycle-\(withStarts).sqlite")
+    enum CycleMode: String {
+        /// Every write waits for the acknowledgement of the one before.
+        case sequential
+        /// Same, with a stage-start write before each stage result.
+        case withStarts
+        /// A job's stage results and finish are sent without waiting for each
+        /// other (the writer keeps their order); the job waits for all the
+        /// acknowledgements before its worker claims the next.
+        case pipelined
+    }
+
+    /// 16 workers driven by completion handlers, as the engine is, each:
+    /// claim one job, record its 3 stage results, finish it; again, until
+    /// the 30,000 jobs are done.
+    func claimCycles(_ mode: CycleMode) async throws -> [Figure] {
+        let store = try SQLiteJobStore(path: folder + "/cycle-\(mode.rawValue).sqlite")
         let plan = [StagePlan(name: "a", kind: "then"), StagePlan(name: "b", kind: "map"), StagePlan(name: "c", kind: "done")]
-        let jobs = 30_000
+        let jobs = max(1, Int(30 * options.scale)) * 1000
         for batch in 0..<(jobs / 1000) {
             _ = try await store.submit((0..<1000).map { index in
                 NewJob(definition: "cycle", input: Data("\(batch * 1000 + index)".utf8), stages: plan)
             })
         }
-        let start = ContinuousClock.now
-        let finished = try await withThrowingTaskGroup(of: Int.self) { group in
-            for worker in 0..<16 {
-                group.addTask {
-                    var count = 0
-                    while let job = try await store.claim(
-                        pool: "default", owner: "worker-\(worker)", limit: 1, leaseDuration: .seconds(60)).first {
-                        var value = job.resumeValue ?? Data()
-                        for position in job.resumePosition..<job.stages.count {
-                            if withStarts {
-                                try await store.recordStageStart(StageStart(lease: job.lease, position: position))
-                            }
-                            value.append(UInt8(ascii: "+"))
-                            try await store.recordStageResult(
-                                StageResult(lease: job.lease, position: position, outcome: .fulfilled(value), exitCode: 0))
-                        }
-                        try await store.finish(JobFinish(lease: job.lease, outcome: .fulfilled(value)))
-                        count += 1
-                    }
-                    return count
-                }
-            }
-            return try await group.reduce(0, +)
+        let before = store.writerStatistics
+        let watch = Stopwatch()
+        let (finished, failures) = await withCheckedContinuation { continuation in
+            CycleLanes(store: store, mode: mode, lanes: 16, done: continuation).start()
         }
-        let seconds = (ContinuousClock.now - start).seconds
+        let seconds = watch.report(operations: jobs, unit: "job")
+        let after = store.writerStatistics
+        let transactions = after.transactions - before.transactions
+        let writes = after.writes - before.writes
+        print("  (\(transactions) transactions, \(String(format: "%.1f", Double(writes) / Double(max(transactions, 1)))) writes each)")
         try await store.close()
-        guard finished == jobs else { throw BenchError("finished \(finished) jobs of \(jobs)") }
+        guard failures.isEmpty, finished == jobs else {
+            throw BenchError("finished \(finished) jobs of \(jobs); failures: \(failures.prefix(3))")
+        }
+        let name: String
+        switch mode {
+        case .sequential: name = "claim + 3 stage results + finish, 16 jobs in flight, each write awaited"
+        case .withStarts: name = "claim + 3 × (stage start + result) + finish, 16 in flight, each awaited (information)"
+        case .pipelined: name = "claim + 3 stage results + finish, 16 in flight, a job's writes pipelined (information)"
+        }
         return [report(Figure(
-            name: withStarts
-                ? "claim + 3 × (stage start + result) + finish, 16 in flight (information)"
-                : "claim + 3 stage results + finish, 16 jobs in flight",
-            value: Double(jobs) / seconds, unit: "jobs/s", target: withStarts ? nil : 10_000, higherIsBetter: true))]
+            name: name, value: Double(jobs) / seconds, unit: "jobs/s",
+            target: mode == .sequential ? 10_000 : nil, higherIsBetter: true))]
     }
 
     /// Read latencies on a database of `jobs` jobs (3 stages each), built
@@ -264,5 +277,35 @@ extension Duration {
     var seconds: Double {
         let (seconds, attoseconds) = components
         return Double(seconds) + Double(attoseconds) / 1e18
+    }
+}
+
+/// Wall-clock time, and the CPU time this process used meanwhile: on a
+/// machine shared with other work, CPU per operation is the steadier figure.
+struct Stopwatch {
+    let wall = ContinuousClock.now
+    let cpu = Stopwatch.cpuSeconds()
+
+    static func cpuSeconds() -> Double {
+        var usage = rusage()
+        getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
+        return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
+            + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+    }
+
+    /// Prints CPU per operation and the share of the wall time the process
+    /// was on a CPU; returns the wall seconds.
+    func report(operations: Int, unit: String) -> Double {
+        let seconds = (ContinuousClock.now - wall).seconds
+        let cpuUsed = Stopwatch.cpuSeconds() - cpu
+        print(String(format: "  (%.1f µs CPU per %@; %.2f cores busy on average; load average %@)",
+                     cpuUsed / Double(operations) * 1e6, unit, cpuUsed / seconds, Stopwatch.loadAverage()))
+        return seconds
+    }
+
+    static func loadAverage() -> String {
+        var loads = [Double](repeating: 0, count: 3)
+        let count = getloadavg(&loads, 3)
+        return count > 0 ? String(format: "%.2f", loads[0]) : "?"
     }
 }

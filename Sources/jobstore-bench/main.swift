@@ -5,7 +5,7 @@ import Foundation
 // that the JobStore tests start (crash consistency, multi-process contention,
 // permissions).
 //
-//   swift run -c release jobstore-bench [--big-db PATH] [--skip-big]
+//   swift run -c release jobstore-bench [--big-db PATH] [--skip-big] [--only writes,submit,cycle,reads]
 //   jobstore-bench crash-writer PATH
 //   jobstore-bench contend PATH WORKER JOBS
 //   jobstore-bench open PATH
@@ -20,7 +20,7 @@ case "contend":
 case "open":
     await ChildCommands.open(path: arguments[1])
 case "-h", "--help":
-    print("usage: jobstore-bench [--big-db PATH] [--skip-big]")
+    print("usage: jobstore-bench [--big-db PATH] [--skip-big] [--only writes,submit,cycle,reads]")
 default:
     var options = Benchmarks.Options()
     var index = 0
@@ -31,6 +31,12 @@ default:
             options.bigDatabasePath = arguments[index]
         case "--skip-big":
             options.skipBig = true
+        case "--scale":
+            index += 1
+            options.scale = Double(arguments[index]) ?? 1
+        case "--only":
+            index += 1
+            options.only.formUnion(arguments[index].split(separator: ",").map(String.init))
         default:
             FileHandle.standardError.write(Data("jobstore-bench: unknown option \(arguments[index])\n".utf8))
             exit(2)
