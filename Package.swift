@@ -25,7 +25,11 @@ let package = Package(
         .testTarget(name: "PromisesTests", dependencies: ["Promises"], swiftSettings: strict),
         .target(
             name: "JobStore",
-            dependencies: [.product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: [
+                .product(name: "GRDB", package: "GRDB.swift"),
+                // SQLite's C API, for the hot paths (see Sources/JobStore/RawStatement.swift).
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ],
             swiftSettings: strict
         ),
         .executableTarget(name: "jobstore-bench", dependencies: ["JobStore"], swiftSettings: strict),

@@ -13,37 +13,37 @@ enum Columns {
         """
     static let event = "id, job_id, position, kind, message, created_at"
 
-    static func job(_ row: Row) throws -> Job {
-        let id: Int64 = row[0]
-        let stateText: String = row[3]
+    static func job(_ row: RawRow) throws -> Job {
+        let id = row.int64(0)
+        let stateText = row.text(3) ?? ""
         guard let state = JobState(rawValue: stateText) else {
             throw JobStoreError(.corrupt, "job \(id) has the unknown state '\(stateText)' in jobs.state", jobID: id)
         }
         return Job(
             id: id,
-            definition: row[1],
-            pool: row[2],
+            definition: row.text(1) ?? "",
+            pool: row.text(2) ?? "",
             state: state,
-            priority: row[4],
-            idempotencyKey: row[5],
-            input: StoredValue.data(row[6]),
-            result: StoredValue.data(row[7]),
-            error: row[8],
-            attempt: row[9],
-            cancelRequested: row[10],
-            claims: row[11],
-            leaseOwner: row[12],
-            leaseExpiresAt: date(row[13]),
-            runAt: date(row[14]) ?? Date(timeIntervalSince1970: 0),
-            createdAt: date(row[15]) ?? Date(timeIntervalSince1970: 0),
-            startedAt: date(row[16]),
-            finishedAt: date(row[17]))
+            priority: row.int(4),
+            idempotencyKey: row.text(5),
+            input: row.value(6),
+            result: row.value(7),
+            error: row.text(8),
+            attempt: row.int(9),
+            cancelRequested: row.bool(10),
+            claims: row.int(11),
+            leaseOwner: row.text(12),
+            leaseExpiresAt: row.date(13),
+            runAt: row.date(14) ?? Date(timeIntervalSince1970: 0),
+            createdAt: row.date(15) ?? Date(timeIntervalSince1970: 0),
+            startedAt: row.date(16),
+            finishedAt: row.date(17))
     }
 
-    static func stage(_ row: Row) throws -> Stage {
-        let jobID: Int64 = row[0]
-        let position: Int = row[1]
-        let stateText: String = row[4]
+    static func stage(_ row: RawRow) throws -> Stage {
+        let jobID = row.int64(0)
+        let position = row.int(1)
+        let stateText = row.text(4) ?? ""
         guard let state = StageState(rawValue: stateText) else {
             throw JobStoreError(
                 .corrupt, "stage \(position) of job \(jobID) has the unknown state '\(stateText)'", jobID: jobID)
@@ -51,15 +51,22 @@ enum Columns {
         return Stage(
             jobID: jobID,
             position: position,
-            name: row[2],
-            kind: row[3],
+            name: row.text(2) ?? "",
+            kind: row.text(3) ?? "",
             state: state,
-            value: StoredValue.data(row[5]),
-            error: row[6],
-            exitCode: row[7],
-            attempts: row[8],
-            startedAt: date(row[9]),
-            finishedAt: date(row[10]))
+            value: row.value(5),
+            error: row.text(6),
+            exitCode: row.optionalInt(7).map { Int32(truncatingIfNeeded: $0) },
+            attempts: row.int(8),
+            startedAt: row.date(9),
+            finishedAt: row.date(10))
+    }
+
+    /// The stages of a job, in order.
+    static func stages(of jobID: Int64, _ db: Database) throws -> [Stage] {
+        let statement = try RawStatement(db, "SELECT \(stage) FROM stages WHERE job_id = ? ORDER BY position")
+        statement.bind(1, jobID)
+        return try statement.rows(Columns.stage)
     }
 
     static func event(_ row: Row) -> JobEvent {

@@ -32,10 +32,11 @@ extension SQLiteJobStore {
     public func retry(_ id: Int64, delay: Duration) async throws -> Job {
         try await write(atomic: true) { db in
             let now = Date()
-            guard let row = try Row.fetchOne(db, sql: "SELECT \(Columns.job) FROM jobs WHERE id = ?", arguments: [id]) else {
+            let select = try RawStatement(db, "SELECT \(Columns.job) FROM jobs WHERE id = ?")
+            select.bind(1, id)
+            guard let job = try select.firstRow(Columns.job) else {
                 throw JobStoreError(.jobNotFound, "cannot retry job \(id): there is no such job", jobID: id)
             }
-            let job = try Columns.job(row)
             guard job.state.isResolved else {
                 throw JobStoreError(
                     .invalidState,
@@ -67,17 +68,19 @@ extension SQLiteJobStore {
                     """,
                 arguments: [id])
             let runAt = Timestamp.text(now.addingTimeInterval(delay.timeInterval))
-            let updated = try Row.fetchOne(
-                db,
-                sql: """
-                    UPDATE jobs SET state = 'pending', attempt = attempt + 1, result = NULL, error = NULL,
-                        cancel_requested = 0, lease_owner = NULL, lease_expires_at = NULL, run_at = ?,
-                        started_at = NULL, finished_at = NULL
-                    WHERE id = ?
-                    RETURNING \(Columns.job)
-                    """,
-                arguments: [runAt, id])
-            return try Columns.job(updated!)
+            let update = try RawStatement(db, """
+                UPDATE jobs SET state = 'pending', attempt = attempt + 1, result = NULL, error = NULL,
+                    cancel_requested = 0, lease_owner = NULL, lease_expires_at = NULL, run_at = ?,
+                    started_at = NULL, finished_at = NULL
+                WHERE id = ?
+                RETURNING \(Columns.job)
+                """)
+            update.bind(1, runAt)
+            update.bind(2, id)
+            guard let updated = try update.firstRow(Columns.job) else {
+                throw JobStoreError(.database, "job \(id) vanished while being retried", jobID: id)
+            }
+            return updated
         }
     }
 

@@ -23,32 +23,38 @@ extension SQLiteJobStore {
         let nowMs = Timestamp.milliseconds(Date())
         let now = Timestamp.text(milliseconds: nowMs)
         let expiresMs = nowMs + leaseDuration.milliseconds
-        let next = try db.cachedStatement(sql: """
+        let next = try RawStatement(db, """
             SELECT id FROM jobs
             WHERE state = 'pending' AND pool = ? AND run_at <= ?
             ORDER BY priority DESC, run_at, id
             LIMIT ?
             """)
-        next.setUncheckedArguments([pool, now, limit])
-        let ids = try Int64.fetchAll(next)
-        let take = try db.cachedStatement(sql: """
+        next.bind(1, pool)
+        next.bind(2, now)
+        next.bind(3, limit)
+        let ids = try next.rows { $0.int64(0) }
+        // An UPDATE, then a SELECT: `RETURNING` would cost a temporary table each time.
+        let take = try RawStatement(db, """
             UPDATE jobs
             SET state = 'running', lease_owner = ?, lease_expires_at = ?, claims = claims + 1,
                 started_at = coalesce(started_at, ?)
             WHERE id = ?
-            RETURNING \(Columns.job)
             """)
-        let stagesOf = try db.cachedStatement(
-            sql: "SELECT \(Columns.stage) FROM stages WHERE job_id = ? ORDER BY position")
+        let read = try RawStatement(db, "SELECT \(Columns.job) FROM jobs WHERE id = ?")
         let expires = Timestamp.text(milliseconds: expiresMs)
         return try ids.map { id in
-            take.setUncheckedArguments([owner, expires, now, id])
-            let job = try Columns.job(try Row.fetchOne(take)!)
-            stagesOf.setUncheckedArguments([id])
-            let stages = try Row.fetchAll(stagesOf).map(Columns.stage)
+            take.bind(1, owner)
+            take.bind(2, expires)
+            take.bind(3, now)
+            take.bind(4, id)
+            try take.execute()
+            read.bind(1, id)
+            guard let job = try read.firstRow(Columns.job) else {
+                throw JobStoreError(.database, "job \(id) vanished while being claimed", jobID: id)
+            }
             let lease = Lease(
                 jobID: job.id, owner: owner, claim: job.claims, expiresAt: Timestamp.date(milliseconds: expiresMs))
-            return ClaimedJob(job: job, stages: stages, lease: lease)
+            return ClaimedJob(job: job, stages: try Columns.stages(of: id, db), lease: lease)
         }
     }
 

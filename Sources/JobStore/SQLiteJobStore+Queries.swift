@@ -4,13 +4,10 @@ import GRDB
 extension SQLiteJobStore {
     public func job(_ id: Int64) async throws -> JobDetail? {
         try await read(doing: "read job \(id)") { db in
-            guard let row = try Row.fetchOne(
-                db.cachedStatement(sql: "SELECT \(Columns.job) FROM jobs WHERE id = ?"), arguments: [id])
-            else { return nil }
-            let stages = try Row.fetchAll(
-                db.cachedStatement(sql: "SELECT \(Columns.stage) FROM stages WHERE job_id = ? ORDER BY position"),
-                arguments: [id])
-            return JobDetail(job: try Columns.job(row), stages: try stages.map(Columns.stage))
+            let statement = try RawStatement(db, "SELECT \(Columns.job) FROM jobs WHERE id = ?")
+            statement.bind(1, id)
+            guard let job = try statement.firstRow(Columns.job) else { return nil }
+            return JobDetail(job: job, stages: try Columns.stages(of: id, db))
         }
     }
 
@@ -25,27 +22,39 @@ extension SQLiteJobStore {
         let (sql, arguments) = Self.listStatement(query)
         let limit = query.limit
         return try await read(doing: "list jobs") { db in
-            let jobs = try Row.fetchAll(db.cachedStatement(sql: sql), arguments: arguments).map(Columns.job)
+            let statement = try RawStatement(db, sql)
+            for (index, argument) in arguments.enumerated() {
+                switch argument {
+                case .int(let value): statement.bind(Int32(index + 1), value)
+                case .text(let value): statement.bind(Int32(index + 1), value)
+                }
+            }
+            let jobs = try statement.rows(Columns.job)
             return JobPage(jobs: jobs, nextCursor: jobs.count == limit ? jobs.last?.id : nil)
         }
     }
 
-    static func listStatement(_ query: JobQuery) -> (String, StatementArguments) {
+    enum Argument: Sendable {
+        case int(Int64)
+        case text(String)
+    }
+
+    static func listStatement(_ query: JobQuery) -> (String, [Argument]) {
         // A definition filter alone uses the (definition, state, id) index, one state at a time.
         let states = query.states ?? (query.definition == nil ? nil : Set(JobState.allCases))
         let before = query.before ?? Int64.max
         guard let states else {
-            return ("SELECT \(Columns.job) FROM jobs WHERE id < ? ORDER BY id DESC LIMIT ?", [before, query.limit])
+            return ("SELECT \(Columns.job) FROM jobs WHERE id < ? ORDER BY id DESC LIMIT ?", [.int(before), .int(Int64(query.limit))])
         }
-        var arguments: StatementArguments = []
+        var arguments: [Argument] = []
         let definitionTerm = query.definition == nil ? "" : " AND definition = ?"
         let parts = states.sorted { $0.rawValue < $1.rawValue }.map { state -> String in
-            arguments += [state.rawValue]
-            if let definition = query.definition { arguments += [definition] }
-            arguments += [before, query.limit]
+            arguments.append(.text(state.rawValue))
+            if let definition = query.definition { arguments.append(.text(definition)) }
+            arguments += [.int(before), .int(Int64(query.limit))]
             return "SELECT * FROM (SELECT id FROM jobs WHERE state = ?\(definitionTerm) AND id < ? ORDER BY id DESC LIMIT ?)"
         }
-        arguments += [query.limit]
+        arguments.append(.int(Int64(query.limit)))
         let sql = """
             SELECT \(Columns.job) FROM jobs
             WHERE id IN (\(parts.joined(separator: " UNION ALL ")))
@@ -71,17 +80,14 @@ extension SQLiteJobStore {
                     FROM job_attempts WHERE job_id = ? ORDER BY attempt
                     """,
                 arguments: [jobID])
-            let stageRows = try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT \(Columns.stage), attempt
-                    FROM stage_attempts WHERE job_id = ? ORDER BY attempt, position
-                    """,
-                arguments: [jobID])
+            let stagesOf = try RawStatement(db, """
+                SELECT \(Columns.stage), attempt
+                FROM stage_attempts WHERE job_id = ? ORDER BY attempt, position
+                """)
+            stagesOf.bind(1, jobID)
             var stagesByAttempt: [Int: [Stage]] = [:]
-            for row in stageRows {
-                let attempt: Int = row[11]
-                stagesByAttempt[attempt, default: []].append(try Columns.stage(row))
+            for (attempt, stage) in try stagesOf.rows({ ($0.int(11), try Columns.stage($0)) }) {
+                stagesByAttempt[attempt, default: []].append(stage)
             }
             return try attempts.map { row in
                 let attempt: Int = row[0]

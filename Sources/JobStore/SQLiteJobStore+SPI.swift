@@ -50,9 +50,15 @@ extension SQLiteJobStore {
         try await queryPlan(sql, arguments: [])
     }
 
-    func queryPlan(_ sql: String, arguments: StatementArguments) async throws -> [String] {
-        try await read(doing: "explain") { db in
-            try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + sql, arguments: arguments).map { $0["detail"] }
+    func queryPlan(_ sql: String, arguments: [Argument]) async throws -> [String] {
+        let values: [DatabaseValue] = arguments.map {
+            switch $0 {
+            case .int(let value): value.databaseValue
+            case .text(let value): value.databaseValue
+            }
+        }
+        return try await read(doing: "explain") { db in
+            try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + sql, arguments: StatementArguments(values)).map { $0["detail"] }
         }
     }
 }

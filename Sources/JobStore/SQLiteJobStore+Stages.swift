@@ -6,13 +6,16 @@ extension SQLiteJobStore {
         writer.enqueue(atomic: false, { db in
             let lease = start.lease
             try Self.checkLease(lease, position: start.position, doing: "record the start of", db)
-            let statement = try db.cachedStatement(sql: """
+            let statement = try RawStatement(db, """
                 UPDATE stages
                 SET state = 'running', attempts = ?, started_at = ?,
                     finished_at = NULL, value = NULL, error = NULL, exit_code = NULL
                 WHERE job_id = ? AND position = ?
                 """)
-            statement.setUncheckedArguments([start.attempt, Timestamp.text(start.at), lease.jobID, start.position])
+            statement.bind(1, start.attempt)
+            statement.bind(2, Timestamp.text(start.at))
+            statement.bind(3, lease.jobID)
+            statement.bind(4, start.position)
             try statement.execute()
             if db.changesCount == 0 {
                 throw try Self.fenceError(lease, position: start.position, doing: "record the start of", db)
@@ -42,17 +45,21 @@ extension SQLiteJobStore {
             try StoredValue.check(
                 error, "the error of stage \(result.position) of job \(lease.jobID)", cap: cap, jobID: lease.jobID)
             try Self.checkLease(lease, position: result.position, doing: "record the result of", db)
-            let statement = try db.cachedStatement(sql: """
+            let statement = try RawStatement(db, """
                 UPDATE stages
                 SET state = ?, value = ?, error = ?, exit_code = ?, attempts = ?,
                     started_at = coalesce(?, started_at), finished_at = ?
                 WHERE job_id = ? AND position = ?
                 """)
-            statement.setUncheckedArguments([
-                state.rawValue, StoredValue.databaseValue(value), error, result.exitCode.map { Int64($0) },
-                result.attempt, result.startedAt.map(Timestamp.text), Timestamp.text(result.at),
-                lease.jobID, result.position,
-            ])
+            statement.bind(1, state.rawValue)
+            statement.bind(2, value: value)
+            statement.bind(3, error)
+            statement.bind(4, result.exitCode.map { Int($0) })
+            statement.bind(5, result.attempt)
+            statement.bind(6, result.startedAt.map(Timestamp.text))
+            statement.bind(7, Timestamp.text(result.at))
+            statement.bind(8, lease.jobID)
+            statement.bind(9, result.position)
             try statement.execute()
             if db.changesCount == 0 {
                 throw try Self.fenceError(lease, position: result.position, doing: "record the result of", db)
@@ -84,14 +91,16 @@ extension SQLiteJobStore {
             try StoredValue.check(result, "the result of job \(lease.jobID)", cap: cap, jobID: lease.jobID)
             try StoredValue.check(error, "the error of job \(lease.jobID)", cap: cap, jobID: lease.jobID)
             try Self.checkLease(lease, position: nil, doing: "finish", db)
-            let statement = try db.cachedStatement(sql: """
+            let statement = try RawStatement(db, """
                 UPDATE jobs
                 SET state = ?, result = ?, error = ?, finished_at = ?, lease_expires_at = NULL
                 WHERE id = ?
                 """)
-            statement.setUncheckedArguments([
-                state.rawValue, StoredValue.databaseValue(result), error, Timestamp.text(finish.at), lease.jobID,
-            ])
+            statement.bind(1, state.rawValue)
+            statement.bind(2, value: result)
+            statement.bind(3, error)
+            statement.bind(4, Timestamp.text(finish.at))
+            statement.bind(5, lease.jobID)
             try statement.execute()
             try Self.resolveStages(of: lease.jobID, as: state, db)
         }, completion: completion)
@@ -101,31 +110,41 @@ extension SQLiteJobStore {
         let cap = self.cap
         writer.enqueue(atomic: false, { db in
             try StoredValue.check(event.message, "the message of a \(event.kind) event", cap: cap, jobID: event.jobID)
-            if let jobID = event.jobID,
-               try Int64.fetchOne(db.cachedStatement(sql: "SELECT id FROM jobs WHERE id = ?"), arguments: [jobID]) == nil {
+            if let jobID = event.jobID, try !Self.jobExists(jobID, db) {
                 throw JobStoreError(.jobNotFound, "cannot record a \(event.kind) event: there is no job \(jobID)", jobID: jobID)
             }
             try Self.insertEvent(event, db)
         }, completion: completion)
     }
 
+    static func jobExists(_ id: Int64, _ db: Database) throws -> Bool {
+        let statement = try RawStatement(db, "SELECT 1 FROM jobs WHERE id = ?")
+        statement.bind(1, id)
+        return try statement.firstRow { _ in true } != nil
+    }
+
     static func insertEvent(_ event: NewEvent, _ db: Database) throws {
-        let statement = try db.cachedStatement(
-            sql: "INSERT INTO events (job_id, position, kind, message, created_at) VALUES (?, ?, ?, ?, ?)")
-        statement.setUncheckedArguments([event.jobID, event.position, event.kind, event.message, Timestamp.text(event.at)])
+        let statement = try RawStatement(
+            db, "INSERT INTO events (job_id, position, kind, message, created_at) VALUES (?, ?, ?, ?, ?)")
+        statement.bind(1, event.jobID.map { Int($0) })
+        statement.bind(2, event.position)
+        statement.bind(3, event.kind)
+        statement.bind(4, event.message)
+        statement.bind(5, Timestamp.text(event.at))
         try statement.execute()
     }
 
     /// A resolved job has no pending or running stage: the ones never reached
     /// are skipped, and one cut short is rejected.
     static func resolveStages(of jobID: Int64, as state: JobState, _ db: Database) throws {
-        let statement = try db.cachedStatement(sql: """
+        let statement = try RawStatement(db, """
             UPDATE stages
             SET state = CASE state WHEN 'pending' THEN 'skipped' ELSE 'rejected' END,
                 error = CASE state WHEN 'running' THEN ? ELSE error END
             WHERE job_id = ? AND state IN ('pending', 'running')
             """)
-        statement.setUncheckedArguments(["interrupted: the job was \(state.rawValue) while this stage ran", jobID])
+        statement.bind(1, "interrupted: the job was \(state.rawValue) while this stage ran")
+        statement.bind(2, jobID)
         try statement.execute()
     }
 
@@ -133,10 +152,12 @@ extension SQLiteJobStore {
     /// still the job's. Checked with a lookup by key before the write, so
     /// the write itself is a plain update by primary key.
     static func checkLease(_ lease: Lease, position: Int?, doing what: String, _ db: Database) throws {
-        let statement = try db.cachedStatement(
-            sql: "SELECT 1 FROM jobs WHERE id = ? AND state = 'running' AND lease_owner = ? AND claims = ?")
-        statement.setUncheckedArguments([lease.jobID, lease.owner, lease.claim])
-        if try Int.fetchOne(statement) == nil {
+        let statement = try RawStatement(
+            db, "SELECT 1 FROM jobs WHERE id = ? AND state = 'running' AND lease_owner = ? AND claims = ?")
+        statement.bind(1, lease.jobID)
+        statement.bind(2, lease.owner)
+        statement.bind(3, lease.claim)
+        if try statement.firstRow({ _ in true }) == nil {
             throw try fenceError(lease, position: position, doing: what, db)
         }
     }

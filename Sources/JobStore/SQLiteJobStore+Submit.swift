@@ -23,31 +23,37 @@ extension SQLiteJobStore {
 
     private static func insert(_ jobs: [NewJob], _ db: Database) throws -> [Submission] {
         let now = Timestamp.now()
-        let findKey = try db.cachedStatement(
-            sql: "SELECT id FROM jobs WHERE definition = ? AND idempotency_key = ?")
-        let insertJob = try db.cachedStatement(sql: """
+        let findKey = try RawStatement(db, "SELECT id FROM jobs WHERE definition = ? AND idempotency_key = ?")
+        let insertJob = try RawStatement(db, """
             INSERT INTO jobs (definition, pool, priority, idempotency_key, input, run_at, created_at)
             VALUES (?, ?, ?, ?, ?, ?, ?)
             """)
-        let insertStage = try db.cachedStatement(
-            sql: "INSERT INTO stages (job_id, position, name, kind) VALUES (?, ?, ?, ?)")
+        let insertStage = try RawStatement(db, "INSERT INTO stages (job_id, position, name, kind) VALUES (?, ?, ?, ?)")
         var submissions: [Submission] = []
         submissions.reserveCapacity(jobs.count)
         for job in jobs {
-            if let key = job.idempotencyKey,
-               let existing = try Int64.fetchOne(findKey, arguments: [job.definition, key]) {
-                submissions.append(Submission(id: existing, created: false))
-                continue
+            if let key = job.idempotencyKey {
+                findKey.bind(1, job.definition)
+                findKey.bind(2, key)
+                if let existing = try findKey.firstRow({ $0.int64(0) }) {
+                    submissions.append(Submission(id: existing, created: false))
+                    continue
+                }
             }
-            let runAt = job.runAt.map(Timestamp.text) ?? now
-            insertJob.setUncheckedArguments([
-                job.definition, job.pool, job.priority, job.idempotencyKey,
-                StoredValue.databaseValue(job.input), runAt, now,
-            ])
+            insertJob.bind(1, job.definition)
+            insertJob.bind(2, job.pool)
+            insertJob.bind(3, job.priority)
+            insertJob.bind(4, job.idempotencyKey)
+            insertJob.bind(5, value: job.input)
+            insertJob.bind(6, job.runAt.map(Timestamp.text) ?? now)
+            insertJob.bind(7, now)
             try insertJob.execute()
             let id = db.lastInsertedRowID
             for (position, stage) in job.stages.enumerated() {
-                insertStage.setUncheckedArguments([id, position, stage.name, stage.kind])
+                insertStage.bind(1, id)
+                insertStage.bind(2, position)
+                insertStage.bind(3, stage.name)
+                insertStage.bind(4, stage.kind)
                 try insertStage.execute()
             }
             submissions.append(Submission(id: id, created: true))

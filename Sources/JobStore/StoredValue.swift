@@ -11,10 +11,26 @@ import GRDB
 enum StoredValue {
     static func databaseValue(_ data: Data?) -> DatabaseValue {
         guard let data else { return .null }
-        if !data.contains(0), let text = String(validating: data, as: UTF8.self) {
+        if data.withUnsafeBytes(isText), let text = String(validating: data, as: UTF8.self) {
             return text.databaseValue
         }
         return data.databaseValue
+    }
+
+    /// Valid UTF-8 without NUL; checked without allocating.
+    static func isText(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        var parser = Unicode.UTF8.ForwardParser()
+        var iterator = bytes.makeIterator()
+        while true {
+            switch parser.parseScalar(from: &iterator) {
+            case .valid(let scalar):
+                if scalar.count == 1 && scalar.first == 0 { return false }
+            case .emptyInput:
+                return true
+            case .error:
+                return false
+            }
+        }
     }
 
     static func data(_ value: DatabaseValue) -> Data? {
