@@ -1,7 +1,7 @@
 @_spi(Maintenance) import JobStore
 
 /// Fills a database with realistic-looking jobs, fast, with SQL run inside
-/// SQLite: 10 definitions; of every 20 jobs one pending, one running, one
+/// SQLite: 7 definitions; of every 20 jobs one pending, one running, one
 /// rejected, one cancelled and 16 fulfilled; 3 stages each; created two
 /// seconds apart, ending now.
 enum SyntheticJobs {
@@ -19,7 +19,7 @@ enum SyntheticJobs {
                     FROM n)
                 INSERT INTO jobs (id, definition, pool, state, priority, input, result, error, attempt, claims,
                                   lease_owner, lease_expires_at, run_at, created_at, started_at, finished_at)
-                SELECT i, 'def-' || (i % 10), 'default', state, i % 3, 'input ' || i,
+                SELECT i, 'def-' || (i % 7), 'default', state, i % 3, 'input ' || i,
                        CASE WHEN state = 'fulfilled' THEN 'result ' || i END,
                        CASE WHEN state = 'rejected' THEN 'exit status 1: no such file'
                             WHEN state = 'cancelled' THEN 'cancelled' END,
