@@ -109,6 +109,11 @@ extension JobStore {
         try await retry(id, delay: .zero)
     }
 
+    /// Deletes resolved jobs that finished more than `retention` ago.
+    public func prune(olderThan retention: Duration) async throws -> Int {
+        try await prune(finishedBefore: Date(timeIntervalSinceNow: -retention.timeInterval))
+    }
+
     public func claim(pool: String, owner: String, limit: Int, leaseDuration: Duration) async throws -> [ClaimedJob] {
         try await withCheckedThrowingContinuation { continuation in
             claim(pool: pool, owner: owner, limit: limit, leaseDuration: leaseDuration) { continuation.resume(with: $0) }

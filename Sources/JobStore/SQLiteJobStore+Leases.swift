@@ -23,8 +23,10 @@ extension SQLiteJobStore {
         let nowMs = Timestamp.milliseconds(Date())
         let now = Timestamp.text(milliseconds: nowMs)
         let expiresMs = nowMs + leaseDuration.milliseconds
+        // Read the jobs, then take each by key: `RETURNING` would cost a
+        // temporary table, and a second read is not needed to know the result.
         let next = try RawStatement(db, """
-            SELECT id FROM jobs
+            SELECT \(Columns.job) FROM jobs
             WHERE state = 'pending' AND pool = ? AND run_at <= ?
             ORDER BY priority DESC, run_at, id
             LIMIT ?
@@ -32,29 +34,30 @@ extension SQLiteJobStore {
         next.bind(1, pool)
         next.bind(2, now)
         next.bind(3, limit)
-        let ids = try next.rows { $0.int64(0) }
-        // An UPDATE, then a SELECT: `RETURNING` would cost a temporary table each time.
+        let jobs = try next.rows(Columns.job)
         let take = try RawStatement(db, """
             UPDATE jobs
             SET state = 'running', lease_owner = ?, lease_expires_at = ?, claims = claims + 1,
                 started_at = coalesce(started_at, ?)
             WHERE id = ?
             """)
-        let read = try RawStatement(db, "SELECT \(Columns.job) FROM jobs WHERE id = ?")
         let expires = Timestamp.text(milliseconds: expiresMs)
-        return try ids.map { id in
+        let expiresAt = Timestamp.date(milliseconds: expiresMs)
+        let startedAt = Timestamp.date(now)
+        return try jobs.map { pending in
             take.bind(1, owner)
             take.bind(2, expires)
             take.bind(3, now)
-            take.bind(4, id)
+            take.bind(4, pending.id)
             try take.execute()
-            read.bind(1, id)
-            guard let job = try read.firstRow(Columns.job) else {
-                throw JobStoreError(.database, "job \(id) vanished while being claimed", jobID: id)
-            }
-            let lease = Lease(
-                jobID: job.id, owner: owner, claim: job.claims, expiresAt: Timestamp.date(milliseconds: expiresMs))
-            return ClaimedJob(job: job, stages: try Columns.stages(of: id, db), lease: lease)
+            var job = pending
+            job.state = .running
+            job.leaseOwner = owner
+            job.leaseExpiresAt = expiresAt
+            job.claims += 1
+            job.startedAt = job.startedAt ?? startedAt
+            let lease = Lease(jobID: job.id, owner: owner, claim: job.claims, expiresAt: expiresAt)
+            return ClaimedJob(job: job, stages: try Columns.stages(of: job.id, db), lease: lease)
         }
     }
 

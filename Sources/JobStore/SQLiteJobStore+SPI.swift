@@ -32,6 +32,13 @@ extension SQLiteJobStore {
         }
     }
 
+    /// The value of `PRAGMA name` on the writer connection (the one whose
+    /// settings decide durability).
+    @_spi(Maintenance)
+    public func writerPragma(_ name: String) async throws -> String? {
+        try await write(atomic: false) { db in try String.fetchOne(db, sql: "PRAGMA \(name)") }
+    }
+
     /// How many group-commit transactions ran, and how many writes they held.
     @_spi(Maintenance)
     public var writerStatistics: (transactions: Int, writes: Int) { writer.statistics }

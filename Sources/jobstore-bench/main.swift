@@ -5,7 +5,7 @@ import Foundation
 // that the JobStore tests start (crash consistency, multi-process contention,
 // permissions).
 //
-//   swift run -c release jobstore-bench [--big-db PATH] [--skip-big] [--only writes,submit,cycle,reads]
+//   swift run -c release jobstore-bench [--big-db PATH] [--skip-big] [--only writes,submit,cycle,reads] [--runs N]
 //   jobstore-bench crash-writer PATH
 //   jobstore-bench contend PATH WORKER JOBS
 //   jobstore-bench open PATH
@@ -20,7 +20,7 @@ case "contend":
 case "open":
     await ChildCommands.open(path: arguments[1])
 case "-h", "--help":
-    print("usage: jobstore-bench [--big-db PATH] [--skip-big] [--only writes,submit,cycle,reads]")
+    print("usage: jobstore-bench [--big-db PATH] [--skip-big] [--only writes,submit,cycle,reads] [--runs N]")
 default:
     var options = Benchmarks.Options()
     var index = 0
@@ -31,6 +31,9 @@ default:
             options.bigDatabasePath = arguments[index]
         case "--skip-big":
             options.skipBig = true
+        case "--runs":
+            index += 1
+            options.runs = Int(arguments[index]) ?? 3
         case "--scale":
             index += 1
             options.scale = Double(arguments[index]) ?? 1

@@ -111,3 +111,25 @@ import Testing
         #expect(try await store.scalar("PRAGMA foreign_key_check") == nil)
     }
 }
+
+@Suite struct ConfigurationTests {
+    @Test(arguments: [(JobStoreConfiguration.Synchronous.normal, "1"), (.full, "2")])
+    func synchronousSettingReachesTheWriter(_ setting: JobStoreConfiguration.Synchronous, pragma: String) async throws {
+        let folder = try TemporaryFolder()
+        let store = try SQLiteJobStore(JobStoreConfiguration(path: folder.file("jobs.sqlite"), synchronous: setting))
+        #expect(try await store.writerPragma("synchronous") == pragma)
+        #expect(try await store.writerPragma("journal_mode") == "wal")
+        #expect(try await store.writerPragma("busy_timeout") == "10000")
+        try await store.close()
+    }
+
+    @Test func pruneByRetentionKeepsRecentJobs() async throws {
+        let (store, folder) = try makeStore()
+        _ = folder
+        _ = try await store.submit(job())
+        let claimed = try #require(try await store.claim(pool: "default", owner: "e", limit: 1, leaseDuration: .seconds(60)).first)
+        try await store.finish(JobFinish(lease: claimed.lease, outcome: .fulfilled(nil)))
+        #expect(try await store.prune(olderThan: .seconds(3600)) == 0)
+        #expect(try await store.count("SELECT count(*) FROM jobs") == 1)
+    }
+}
