@@ -1,3 +1,4 @@
+import Dispatch
 import GRDB
 
 /// For jobd's own benchmark and tests only (`@_spi(Maintenance) import JobStore`):
@@ -37,6 +38,17 @@ extension SQLiteJobStore {
     @_spi(Maintenance)
     public func writerPragma(_ name: String) async throws -> String? {
         try await write(atomic: false) { db in try String.fetchOne(db, sql: "PRAGMA \(name)") }
+    }
+
+    /// Takes the database's write lock (`BEGIN IMMEDIATE`), calls `held`,
+    /// and keeps the lock until `release` is signalled — as a long writer in
+    /// another process would. Blocks this store's writer meanwhile.
+    @_spi(Maintenance)
+    public func holdWriteLock(held: @escaping @Sendable () -> Void, until release: DispatchSemaphore) async throws {
+        try await write(atomic: false) { _ in
+            held()
+            release.wait()
+        }
     }
 
     /// How many group-commit transactions ran, and how many writes they held.
