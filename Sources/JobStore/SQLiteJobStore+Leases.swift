@@ -69,18 +69,21 @@ extension SQLiteJobStore {
             try Self.require(leaseDuration > .zero, "a lease must last more than zero, not \(leaseDuration)")
             let expiresMs = Timestamp.milliseconds(Date()) + leaseDuration.milliseconds
             let expires = Timestamp.text(milliseconds: expiresMs)
-            let renew = try db.cachedStatement(sql: """
-                UPDATE jobs SET lease_expires_at = ?
-                WHERE id = ? AND state = 'running' AND lease_owner = ? AND claims = ?
-                RETURNING cancel_requested
-                """)
+            let check = try RawStatement(
+                db, "SELECT cancel_requested FROM jobs WHERE id = ? AND state = 'running' AND lease_owner = ? AND claims = ?")
+            let extend = try RawStatement(db, "UPDATE jobs SET lease_expires_at = ? WHERE id = ?")
             var renewal = LeaseRenewal(renewed: [], lost: [], cancellationRequested: [])
             for lease in leases {
-                let cancel = try Bool.fetchOne(renew, arguments: [expires, lease.jobID, lease.owner, lease.claim])
-                guard let cancel else {
+                check.bind(1, lease.jobID)
+                check.bind(2, lease.owner)
+                check.bind(3, lease.claim)
+                guard let cancel = try check.firstRow({ $0.bool(0) }) else {
                     renewal.lost.append(lease.jobID)
                     continue
                 }
+                extend.bind(1, expires)
+                extend.bind(2, lease.jobID)
+                try extend.execute()
                 var renewed = lease
                 renewed.expiresAt = Timestamp.date(milliseconds: expiresMs)
                 renewal.renewed.append(renewed)
