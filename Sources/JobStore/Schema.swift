@@ -105,7 +105,7 @@ enum Schema {
             started_at  TEXT,
             finished_at TEXT,
             PRIMARY KEY (job_id, position)
-        );
+        ) WITHOUT ROWID;
 
         -- A retried job's earlier attempts: the job's outcome, and its stages as they were.
         CREATE TABLE job_attempts (

@@ -58,7 +58,7 @@ let frozenSchemaVersion1 = """
             started_at  TEXT,
             finished_at TEXT,
             PRIMARY KEY (job_id, position)
-        );
+        ) WITHOUT ROWID;
 
         -- A retried job's earlier attempts: the job's outcome, and its stages as they were.
         CREATE TABLE job_attempts (

@@ -117,7 +117,7 @@ import Testing
         // Running jobs are few (at most the pools' sizes): the state index finds them.
         #expect(requeue.contains { $0.contains("jobs_state") }, "\(requeue)")
         let stages = try await store.queryPlan("SELECT * FROM stages WHERE job_id = 5 ORDER BY position")
-        #expect(stages.contains { $0.contains("SEARCH stages USING INDEX") }, "\(stages)")
+        #expect(stages.contains { $0.contains("SEARCH stages USING PRIMARY KEY (job_id=?)") }, "\(stages)")
         #expect(!stages.contains { $0.contains("TEMP B-TREE") }, "\(stages)")
     }
 }
