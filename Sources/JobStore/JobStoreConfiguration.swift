@@ -25,6 +25,10 @@ public struct JobStoreConfiguration: Sendable, Hashable {
     public var maxWritesPerTransaction: Int
     /// The most concurrent read connections.
     public var maxReaders: Int
+    /// How often a connection of its own copies the WAL back into the
+    /// database, so the writer does not have to; `nil` leaves it all to the
+    /// writer's automatic checkpoints (every ~40 MB of WAL).
+    public var checkpointInterval: Duration?
 
     public init(
         path: String,
@@ -32,7 +36,8 @@ public struct JobStoreConfiguration: Sendable, Hashable {
         busyTimeout: Duration = .seconds(10),
         maxValueBytes: Int = 1 << 20,
         maxWritesPerTransaction: Int = 1024,
-        maxReaders: Int = 4
+        maxReaders: Int = 4,
+        checkpointInterval: Duration? = .milliseconds(250)
     ) {
         self.path = path
         self.synchronous = synchronous
@@ -40,5 +45,6 @@ public struct JobStoreConfiguration: Sendable, Hashable {
         self.maxValueBytes = maxValueBytes
         self.maxWritesPerTransaction = maxWritesPerTransaction
         self.maxReaders = maxReaders
+        self.checkpointInterval = checkpointInterval
     }
 }

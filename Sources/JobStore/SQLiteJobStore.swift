@@ -17,12 +17,10 @@ public final class SQLiteJobStore: JobStore {
     public let configuration: JobStoreConfiguration
     let pool: DatabasePool
     let writer: GroupCommitWriter
+    let checkpointer: BackgroundCheckpointer?
 
     var path: String { configuration.path }
     var cap: Int { configuration.maxValueBytes }
-
-    /// The page cache of each connection, in KiB.
-    static let cacheKiB = 65536
 
     /// Opens (creating if needed) the database, and brings its schema up to date.
     public convenience init(_ configuration: JobStoreConfiguration) throws {
@@ -48,8 +46,10 @@ public final class SQLiteJobStore: JobStore {
         grdb.foreignKeysEnabled = true
         grdb.prepareDatabase { db in
             // Per connection. A bigger page cache keeps the hot pages of a
-            // large table (indexes, recent jobs) in memory.
-            try db.execute(sql: "PRAGMA cache_size = -\(Self.cacheKiB)")
+            // large table (indexes, recent jobs) in memory: 64 MiB for the
+            // writer, 16 MiB for each reader (they fill only as they are used).
+            let cacheKiB = db.configuration.readonly ? 16_384 : 65_536
+            try db.execute(sql: "PRAGMA cache_size = -\(cacheKiB)")
             // Checkpoint every ~40 MB of WAL instead of ~4 MB: a page written
             // by many transactions is copied back to the database once per
             // checkpoint, and each checkpoint costs an fsync. The WAL file is
@@ -76,6 +76,13 @@ public final class SQLiteJobStore: JobStore {
         }
         writer = GroupCommitWriter(
             pool: pool, path: path, maxPerTransaction: configuration.maxWritesPerTransaction)
+        do {
+            checkpointer = try configuration.checkpointInterval.map {
+                try BackgroundCheckpointer(path: path, every: $0, busyTimeout: configuration.busyTimeout)
+            }
+        } catch {
+            throw JobStoreError.wrap(error, path: path, doing: "open the job database for checkpoints")
+        }
     }
 
     /// Waits for every write made before this call to be committed (or to fail).
@@ -87,6 +94,7 @@ public final class SQLiteJobStore: JobStore {
     public func close() async throws {
         await flush()
         writer.close()
+        checkpointer?.stop()
         await flush()
         do {
             try pool.close()

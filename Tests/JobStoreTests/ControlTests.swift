@@ -133,3 +133,37 @@ import Testing
         #expect(try await store.count("SELECT count(*) FROM jobs") == 1)
     }
 }
+
+@Suite struct CheckpointTests {
+    func fileSize(_ path: String) -> Int {
+        ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.intValue ?? -1
+    }
+
+    /// Committed pages reach the database file from the background
+    /// checkpointer, without the writer's automatic checkpoint (which waits
+    /// for ~40 MB of WAL, far more than these writes).
+    @Test(arguments: [true, false])
+    func backgroundCheckpointCopiesTheWALIntoTheDatabase(enabled: Bool) async throws {
+        let folder = try TemporaryFolder()
+        let path = folder.file("jobs.sqlite")
+        let store = try SQLiteJobStore(JobStoreConfiguration(
+            path: path, checkpointInterval: enabled ? .milliseconds(20) : nil))
+        let before = fileSize(path)
+        _ = try await store.submit((0..<2000).map { _ in job(input: String(repeating: "x", count: 200)) })
+        var after = fileSize(path)
+        let deadline = ContinuousClock.now + .seconds(20)
+        while enabled && after <= before && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+            after = fileSize(path)
+        }
+        if enabled {
+            #expect(after > before, "the database file did not grow: \(before) → \(after)")
+        } else {
+            // Give a checkpointer, were there one, the time to run.
+            try await Task.sleep(for: .milliseconds(200))
+            #expect(fileSize(path) == before)
+        }
+        #expect(fileSize(path + "-wal") > 0)
+        try await store.close()
+    }
+}
