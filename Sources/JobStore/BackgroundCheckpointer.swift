@@ -24,8 +24,10 @@ final class BackgroundCheckpointer: Sendable {
         scheduleNext()
     }
 
+    /// No more checkpoints; closes the connection (after the one running, if any).
     func stop() {
         stopped.withLock { $0 = true }
+        try? connection.close()
     }
 
     private func scheduleNext() {

@@ -50,10 +50,10 @@ public final class SQLiteJobStore: JobStore {
             // writer, 16 MiB for each reader (they fill only as they are used).
             let cacheKiB = db.configuration.readonly ? 16_384 : 65_536
             try db.execute(sql: "PRAGMA cache_size = -\(cacheKiB)")
-            // Checkpoint every ~40 MB of WAL instead of ~4 MB: a page written
-            // by many transactions is copied back to the database once per
-            // checkpoint, and each checkpoint costs an fsync. The WAL file is
-            // cut back to 64 MB after a checkpoint if it grew past that.
+            // The BackgroundCheckpointer copies the WAL back; a connection
+            // checkpoints by itself only past ~40 MB of WAL (instead of
+            // SQLite's ~4 MB), as a safety net. The WAL file is cut back to
+            // 64 MB after a checkpoint if it grew past that.
             try db.execute(sql: "PRAGMA wal_autocheckpoint = 10000")
             try db.execute(sql: "PRAGMA journal_size_limit = 67108864")
             // Debian builds SQLite with SECURE_DELETE, which zeroes every
