@@ -107,21 +107,25 @@ final class GroupCommitWriter: Sendable {
         var deliveries: [@Sendable () -> Void] = []
         deliveries.reserveCapacity(batch.count)
         do {
-            try db.inTransaction(.immediate) {
-                for write in batch {
-                    do {
-                        deliveries.append(try Self.run(write, db))
-                    } catch {
-                        // SQLite already rolled the whole transaction back:
-                        // nothing of this batch is written.
-                        if !db.isInsideTransaction { throw error }
-                        let wrapped = JobStoreError.wrap(error, path: path, doing: "write")
-                        deliveries.append { write.fail(wrapped) }
-                    }
+            // Prepared once per connection (GRDB's `inTransaction` parses
+            // BEGIN and COMMIT anew each time).
+            try RawStatement(db, "BEGIN IMMEDIATE").execute()
+            for write in batch {
+                do {
+                    deliveries.append(try Self.run(write, db))
+                } catch {
+                    // SQLite already rolled the whole transaction back:
+                    // nothing of this batch is written.
+                    if !db.isInsideTransaction { throw error }
+                    let wrapped = JobStoreError.wrap(error, path: path, doing: "write")
+                    deliveries.append { write.fail(wrapped) }
                 }
-                return .commit
             }
+            try RawStatement(db, "COMMIT").execute()
         } catch {
+            if db.isInsideTransaction {
+                _ = try? RawStatement(db, "ROLLBACK").execute()
+            }
             let wrapped = JobStoreError.wrap(error, path: path, doing: "commit a transaction")
             deliveries = batch.map { write in { write.fail(wrapped) } }
         }
