@@ -1,5 +1,5 @@
 import Dispatch
-import GRDB
+internal import GRDB
 import Synchronization
 
 /// Copies the WAL back into the database from a connection of its own,

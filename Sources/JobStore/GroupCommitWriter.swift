@@ -1,5 +1,5 @@
 import Dispatch
-import GRDB
+internal import GRDB
 import Synchronization
 
 /// Group commit: every write of the store goes through here, and writes

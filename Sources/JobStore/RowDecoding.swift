@@ -1,5 +1,5 @@
 import Foundation
-import GRDB
+internal import GRDB
 
 /// Column lists and row decoding, in one place so that the SQL and the
 /// decoders cannot drift apart.

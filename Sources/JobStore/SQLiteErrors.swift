@@ -1,5 +1,5 @@
 import Foundation
-import GRDB
+internal import GRDB
 
 extension JobStoreError {
     /// Turns whatever a database access threw into a ``JobStoreError`` that

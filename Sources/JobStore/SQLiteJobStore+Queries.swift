@@ -1,5 +1,5 @@
 import Foundation
-import GRDB
+internal import GRDB
 
 extension SQLiteJobStore {
     public func job(_ id: Int64) async throws -> JobDetail? {

@@ -1,5 +1,5 @@
 import Dispatch
-import GRDB
+internal import GRDB
 
 /// For jobd's own benchmark and tests only (`@_spi(Maintenance) import JobStore`):
 /// raw SQL through the group-commit writer, and raw reads. Not part of the

@@ -1,5 +1,5 @@
 import Foundation
-import GRDB
+internal import GRDB
 
 /// The ``JobStore`` over SQLite (through GRDB and the system libsqlite3),
 /// in WAL mode, shared safely by several processes.

@@ -1,4 +1,4 @@
-import GRDB
+internal import GRDB
 
 /// The database schema, as an ordered list of migrations.
 ///

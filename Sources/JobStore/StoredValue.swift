@@ -1,5 +1,5 @@
 import Foundation
-import GRDB
+internal import GRDB
 
 /// How a value — the bytes a process printed — is kept in SQLite.
 ///
