@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "Promises", targets: ["Promises"]),
     ],
     dependencies: [
+        .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
         .package(url: "https://github.com/jpsim/Yams", exact: "6.2.2"),
     ],
     targets: [
@@ -34,5 +35,16 @@ let package = Package(
         ),
         .executableTarget(name: "process-bench", dependencies: ["JobEngine"], swiftSettings: strict),
         .testTarget(name: "JobEngineTests", dependencies: ["JobEngine"], swiftSettings: strict),
+        .target(
+            name: "JobStore",
+            dependencies: [
+                .product(name: "GRDB", package: "GRDB.swift"),
+                // SQLite's C API, for the hot paths (see Sources/JobStore/RawStatement.swift).
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ],
+            swiftSettings: strict
+        ),
+        .executableTarget(name: "jobstore-bench", dependencies: ["JobStore"], swiftSettings: strict),
+        .testTarget(name: "JobStoreTests", dependencies: ["JobStore"], swiftSettings: strict),
     ]
 )

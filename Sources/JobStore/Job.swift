@@ -1,0 +1,73 @@
+import Foundation
+
+/// A job as stored: one row of the `jobs` table.
+///
+/// Values (`input`, `result`) are the exact bytes a process read or printed;
+/// see ``StoredValue`` for how they are kept in SQLite.
+public struct Job: Sendable, Hashable {
+    public var id: Int64
+    public var definition: String
+    public var pool: String
+    public var state: JobState
+    /// Higher runs first.
+    public var priority: Int
+    public var idempotencyKey: String?
+    public var input: Data?
+    public var result: Data?
+    public var error: String?
+    /// 1 for the first run; ``JobStore/retry(_:delay:)`` adds one.
+    public var attempt: Int
+    /// Set by ``JobStore/requestCancellation(of:)`` on a running job; the
+    /// engine reads it (``LeaseRenewal/cancellationRequested``) and stops the job.
+    public var cancelRequested: Bool
+    /// How many times the job was claimed; more than `attempt` means it was
+    /// requeued after a lost lease (a crash, most of the time).
+    public var claims: Int
+    public var leaseOwner: String?
+    public var leaseExpiresAt: Date?
+    /// The job is not claimed before this time.
+    public var runAt: Date
+    public var createdAt: Date
+    public var startedAt: Date?
+    public var finishedAt: Date?
+}
+
+/// One stage of a job: one row of the `stages` table.
+public struct Stage: Sendable, Hashable {
+    public var jobID: Int64
+    /// 0-based order in the pipeline.
+    public var position: Int
+    public var name: String
+    /// The stage's kind key in the definition (`then`, `map`, `catch`, …).
+    public var kind: String
+    public var state: StageState
+    public var value: Data?
+    public var error: String?
+    public var exitCode: Int32?
+    /// Attempts made at this stage in the job's current attempt (0 if never started).
+    public var attempts: Int
+    public var startedAt: Date?
+    public var finishedAt: Date?
+}
+
+/// A job with its stages in pipeline order.
+public struct JobDetail: Sendable, Hashable {
+    public var job: Job
+    public var stages: [Stage]
+
+    public init(job: Job, stages: [Stage]) {
+        self.job = job
+        self.stages = stages
+    }
+}
+
+/// An entry of the `events` table: something worth telling about a job that
+/// is not a stage result (a finalizer warning, a requeue after a lost lease…).
+public struct JobEvent: Sendable, Hashable {
+    public var id: Int64
+    public var jobID: Int64?
+    public var position: Int?
+    public var kind: String
+    public var message: String
+    public var createdAt: Date
+}

@@ -1,0 +1,52 @@
+import Foundation
+
+/// Which jobs to list, newest first, one page at a time.
+public struct JobQuery: Sendable, Hashable {
+    /// Only jobs in one of these states; `nil` for all.
+    public var states: Set<JobState>?
+    /// Only jobs of this definition; `nil` for all.
+    public var definition: String?
+    /// At most this many jobs (1…1000).
+    public var limit: Int
+    /// Only jobs older than this id: pass the previous page's ``JobPage/nextCursor``.
+    public var before: Int64?
+
+    public init(states: Set<JobState>? = nil, definition: String? = nil, limit: Int = 50, before: Int64? = nil) {
+        self.states = states
+        self.definition = definition
+        self.limit = limit
+        self.before = before
+    }
+
+    /// Pending and running jobs (the `pending_jobs` view).
+    public static func pending(definition: String? = nil, limit: Int = 50, before: Int64? = nil) -> JobQuery {
+        JobQuery(states: JobState.pendingSet, definition: definition, limit: limit, before: before)
+    }
+
+    /// Fulfilled, rejected and cancelled jobs (the `resolved_jobs` view).
+    public static func resolved(definition: String? = nil, limit: Int = 50, before: Int64? = nil) -> JobQuery {
+        JobQuery(states: JobState.resolvedSet, definition: definition, limit: limit, before: before)
+    }
+}
+
+/// One page of jobs, newest first.
+public struct JobPage: Sendable, Hashable {
+    public var jobs: [Job]
+    /// Pass as ``JobQuery/before`` for the next page; `nil` on the last page.
+    public var nextCursor: Int64?
+
+    public init(jobs: [Job], nextCursor: Int64?) {
+        self.jobs = jobs
+        self.nextCursor = nextCursor
+    }
+}
+
+/// What ``JobStore/requestCancellation(of:)`` did.
+public enum CancellationOutcome: Sendable, Hashable {
+    /// The job was pending: it is now cancelled and will never run.
+    case cancelled
+    /// The job is running: the flag is set, the engine stops it at its next check.
+    case requested
+    /// The job had already ended in this state; nothing changed.
+    case alreadyResolved(JobState)
+}

@@ -1,0 +1,158 @@
+import Foundation
+
+/// Where jobs and their stage results live.
+///
+/// Nothing here names SQLite: ``SQLiteJobStore`` is one implementation, and
+/// a store for another database can be added behind the same protocol.
+///
+/// Two styles of call:
+/// - What an engine does while jobs run (claim, renew, requeue, stage starts
+///   and results, finishing a job, events) takes a completion handler. These
+///   are group committed: many are written in one transaction, and each
+///   completion is called only after its transaction committed, with
+///   `.success` — or with the reason it was not written. No thread waits for
+///   them. Completions are called in the order the calls were made, on the
+///   store's writer thread right after the commit: keep them short and never
+///   block in them (resolve a promise, hop to your own queue). A write made
+///   from a completion joins the very next transaction. `async` versions are
+///   in an extension.
+/// - Everything else (submitting, controlling, reading) is `async`.
+///
+/// Errors are ``JobStoreError``s.
+public protocol JobStore: Sendable {
+    // MARK: Submitting
+
+    /// Submits jobs in one transaction: all are stored or none is.
+    /// Returns one ``Submission`` per job, in order.
+    func submit(_ jobs: [NewJob]) async throws -> [Submission]
+
+    // MARK: Running
+
+    /// Claims up to `limit` runnable jobs of `pool` — pending, `runAt` past —
+    /// highest priority first, then the longest waiting (earliest `runAt`);
+    /// each under a lease of `owner` that expires after `leaseDuration`
+    /// unless renewed.
+    func claim(
+        pool: String, owner: String, limit: Int, leaseDuration: Duration,
+        completion: @escaping @Sendable (Result<[ClaimedJob], any Error>) -> Void)
+
+    /// Extends the leases that are still held; tells which were lost and
+    /// which jobs have a cancellation request.
+    func renew(
+        _ leases: [Lease], leaseDuration: Duration,
+        completion: @escaping @Sendable (Result<LeaseRenewal, any Error>) -> Void)
+
+    /// Crash recovery: every running job whose lease expired goes back to
+    /// pending (its fulfilled stages kept, so it resumes from its first stage
+    /// without a fulfilled result), or to cancelled if a cancellation was
+    /// requested. Gives the ids of the jobs it changed.
+    func requeueExpiredLeases(completion: @escaping @Sendable (Result<[Int64], any Error>) -> Void)
+
+    func recordStageStart(_ start: StageStart, completion: @escaping @Sendable (Result<Void, any Error>) -> Void)
+
+    func recordStageResult(_ result: StageResult, completion: @escaping @Sendable (Result<Void, any Error>) -> Void)
+
+    /// Resolves the job (fulfilled, rejected or cancelled) and releases its lease.
+    func finish(_ finish: JobFinish, completion: @escaping @Sendable (Result<Void, any Error>) -> Void)
+
+    func recordEvent(_ event: NewEvent, completion: @escaping @Sendable (Result<Void, any Error>) -> Void)
+
+    // MARK: Controlling
+
+    /// Cancels a pending job at once, or flags a running one for the engine to stop.
+    func requestCancellation(of id: Int64) async throws -> CancellationOutcome
+
+    /// Puts a resolved job back to pending with `attempt + 1` and fresh
+    /// stages, after copying its outcome and stages to the attempt history.
+    func retry(_ id: Int64, delay: Duration) async throws -> Job
+
+    /// Deletes resolved jobs that finished before `date`, with their stages,
+    /// history and events. Returns how many jobs were deleted.
+    func prune(finishedBefore date: Date) async throws -> Int
+
+    // MARK: Reading
+
+    /// One job with its stages, or `nil` if there is no such job.
+    func job(_ id: Int64) async throws -> JobDetail?
+
+    /// A page of jobs, newest first.
+    func list(_ query: JobQuery) async throws -> JobPage
+
+    /// The events of a job, oldest first.
+    func events(of jobID: Int64) async throws -> [JobEvent]
+
+    /// The attempts of a job before its current one, oldest first.
+    func attemptHistory(of jobID: Int64) async throws -> [JobAttempt]
+}
+
+/// A past attempt of a retried job: its outcome and stages as they were.
+public struct JobAttempt: Sendable, Hashable {
+    public var jobID: Int64
+    public var attempt: Int
+    public var state: JobState
+    public var result: Data?
+    public var error: String?
+    public var startedAt: Date?
+    public var finishedAt: Date?
+    /// The stages as they were when the job was retried.
+    public var stages: [Stage]
+}
+
+extension JobStore {
+    /// Submits one job.
+    public func submit(_ job: NewJob) async throws -> Submission {
+        let submissions = try await submit([job])
+        return submissions[0]
+    }
+
+    public func retry(_ id: Int64) async throws -> Job {
+        try await retry(id, delay: .zero)
+    }
+
+    /// Deletes resolved jobs that finished more than `retention` ago.
+    public func prune(olderThan retention: Duration) async throws -> Int {
+        try await prune(finishedBefore: Date(timeIntervalSinceNow: -retention.timeInterval))
+    }
+
+    public func claim(pool: String, owner: String, limit: Int, leaseDuration: Duration) async throws -> [ClaimedJob] {
+        try await withCheckedThrowingContinuation { continuation in
+            claim(pool: pool, owner: owner, limit: limit, leaseDuration: leaseDuration) { continuation.resume(with: $0) }
+        }
+    }
+
+    public func renew(_ leases: [Lease], leaseDuration: Duration) async throws -> LeaseRenewal {
+        try await withCheckedThrowingContinuation { continuation in
+            renew(leases, leaseDuration: leaseDuration) { continuation.resume(with: $0) }
+        }
+    }
+
+    public func requeueExpiredLeases() async throws -> [Int64] {
+        try await withCheckedThrowingContinuation { continuation in
+            requeueExpiredLeases { continuation.resume(with: $0) }
+        }
+    }
+
+    public func recordStageStart(_ start: StageStart) async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            recordStageStart(start) { continuation.resume(with: $0) }
+        }
+    }
+
+    public func recordStageResult(_ result: StageResult) async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            recordStageResult(result) { continuation.resume(with: $0) }
+        }
+    }
+
+    public func finish(_ finish: JobFinish) async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            self.finish(finish) { continuation.resume(with: $0) }
+        }
+    }
+
+    public func recordEvent(_ event: NewEvent) async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            recordEvent(event) { continuation.resume(with: $0) }
+        }
+    }
+}

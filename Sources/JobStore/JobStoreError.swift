@@ -1,0 +1,88 @@
+/// An error from a job store: a stable ``Code`` to match on, and a message
+/// that says what failed and what to do about it.
+///
+/// Match on the code, never on the message:
+///
+/// ```swift
+/// catch let error as JobStoreError where error.code == .valueTooLarge { … }
+/// ```
+public struct JobStoreError: Error, Sendable, CustomStringConvertible {
+    /// A stable identifier of the kind of failure. New codes may be added.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private enum Base: String, Hashable, Sendable {
+            case valueTooLarge = "value-too-large"
+            case jobNotFound = "job-not-found"
+            case invalidState = "invalid-state"
+            case invalidArgument = "invalid-argument"
+            case leaseLost = "lease-lost"
+            case permissionDenied = "permission-denied"
+            case cannotOpen = "cannot-open"
+            case busy = "busy"
+            case diskFull = "disk-full"
+            case corrupt = "corrupt"
+            case schemaTooNew = "schema-too-new"
+            case io = "io"
+            case closed = "closed"
+            case database = "database"
+        }
+
+        private let base: Base
+        private init(_ base: Base) { self.base = base }
+
+        /// A value (input, stage value, result, error text) is bigger than the configured cap.
+        public static let valueTooLarge = Code(.valueTooLarge)
+        /// No job has this id (it may have been pruned).
+        public static let jobNotFound = Code(.jobNotFound)
+        /// The job is not in a state that allows the operation (retrying a running job…).
+        public static let invalidState = Code(.invalidState)
+        /// An argument is out of range (an empty definition name, a negative limit…).
+        public static let invalidArgument = Code(.invalidArgument)
+        /// The lease is no longer the job's: it expired and the job was requeued or claimed again.
+        public static let leaseLost = Code(.leaseLost)
+        /// The database, its folder, or its `-wal`/`-shm` files cannot be opened or written by this user.
+        public static let permissionDenied = Code(.permissionDenied)
+        /// The database cannot be opened for another reason than permissions (its folder is missing…).
+        public static let cannotOpen = Code(.cannotOpen)
+        /// Another process held the write lock for longer than the busy timeout.
+        public static let busy = Code(.busy)
+        /// The disk (or the database's size limit) is full.
+        public static let diskFull = Code(.diskFull)
+        /// The file is not a database, or is damaged.
+        public static let corrupt = Code(.corrupt)
+        /// The database was upgraded by a newer version of jobd.
+        public static let schemaTooNew = Code(.schemaTooNew)
+        /// The operating system failed a read or a write.
+        public static let io = Code(.io)
+        /// The store was closed.
+        public static let closed = Code(.closed)
+        /// Any other SQLite failure.
+        public static let database = Code(.database)
+
+        public var description: String { base.rawValue }
+    }
+
+    public let code: Code
+    /// What failed, where, and what to do.
+    public let message: String
+    /// The job concerned, if any.
+    public let jobID: Int64?
+    /// The error this one was made from (an SQLite error, an errno…), if any.
+    public let underlying: (any Error)?
+    /// Where in jobd's source the error was made.
+    public let file: String
+    public let line: Int
+
+    public init(
+        _ code: Code, _ message: String, jobID: Int64? = nil, underlying: (any Error)? = nil,
+        file: String = #fileID, line: Int = #line
+    ) {
+        self.code = code
+        self.message = message
+        self.jobID = jobID
+        self.underlying = underlying
+        self.file = file
+        self.line = line
+    }
+
+    public var description: String { "\(message) [\(code)]" }
+}

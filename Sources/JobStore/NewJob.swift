@@ -1,0 +1,87 @@
+import Foundation
+
+/// One stage of a job's plan, known from its definition at submit time.
+public struct StagePlan: Sendable, Hashable {
+    public var name: String
+    /// The kind key of the stage (`firstly`, `then`, `map`, `done`, `catch`, …).
+    public var kind: String
+
+    public init(name: String, kind: String) {
+        self.name = name
+        self.kind = kind
+    }
+}
+
+/// What to submit: a job of a definition, with its input and stage plan.
+public struct NewJob: Sendable, Hashable {
+    public var definition: String
+    public var pool: String
+    public var input: Data?
+    /// Higher runs first; jobs of equal priority run oldest first.
+    public var priority: Int
+    /// The job is not claimed before this time; `nil` means now.
+    public var runAt: Date?
+    /// A second submit of the same definition with the same key returns the
+    /// existing job instead of creating one (as long as it was not pruned).
+    public var idempotencyKey: String?
+    /// The pipeline, in order: one `stages` row each, created `pending`.
+    public var stages: [StagePlan]
+
+    public init(
+        definition: String,
+        pool: String = "default",
+        input: Data? = nil,
+        priority: Int = 0,
+        runAt: Date? = nil,
+        idempotencyKey: String? = nil,
+        stages: [StagePlan]
+    ) {
+        self.definition = definition
+        self.pool = pool
+        self.input = input
+        self.priority = priority
+        self.runAt = runAt
+        self.idempotencyKey = idempotencyKey
+        self.stages = stages
+    }
+
+    /// Same, delayed by `delay` from now.
+    public init(
+        definition: String,
+        pool: String = "default",
+        input: Data? = nil,
+        priority: Int = 0,
+        delay: Duration,
+        idempotencyKey: String? = nil,
+        stages: [StagePlan]
+    ) {
+        self.init(
+            definition: definition, pool: pool, input: input, priority: priority,
+            runAt: Date(timeIntervalSinceNow: delay.timeInterval),
+            idempotencyKey: idempotencyKey, stages: stages)
+    }
+}
+
+/// The outcome of submitting one job.
+public struct Submission: Sendable, Hashable {
+    public var id: Int64
+    /// `false` when the idempotency key matched an existing job, whose id is `id`.
+    public var created: Bool
+
+    public init(id: Int64, created: Bool) {
+        self.id = id
+        self.created = created
+    }
+}
+
+extension Duration {
+    var timeInterval: TimeInterval {
+        let (seconds, attoseconds) = components
+        return Double(seconds) + Double(attoseconds) / 1e18
+    }
+
+    var milliseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
+    }
+}

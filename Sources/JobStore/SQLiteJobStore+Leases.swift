@@ -1,0 +1,140 @@
+import Foundation
+internal import GRDB
+
+extension SQLiteJobStore {
+    public func claim(
+        pool: String, owner: String, limit: Int, leaseDuration: Duration,
+        completion: @escaping @Sendable (Result<[ClaimedJob], any Error>) -> Void
+    ) {
+        // Not in a savepoint (a hot path): the only change is the updates by
+        // key at the end, which fail only in ways that roll back everything.
+        writer.enqueue(atomic: false, { db in
+            try Self.require(!pool.isEmpty, "claim needs a pool name")
+            try Self.require(!owner.isEmpty, "claim needs a lease owner (a name unique to this process)")
+            try Self.require(limit > 0, "claim limit must be positive, not \(limit)")
+            try Self.require(leaseDuration > .zero, "a lease must last more than zero, not \(leaseDuration)")
+            return try Self.claim(pool: pool, owner: owner, limit: limit, leaseDuration: leaseDuration, db)
+        }, completion: completion)
+    }
+
+    private static func claim(
+        pool: String, owner: String, limit: Int, leaseDuration: Duration, _ db: Database
+    ) throws -> [ClaimedJob] {
+        let nowMs = Timestamp.milliseconds(Date())
+        let now = Timestamp.text(milliseconds: nowMs)
+        let expiresMs = nowMs + leaseDuration.milliseconds
+        // Read the jobs, then take each by key: `RETURNING` would cost a
+        // temporary table, and a second read is not needed to know the result.
+        let next = try RawStatement(db, """
+            SELECT \(Columns.job) FROM jobs
+            WHERE state = 'pending' AND pool = ? AND run_at <= ?
+            ORDER BY priority DESC, run_at, id
+            LIMIT ?
+            """)
+        next.bind(1, pool)
+        next.bind(2, now)
+        next.bind(3, limit)
+        let jobs = try next.rows(Columns.job)
+        let take = try RawStatement(db, """
+            UPDATE jobs
+            SET state = 'running', lease_owner = ?, lease_expires_at = ?, claims = claims + 1,
+                started_at = coalesce(started_at, ?)
+            WHERE id = ?
+            """)
+        let expires = Timestamp.text(milliseconds: expiresMs)
+        let expiresAt = Timestamp.date(milliseconds: expiresMs)
+        let startedAt = Timestamp.date(now)
+        return try jobs.map { pending in
+            take.bind(1, owner)
+            take.bind(2, expires)
+            take.bind(3, now)
+            take.bind(4, pending.id)
+            try take.execute()
+            var job = pending
+            job.state = .running
+            job.leaseOwner = owner
+            job.leaseExpiresAt = expiresAt
+            job.claims += 1
+            job.startedAt = job.startedAt ?? startedAt
+            let lease = Lease(jobID: job.id, owner: owner, claim: job.claims, expiresAt: expiresAt)
+            return ClaimedJob(job: job, stages: try Columns.stages(of: job.id, db), lease: lease)
+        }
+    }
+
+    public func renew(
+        _ leases: [Lease], leaseDuration: Duration,
+        completion: @escaping @Sendable (Result<LeaseRenewal, any Error>) -> Void
+    ) {
+        writer.enqueue(atomic: true, { db in
+            try Self.require(leaseDuration > .zero, "a lease must last more than zero, not \(leaseDuration)")
+            let expiresMs = Timestamp.milliseconds(Date()) + leaseDuration.milliseconds
+            let expires = Timestamp.text(milliseconds: expiresMs)
+            let check = try RawStatement(
+                db, "SELECT cancel_requested FROM jobs WHERE id = ? AND state = 'running' AND lease_owner = ? AND claims = ?")
+            let extend = try RawStatement(db, "UPDATE jobs SET lease_expires_at = ? WHERE id = ?")
+            var renewal = LeaseRenewal(renewed: [], lost: [], cancellationRequested: [])
+            for lease in leases {
+                check.bind(1, lease.jobID)
+                check.bind(2, lease.owner)
+                check.bind(3, lease.claim)
+                guard let cancel = try check.firstRow({ $0.bool(0) }) else {
+                    renewal.lost.append(lease.jobID)
+                    continue
+                }
+                extend.bind(1, expires)
+                extend.bind(2, lease.jobID)
+                try extend.execute()
+                var renewed = lease
+                renewed.expiresAt = Timestamp.date(milliseconds: expiresMs)
+                renewal.renewed.append(renewed)
+                if cancel { renewal.cancellationRequested.append(lease.jobID) }
+            }
+            return renewal
+        }, completion: completion)
+    }
+
+    public func requeueExpiredLeases(completion: @escaping @Sendable (Result<[Int64], any Error>) -> Void) {
+        writer.enqueue(atomic: true, { db in
+            let now = Timestamp.now()
+            let expired = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT id, cancel_requested, lease_owner, lease_expires_at FROM jobs
+                    WHERE state = 'running' AND lease_expires_at < ?
+                    """,
+                arguments: [now])
+            for row in expired {
+                let id: Int64 = row[0]
+                let cancel: Bool = row[1]
+                let owner: String = row[2] ?? "?"
+                let expiry: String = row[3] ?? "?"
+                if cancel {
+                    try Self.resolveStages(of: id, as: .cancelled, db)
+                    try db.execute(
+                        sql: """
+                            UPDATE jobs SET state = 'cancelled', lease_expires_at = NULL, finished_at = ?,
+                                error = 'cancelled: its lease expired while a cancellation was requested'
+                            WHERE id = ?
+                            """,
+                        arguments: [now, id])
+                    try Self.insertEvent(
+                        NewEvent(jobID: id, kind: "cancelled",
+                                 message: "lease of \(owner) expired at \(expiry) with a cancellation requested; job cancelled"),
+                        db)
+                } else {
+                    try db.execute(
+                        sql: "UPDATE jobs SET state = 'pending', lease_expires_at = NULL WHERE id = ?",
+                        arguments: [id])
+                    try db.execute(
+                        sql: "UPDATE stages SET state = 'pending' WHERE job_id = ? AND state = 'running'",
+                        arguments: [id])
+                    try Self.insertEvent(
+                        NewEvent(jobID: id, kind: "requeued",
+                                 message: "lease of \(owner) expired at \(expiry); job requeued, it resumes at its first stage without a fulfilled result"),
+                        db)
+                }
+            }
+            return expired.map { $0[0] }
+        }, completion: completion)
+    }
+}

@@ -1,0 +1,190 @@
+import Foundation
+internal import GRDB
+
+extension SQLiteJobStore {
+    public func recordStageStart(_ start: StageStart, completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
+        writer.enqueue(atomic: false, { db in
+            let lease = start.lease
+            try Self.checkLease(lease, position: start.position, doing: "record the start of", db)
+            let statement = try RawStatement(db, """
+                UPDATE stages
+                SET state = 'running', attempts = ?, started_at = ?,
+                    finished_at = NULL, value = NULL, error = NULL, exit_code = NULL
+                WHERE job_id = ? AND position = ?
+                """)
+            statement.bind(1, start.attempt)
+            statement.bind(2, Timestamp.text(start.at))
+            statement.bind(3, lease.jobID)
+            statement.bind(4, start.position)
+            try statement.execute()
+            if db.changesCount == 0 {
+                throw try Self.fenceError(lease, position: start.position, doing: "record the start of", db)
+            }
+        }, completion: completion)
+    }
+
+    public func recordStageResult(_ result: StageResult, completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
+        let cap = self.cap
+        writer.enqueue(atomic: false, { db in
+            let lease = result.lease
+            let state: StageState
+            var value: Data?
+            var error: String?
+            switch result.outcome {
+            case .fulfilled(let data):
+                state = .fulfilled
+                value = data
+            case .rejected(let message):
+                state = .rejected
+                error = message
+            case .skipped:
+                state = .skipped
+            }
+            try StoredValue.check(
+                value, "the value of stage \(result.position) of job \(lease.jobID)", cap: cap, jobID: lease.jobID)
+            try StoredValue.check(
+                error, "the error of stage \(result.position) of job \(lease.jobID)", cap: cap, jobID: lease.jobID)
+            try Self.checkLease(lease, position: result.position, doing: "record the result of", db)
+            let statement = try RawStatement(db, """
+                UPDATE stages
+                SET state = ?, value = ?, error = ?, exit_code = ?, attempts = ?,
+                    started_at = coalesce(?, started_at), finished_at = ?
+                WHERE job_id = ? AND position = ?
+                """)
+            statement.bind(1, state.rawValue)
+            statement.bind(2, value: value)
+            statement.bind(3, error)
+            statement.bind(4, result.exitCode.map { Int($0) })
+            statement.bind(5, result.attempt)
+            statement.bind(6, result.startedAt.map(Timestamp.text))
+            statement.bind(7, Timestamp.text(result.at))
+            statement.bind(8, lease.jobID)
+            statement.bind(9, result.position)
+            try statement.execute()
+            if db.changesCount == 0 {
+                throw try Self.fenceError(lease, position: result.position, doing: "record the result of", db)
+            }
+        }, completion: completion)
+    }
+
+    public func finish(_ finish: JobFinish, completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
+        let cap = self.cap
+        // Not in a savepoint (they cost page copies on this hot path): every
+        // check comes before the first change, and the two updates by key
+        // can only fail in ways that roll back the whole transaction.
+        writer.enqueue(atomic: false, { db in
+            let lease = finish.lease
+            let state: JobState
+            var result: Data?
+            var error: String?
+            switch finish.outcome {
+            case .fulfilled(let data):
+                state = .fulfilled
+                result = data
+            case .rejected(let message):
+                state = .rejected
+                error = message
+            case .cancelled(let reason):
+                state = .cancelled
+                error = reason ?? "cancelled"
+            }
+            try StoredValue.check(result, "the result of job \(lease.jobID)", cap: cap, jobID: lease.jobID)
+            try StoredValue.check(error, "the error of job \(lease.jobID)", cap: cap, jobID: lease.jobID)
+            try Self.checkLease(lease, position: nil, doing: "finish", db)
+            let statement = try RawStatement(db, """
+                UPDATE jobs
+                SET state = ?, result = ?, error = ?, finished_at = ?, lease_expires_at = NULL
+                WHERE id = ?
+                """)
+            statement.bind(1, state.rawValue)
+            statement.bind(2, value: result)
+            statement.bind(3, error)
+            statement.bind(4, Timestamp.text(finish.at))
+            statement.bind(5, lease.jobID)
+            try statement.execute()
+            try Self.resolveStages(of: lease.jobID, as: state, db)
+        }, completion: completion)
+    }
+
+    public func recordEvent(_ event: NewEvent, completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
+        let cap = self.cap
+        writer.enqueue(atomic: false, { db in
+            try StoredValue.check(event.message, "the message of a \(event.kind) event", cap: cap, jobID: event.jobID)
+            if let jobID = event.jobID, try !Self.jobExists(jobID, db) {
+                throw JobStoreError(.jobNotFound, "cannot record a \(event.kind) event: there is no job \(jobID)", jobID: jobID)
+            }
+            try Self.insertEvent(event, db)
+        }, completion: completion)
+    }
+
+    static func jobExists(_ id: Int64, _ db: Database) throws -> Bool {
+        let statement = try RawStatement(db, "SELECT 1 FROM jobs WHERE id = ?")
+        statement.bind(1, id)
+        return try statement.firstRow { _ in true } != nil
+    }
+
+    static func insertEvent(_ event: NewEvent, _ db: Database) throws {
+        let statement = try RawStatement(
+            db, "INSERT INTO events (job_id, position, kind, message, created_at) VALUES (?, ?, ?, ?, ?)")
+        statement.bind(1, event.jobID.map { Int($0) })
+        statement.bind(2, event.position)
+        statement.bind(3, event.kind)
+        statement.bind(4, event.message)
+        statement.bind(5, Timestamp.text(event.at))
+        try statement.execute()
+    }
+
+    /// A resolved job has no pending or running stage: the ones never reached
+    /// are skipped, and one cut short is rejected.
+    static func resolveStages(of jobID: Int64, as state: JobState, _ db: Database) throws {
+        let statement = try RawStatement(db, """
+            UPDATE stages
+            SET state = CASE state WHEN 'pending' THEN 'skipped' ELSE 'rejected' END,
+                error = CASE state WHEN 'running' THEN ? ELSE error END
+            WHERE job_id = ? AND state IN ('pending', 'running')
+            """)
+        statement.bind(1, "interrupted: the job was \(state.rawValue) while this stage ran")
+        statement.bind(2, jobID)
+        try statement.execute()
+    }
+
+    /// Fencing: a write about a running job goes through only if `lease` is
+    /// still the job's. Checked with a lookup by key before the write, so
+    /// the write itself is a plain update by primary key.
+    static func checkLease(_ lease: Lease, position: Int?, doing what: String, _ db: Database) throws {
+        let statement = try RawStatement(
+            db, "SELECT 1 FROM jobs WHERE id = ? AND state = 'running' AND lease_owner = ? AND claims = ?")
+        statement.bind(1, lease.jobID)
+        statement.bind(2, lease.owner)
+        statement.bind(3, lease.claim)
+        if try statement.firstRow({ _ in true }) == nil {
+            throw try fenceError(lease, position: position, doing: what, db)
+        }
+    }
+
+    /// Why a fenced write changed nothing.
+    static func fenceError(_ lease: Lease, position: Int?, doing what: String, _ db: Database) throws -> JobStoreError {
+        let row = try Row.fetchOne(
+            db, sql: "SELECT state, lease_owner, claims FROM jobs WHERE id = ?", arguments: [lease.jobID])
+        let target = position.map { "stage \($0) of job \(lease.jobID)" } ?? "job \(lease.jobID)"
+        guard let row else {
+            return JobStoreError(.jobNotFound, "cannot \(what) \(target): there is no such job (was it pruned?)", jobID: lease.jobID)
+        }
+        let state: String = row[0]
+        let owner: String? = row[1]
+        let claims: Int = row[2]
+        if state != JobState.running.rawValue || owner != lease.owner || claims != lease.claim {
+            return JobStoreError(
+                .leaseLost,
+                "cannot \(what) \(target): the lease of \(lease.owner) (claim \(lease.claim)) is no longer the job's "
+                    + "(it is \(state), claim \(claims) by \(owner ?? "nobody")). The lease expired and the job was "
+                    + "requeued; stop working on it — renew leases more often than they expire.",
+                jobID: lease.jobID)
+        }
+        let count = try Int.fetchOne(db, sql: "SELECT count(*) FROM stages WHERE job_id = ?", arguments: [lease.jobID]) ?? 0
+        return JobStoreError(
+            .invalidArgument,
+            "cannot \(what) \(target): the job has \(count) stages (positions 0…\(max(count - 1, 0)))",
+            jobID: lease.jobID)
+    }
+}

@@ -1,0 +1,127 @@
+import Foundation
+internal import GRDB
+
+/// The ``JobStore`` over SQLite (through GRDB and the system libsqlite3),
+/// in WAL mode, shared safely by several processes.
+///
+/// ```swift
+/// let store = try SQLiteJobStore(JobStoreConfiguration(path: "/var/lib/jobd/jobd.sqlite"))
+/// let id = try await store.submit(NewJob(definition: "report", stages: [StagePlan(name: "fetch", kind: "then")])).id
+/// ```
+///
+/// Every write goes through one group-commit writer (see `GroupCommitWriter`)
+/// in `BEGIN IMMEDIATE` transactions with a busy timeout, so a writer in
+/// another process makes this one wait, never fail, up to the timeout.
+/// Reads use a pool of read connections and never wait for writers.
+public final class SQLiteJobStore: JobStore {
+    public let configuration: JobStoreConfiguration
+    let pool: DatabasePool
+    let writer: GroupCommitWriter
+    let checkpointer: BackgroundCheckpointer?
+
+    var path: String { configuration.path }
+    var cap: Int { configuration.maxValueBytes }
+
+    /// Opens (creating if needed) the database, and brings its schema up to date.
+    public convenience init(_ configuration: JobStoreConfiguration) throws {
+        try self.init(configuration, migrations: Schema.migrations)
+    }
+
+    /// Opens the database at `path` with the default configuration.
+    public convenience init(path: String) throws {
+        try self.init(JobStoreConfiguration(path: path))
+    }
+
+    init(_ configuration: JobStoreConfiguration, migrations: [Migration]) throws {
+        guard configuration.maxValueBytes > 0 else {
+            throw JobStoreError(.invalidArgument, "maxValueBytes must be positive, not \(configuration.maxValueBytes)")
+        }
+        self.configuration = configuration
+        let path = configuration.path
+        try JobStoreError.checkWritable(path: path)
+        var grdb = Configuration()
+        grdb.label = "jobstore"
+        grdb.busyMode = .timeout(configuration.busyTimeout.timeInterval)
+        grdb.maximumReaderCount = max(1, configuration.maxReaders)
+        grdb.foreignKeysEnabled = true
+        grdb.prepareDatabase { db in
+            // Per connection. A bigger page cache keeps the hot pages of a
+            // large table (indexes, recent jobs) in memory: 64 MiB for the
+            // writer, 16 MiB for each reader (they fill only as they are used).
+            let cacheKiB = db.configuration.readonly ? 16_384 : 65_536
+            try db.execute(sql: "PRAGMA cache_size = -\(cacheKiB)")
+            // The BackgroundCheckpointer copies the WAL back; a connection
+            // checkpoints by itself only past ~40 MB of WAL (instead of
+            // SQLite's ~4 MB), as a safety net. The WAL file is cut back to
+            // 64 MB after a checkpoint if it grew past that.
+            try db.execute(sql: "PRAGMA wal_autocheckpoint = 10000")
+            try db.execute(sql: "PRAGMA journal_size_limit = 67108864")
+            // Debian builds SQLite with SECURE_DELETE, which zeroes every
+            // byte an update or delete frees: CPU and I/O on every write, to
+            // hide pruned job output from someone reading the raw file —
+            // who could read the live jobs anyway.
+            try db.execute(sql: "PRAGMA secure_delete = OFF")
+            try db.execute(sql: "PRAGMA temp_store = MEMORY")
+        }
+        do {
+            pool = try DatabasePool(path: path, configuration: grdb)
+            try pool.writeWithoutTransaction { db in
+                // Per connection; only the writer connection commits.
+                let synchronous = configuration.synchronous == .full ? "FULL" : "NORMAL"
+                try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
+                try Schema.migrate(db, path: path, migrations: migrations)
+            }
+        } catch {
+            throw JobStoreError.wrap(error, path: path, doing: "open the job database")
+        }
+        writer = GroupCommitWriter(
+            pool: pool, path: path, maxPerTransaction: configuration.maxWritesPerTransaction)
+        do {
+            checkpointer = try configuration.checkpointInterval.map {
+                try BackgroundCheckpointer(path: path, every: $0, busyTimeout: configuration.busyTimeout)
+            }
+        } catch {
+            throw JobStoreError.wrap(error, path: path, doing: "open the job database for checkpoints")
+        }
+    }
+
+    /// Waits for every write made before this call to be committed (or to fail).
+    public func flush() async {
+        _ = try? await write(atomic: false) { _ in () }
+    }
+
+    /// Writes what is queued, refuses new writes, and closes the database.
+    public func close() async throws {
+        await flush()
+        writer.close()
+        checkpointer?.stop()
+        await flush()
+        do {
+            try pool.close()
+        } catch {
+            throw JobStoreError.wrap(error, path: path, doing: "close the job database")
+        }
+    }
+
+    // MARK: Access helpers
+
+    /// One write through the group-commit writer, awaited.
+    func write<T: Sendable>(atomic: Bool, _ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            writer.enqueue(atomic: atomic, body) { continuation.resume(with: $0) }
+        }
+    }
+
+    func read<T: Sendable>(doing what: String, _ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        do {
+            return try await pool.read(body)
+        } catch {
+            throw JobStoreError.wrap(error, path: path, doing: what)
+        }
+    }
+
+    /// Refuses a bad argument with an error that says what to pass instead.
+    static func require(_ condition: Bool, _ message: @autoclosure () -> String) throws {
+        if !condition { throw JobStoreError(.invalidArgument, message()) }
+    }
+}

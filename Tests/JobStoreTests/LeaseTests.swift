@@ -1,0 +1,116 @@
+import Foundation
+@_spi(Maintenance) @testable import JobStore
+import Testing
+
+@Suite struct LeaseTests {
+    @Test func claimTakesHighestPriorityThenOldest() async throws {
+        let (store, folder) = try makeStore()
+        _ = folder
+        let low1 = try await store.submit(job(input: "low1", priority: 0)).id
+        let high1 = try await store.submit(job(input: "high1", priority: 5)).id
+        let low2 = try await store.submit(job(input: "low2", priority: 0)).id
+        let high2 = try await store.submit(job(input: "high2", priority: 5)).id
+        _ = try await store.submit(job(input: "elsewhere", pool: "other"))
+        let claimed = try await store.claim(pool: "default", owner: "engine-1", limit: 3, leaseDuration: .seconds(30))
+        #expect(claimed.map(\.job.id) == [high1, high2, low1])
+        #expect(claimed.allSatisfy { $0.job.state == .running && $0.lease.owner == "engine-1" && $0.job.claims == 1 })
+        #expect(claimed.allSatisfy { $0.stages.count == 3 && $0.resumePosition == 0 })
+        #expect(claimed[0].resumeValue == Data("high1".utf8))
+        let rest = try await store.claim(pool: "default", owner: "engine-1", limit: 10, leaseDuration: .seconds(30))
+        #expect(rest.map(\.job.id) == [low2])
+        #expect(try await store.claim(pool: "default", owner: "engine-1", limit: 10, leaseDuration: .seconds(30)).isEmpty)
+    }
+
+    @Test func delayedJobIsNotClaimedBeforeItsTime() async throws {
+        let (store, folder) = try makeStore()
+        _ = folder
+        let later = try await store.submit(job(input: "later", priority: 9, runAt: Date(timeIntervalSinceNow: 3600))).id
+        let past = try await store.submit(job(input: "past", runAt: Date(timeIntervalSinceNow: -1))).id
+        let now = try await store.submit(NewJob(definition: "d", delay: .zero, stages: [])).id
+        let claimed = try await store.claim(pool: "default", owner: "e", limit: 10, leaseDuration: .seconds(30))
+        #expect(Set(claimed.map(\.job.id)) == [past, now])
+        #expect(try await store.job(later)?.job.state == .pending)
+    }
+
+    @Test func staleLeaseCannotWrite() async throws {
+        let (store, folder) = try makeStore()
+        _ = folder
+        let id = try await store.submit(job()).id
+        let claimed = try #require(try await store.claim(pool: "default", owner: "a", limit: 1, leaseDuration: .milliseconds(1)).first)
+        try await Task.sleep(for: .milliseconds(20))
+        #expect(try await store.requeueExpiredLeases() == [id])
+        let again = try #require(try await store.claim(pool: "default", owner: "a", limit: 1, leaseDuration: .seconds(30)).first)
+        #expect(again.lease.claim == 2)
+        // Same owner, older claim: refused, and nothing changed.
+        let error = await expectStoreError(.leaseLost) {
+            try await store.recordStageResult(StageResult(lease: claimed.lease, position: 0, outcome: .fulfilled(Data("stale".utf8))))
+        }
+        #expect(error?.jobID == id)
+        await expectStoreError(.leaseLost) {
+            try await store.finish(JobFinish(lease: claimed.lease, outcome: .fulfilled(nil)))
+        }
+        #expect(try await store.job(id)?.stages[0].state == .pending)
+        #expect(try await store.job(id)?.job.state == .running)
+        // The current lease works.
+        try await store.recordStageResult(StageResult(lease: again.lease, position: 0, outcome: .fulfilled(Data("fresh".utf8))))
+        #expect(try await store.job(id)?.stages[0].value == Data("fresh".utf8))
+    }
+
+    @Test func renewExtendsHeldLeasesAndReportsLostAndCancelled() async throws {
+        let (store, folder) = try makeStore()
+        _ = folder
+        let ids = try await store.submit([job(), job(), job()]).map(\.id)
+        let claimed = try await store.claim(pool: "default", owner: "e", limit: 3, leaseDuration: .seconds(30))
+        #expect(try await store.requestCancellation(of: ids[1]) == .requested)
+        var foreign = claimed[2].lease
+        foreign.owner = "someone-else"
+        let renewal = try await store.renew([claimed[0].lease, claimed[1].lease, foreign], leaseDuration: .seconds(600))
+        #expect(renewal.renewed.map(\.jobID) == [ids[0], ids[1]])
+        #expect(renewal.lost == [ids[2]])
+        #expect(renewal.cancellationRequested == [ids[1]])
+        #expect(renewal.renewed[0].expiresAt > claimed[0].lease.expiresAt)
+        let stored = try #require(try await store.job(ids[0])?.job.leaseExpiresAt)
+        #expect(abs(stored.timeIntervalSince(renewal.renewed[0].expiresAt)) < 0.002)
+    }
+
+    @Test func expiredLeaseIsRequeuedAndResumesAfterFulfilledStages() async throws {
+        let (store, folder) = try makeStore()
+        _ = folder
+        let id = try await store.submit(job(input: "in")).id
+        let untouched = try await store.submit(job(input: "other")).id
+        let first = try #require(try await store.claim(pool: "default", owner: "crashed", limit: 1, leaseDuration: .milliseconds(1)).first)
+        let healthy = try #require(try await store.claim(pool: "default", owner: "alive", limit: 1, leaseDuration: .seconds(60)).first)
+        #expect(healthy.job.id == untouched)
+        try await store.recordStageResult(StageResult(lease: first.lease, position: 0, outcome: .fulfilled(Data("fetched".utf8)), exitCode: 0))
+        try await store.recordStageStart(StageStart(lease: first.lease, position: 1))
+        // The process dies here; its lease runs out.
+        try await Task.sleep(for: .milliseconds(20))
+        #expect(try await store.requeueExpiredLeases() == [id])
+        #expect(try await store.requeueExpiredLeases() == [])
+        let requeued = try #require(try await store.job(id))
+        #expect(requeued.job.state == .pending)
+        #expect(requeued.stages.map(\.state) == [.fulfilled, .pending, .pending])
+        #expect(try await store.job(untouched)?.job.state == .running)
+        #expect(try await store.events(of: id).map(\.kind) == ["requeued"])
+
+        let resumed = try #require(try await store.claim(pool: "default", owner: "new", limit: 1, leaseDuration: .seconds(60)).first)
+        #expect(resumed.job.id == id)
+        #expect(resumed.resumePosition == 1)
+        #expect(resumed.resumeValue == Data("fetched".utf8))
+        #expect(resumed.job.claims == 2)
+        #expect(resumed.job.attempt == 1)
+    }
+
+    @Test func expiredLeaseWithCancellationRequestedEndsCancelled() async throws {
+        let (store, folder) = try makeStore()
+        _ = folder
+        let id = try await store.submit(job()).id
+        _ = try await store.claim(pool: "default", owner: "e", limit: 1, leaseDuration: .milliseconds(1))
+        #expect(try await store.requestCancellation(of: id) == .requested)
+        try await Task.sleep(for: .milliseconds(20))
+        #expect(try await store.requeueExpiredLeases() == [id])
+        let detail = try #require(try await store.job(id))
+        #expect(detail.job.state == .cancelled)
+        #expect(detail.stages.allSatisfy { $0.state == .skipped })
+    }
+}

@@ -1,0 +1,154 @@
+import Foundation
+@_spi(Maintenance) @testable import JobStore
+import Testing
+
+/// The first schema exactly as it was released. Never edit it: a change to
+/// the schema is a new migration appended to `Schema.migrations`.
+let frozenSchemaVersion1 = """
+        CREATE TABLE schema_migrations (
+            version    INTEGER PRIMARY KEY,
+            name       TEXT NOT NULL,
+            applied_at TEXT NOT NULL
+        );
+
+        CREATE TABLE jobs (
+            id               INTEGER PRIMARY KEY AUTOINCREMENT,
+            definition       TEXT NOT NULL,
+            pool             TEXT NOT NULL DEFAULT 'default',
+            state            TEXT NOT NULL DEFAULT 'pending'
+                             CHECK (state IN ('pending', 'running', 'fulfilled', 'rejected', 'cancelled')),
+            priority         INTEGER NOT NULL DEFAULT 0,
+            idempotency_key  TEXT,
+            input,
+            result,
+            error            TEXT,
+            attempt          INTEGER NOT NULL DEFAULT 1,
+            cancel_requested INTEGER NOT NULL DEFAULT 0,
+            claims           INTEGER NOT NULL DEFAULT 0,
+            lease_owner      TEXT,
+            lease_expires_at TEXT,
+            run_at           TEXT NOT NULL,
+            created_at       TEXT NOT NULL,
+            started_at       TEXT,
+            finished_at      TEXT
+        );
+        -- claim: the next runnable jobs of a pool, highest priority, then oldest.
+        CREATE INDEX jobs_claim ON jobs (pool, priority DESC, run_at, id) WHERE state = 'pending';
+        -- listing newest first by state, and by definition and state; crash
+        -- recovery finds the running jobs (few: at most the pools' sizes) here.
+        CREATE INDEX jobs_state ON jobs (state, id);
+        CREATE INDEX jobs_definition_state ON jobs (definition, state, id);
+        -- pruning and "what finished when".
+        CREATE INDEX jobs_finished ON jobs (finished_at) WHERE finished_at IS NOT NULL;
+        -- one job per (definition, idempotency key).
+        CREATE UNIQUE INDEX jobs_idempotency ON jobs (definition, idempotency_key)
+            WHERE idempotency_key IS NOT NULL;
+
+        CREATE TABLE stages (
+            job_id      INTEGER NOT NULL REFERENCES jobs (id) ON DELETE CASCADE,
+            position    INTEGER NOT NULL,
+            name        TEXT NOT NULL,
+            kind        TEXT NOT NULL,
+            state       TEXT NOT NULL DEFAULT 'pending'
+                        CHECK (state IN ('pending', 'running', 'fulfilled', 'rejected', 'skipped')),
+            value,
+            error       TEXT,
+            exit_code   INTEGER,
+            attempts    INTEGER NOT NULL DEFAULT 0,
+            started_at  TEXT,
+            finished_at TEXT,
+            PRIMARY KEY (job_id, position)
+        ) WITHOUT ROWID;
+
+        -- A retried job's earlier attempts: the job's outcome, and its stages as they were.
+        CREATE TABLE job_attempts (
+            job_id      INTEGER NOT NULL REFERENCES jobs (id) ON DELETE CASCADE,
+            attempt     INTEGER NOT NULL,
+            state       TEXT NOT NULL,
+            result,
+            error       TEXT,
+            started_at  TEXT,
+            finished_at TEXT,
+            PRIMARY KEY (job_id, attempt)
+        );
+        CREATE TABLE stage_attempts (
+            job_id      INTEGER NOT NULL REFERENCES jobs (id) ON DELETE CASCADE,
+            attempt     INTEGER NOT NULL,
+            position    INTEGER NOT NULL,
+            name        TEXT NOT NULL,
+            kind        TEXT NOT NULL,
+            state       TEXT NOT NULL,
+            value,
+            error       TEXT,
+            exit_code   INTEGER,
+            attempts    INTEGER NOT NULL,
+            started_at  TEXT,
+            finished_at TEXT,
+            PRIMARY KEY (job_id, attempt, position)
+        );
+
+        CREATE TABLE events (
+            id         INTEGER PRIMARY KEY,
+            job_id     INTEGER REFERENCES jobs (id) ON DELETE CASCADE,
+            position   INTEGER,
+            kind       TEXT NOT NULL,
+            message    TEXT NOT NULL,
+            created_at TEXT NOT NULL
+        );
+        CREATE INDEX events_job ON events (job_id, id);
+
+        CREATE VIEW pending_jobs AS
+            SELECT * FROM jobs WHERE state IN ('pending', 'running');
+        CREATE VIEW resolved_jobs AS
+            SELECT *,
+                   CAST(round((julianday(finished_at) - julianday(started_at)) * 86400000) AS INTEGER)
+                       AS duration_ms
+            FROM jobs WHERE state IN ('fulfilled', 'rejected', 'cancelled');
+        """
+
+@Suite struct MigrationTests {
+    @Test func firstMigrationIsStillTheReleasedOne() {
+        #expect(Schema.migrations.first?.version == 1)
+        #expect(Schema.migrations.first?.sql == frozenSchemaVersion1)
+        #expect(Schema.migrations.map(\.version) == Array(1...Schema.latestVersion))
+    }
+
+    @Test func databaseOfTheFirstSchemaIsUpgradedInPlace() async throws {
+        let folder = try TemporaryFolder()
+        let path = folder.file("jobs.sqlite")
+        // A database as the first release made it, with jobs in it.
+        let v1 = try SQLiteJobStore(
+            JobStoreConfiguration(path: path), migrations: [Migration(version: 1, name: "first", sql: frozenSchemaVersion1)])
+        let old = try await v1.submit([job(input: "made by v1"), job(input: "second")]).map(\.id)
+        let running = try #require(try await v1.claim(pool: "default", owner: "v1", limit: 1, leaseDuration: .seconds(60)).first)
+        try await v1.recordStageResult(StageResult(lease: running.lease, position: 0, outcome: .fulfilled(Data([0xff]))))
+        try await v1.close()
+
+        // Today's schema, plus one more step, as a later release would add.
+        let later = Schema.migrations + [Migration(
+            version: Schema.latestVersion + 1, name: "test: a note per job",
+            sql: "ALTER TABLE jobs ADD COLUMN note TEXT; CREATE INDEX jobs_note ON jobs (note);")]
+        let upgraded = try SQLiteJobStore(JobStoreConfiguration(path: path), migrations: later)
+        #expect(try await upgraded.scalar("PRAGMA user_version") == String(Schema.latestVersion + 1))
+        #expect(try await upgraded.count("SELECT count(*) FROM schema_migrations") == Schema.latestVersion + 1)
+        #expect(try await upgraded.count("SELECT count(*) FROM pragma_table_info('jobs') WHERE name = 'note'") == 1)
+        // The old data is there and the store works on it.
+        let detail = try #require(try await upgraded.job(old[0]))
+        #expect(detail.job.input == Data("made by v1".utf8))
+        #expect(detail.stages[0].value == Data([0xff]))
+        try await upgraded.finish(JobFinish(lease: running.lease, outcome: .fulfilled(Data("done".utf8))))
+        #expect(try await upgraded.job(old[0])?.job.state == .fulfilled)
+        _ = try await upgraded.submit(job(input: "made after the upgrade"))
+        #expect(try await upgraded.scalar("PRAGMA integrity_check") == "ok")
+        try await upgraded.close()
+
+        // Opening it again upgrades nothing.
+        let again = try SQLiteJobStore(JobStoreConfiguration(path: path), migrations: later)
+        #expect(try await again.count("SELECT count(*) FROM schema_migrations") == Schema.latestVersion + 1)
+        try await again.close()
+
+        // And this release refuses the database the later one upgraded.
+        let error = await expectStoreError(.schemaTooNew) { try SQLiteJobStore(path: path) }
+        #expect(error?.message.contains("newer jobd") == true)
+    }
+}

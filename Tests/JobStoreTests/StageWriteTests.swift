@@ -1,0 +1,132 @@
+import Foundation
+@_spi(Maintenance) @testable import JobStore
+import Synchronization
+import Testing
+
+@Suite struct StageWriteTests {
+    @Test func stageStartResultAndFinishAreRecorded() async throws {
+        let (store, folder) = try makeStore()
+        _ = folder
+        let id = try await store.submit(job(input: "in")).id
+        let claimed = try #require(try await store.claim(pool: "default", owner: "e", limit: 1, leaseDuration: .seconds(60)).first)
+        let lease = claimed.lease
+        let started = Date(timeIntervalSince1970: 1_800_000_000.123)
+        try await store.recordStageStart(StageStart(lease: lease, position: 0, attempt: 1, at: started))
+        var detail = try #require(try await store.job(id))
+        #expect(detail.stages[0].state == .running)
+        #expect(detail.stages[0].startedAt == started)
+        try await store.recordStageResult(
+            StageResult(lease: lease, position: 0, outcome: .rejected("exit status 2: boom"), exitCode: 2, attempt: 1))
+        try await store.recordStageStart(StageStart(lease: lease, position: 0, attempt: 2))
+        try await store.recordStageResult(
+            StageResult(lease: lease, position: 0, outcome: .fulfilled(Data("42\n".utf8)), exitCode: 0, attempt: 2))
+        try await store.recordStageResult(
+            StageResult(lease: lease, position: 1, outcome: .skipped))
+        detail = try #require(try await store.job(id))
+        #expect(detail.stages[0].state == .fulfilled)
+        #expect(detail.stages[0].value == Data("42\n".utf8))
+        #expect(detail.stages[0].error == nil)
+        #expect(detail.stages[0].exitCode == 0)
+        #expect(detail.stages[0].attempts == 2)
+        #expect(detail.stages[0].finishedAt != nil)
+        #expect(detail.stages[1].state == .skipped)
+
+        try await store.finish(JobFinish(lease: lease, outcome: .rejected("stage 2 failed")))
+        detail = try #require(try await store.job(id))
+        #expect(detail.job.state == .rejected)
+        #expect(detail.job.error == "stage 2 failed")
+        #expect(detail.job.finishedAt != nil)
+        #expect(detail.job.leaseExpiresAt == nil)
+        // A resolved job has no pending stage left.
+        #expect(detail.stages.map(\.state) == [.fulfilled, .skipped, .skipped])
+        // Finishing twice is refused: the lease ended with the job.
+        await expectStoreError(.leaseLost) { try await store.finish(JobFinish(lease: lease, outcome: .fulfilled(nil))) }
+    }
+
+    @Test func writeToMissingStageSaysSo() async throws {
+        let (store, folder) = try makeStore()
+        _ = folder
+        _ = try await store.submit(job())
+        let claimed = try #require(try await store.claim(pool: "default", owner: "e", limit: 1, leaseDuration: .seconds(60)).first)
+        let error = await expectStoreError(.invalidArgument) {
+            try await store.recordStageResult(StageResult(lease: claimed.lease, position: 7, outcome: .skipped))
+        }
+        #expect(error?.message.contains("3 stages") == true)
+    }
+
+    /// Every acknowledged write is visible to a fresh connection the moment
+    /// its completion runs, and writes from many jobs share transactions.
+    @Test func acknowledgementComesAfterCommit() async throws {
+        let (store, folder) = try makeStore()
+        _ = folder
+        _ = try await store.submit((0..<64).map { _ in job() })
+        let claimed = try await store.claim(pool: "default", owner: "e", limit: 64, leaseDuration: .seconds(60))
+        let observer = try SQLiteJobStore(path: store.path)
+        let commitsBefore = try await store.count("SELECT count(*) FROM jobs")  // warm the reader
+        _ = commitsBefore
+        let unseen = Mutex<[String]>([])
+        let acknowledged = Mutex(0)
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            for job in claimed {
+                let value = "v\(job.job.id)"
+                store.recordStageResult(StageResult(lease: job.lease, position: 0, outcome: .fulfilled(Data(value.utf8)))) { result in
+                    // Runs on the store's completion queue: look with another connection, now.
+                    let stored = try? observer.queryStringsNow(
+                        "SELECT value FROM stages WHERE job_id = \(job.job.id) AND position = 0").first ?? nil
+                    if case .failure = result { unseen.withLock { $0.append("\(job.job.id) failed") } }
+                    if stored != value { unseen.withLock { $0.append("\(job.job.id): \(stored ?? "nil")") } }
+                    if acknowledged.withLock({ $0 += 1; return $0 }) == claimed.count { done.resume() }
+                }
+            }
+        }
+        #expect(unseen.withLock { $0 }.isEmpty)
+    }
+
+    @Test func oneFailingWriteDoesNotFailItsTransactionNeighbours() async throws {
+        let (store, folder) = try makeStore(maxValueBytes: 10)
+        _ = folder
+        _ = try await store.submit((0..<3).map { _ in job() })
+        let claimed = try await store.claim(pool: "default", owner: "e", limit: 3, leaseDuration: .seconds(60))
+        let outcomes = Mutex<[Int: Bool]>([:])
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            for (index, job) in claimed.enumerated() {
+                // The middle one is over the cap.
+                let value = Data(repeating: 97, count: index == 1 ? 11 : 5)
+                store.recordStageResult(StageResult(lease: job.lease, position: 0, outcome: .fulfilled(value))) { result in
+                    let count = outcomes.withLock {
+                        if case .success = result { $0[index] = true } else { $0[index] = false }
+                        return $0.count
+                    }
+                    if count == 3 { done.resume() }
+                }
+            }
+        }
+        #expect(outcomes.withLock { $0 } == [0: true, 1: false, 2: true])
+        #expect(try await store.job(claimed[0].job.id)?.stages[0].state == .fulfilled)
+        #expect(try await store.job(claimed[1].job.id)?.stages[0].state == .pending)
+        #expect(try await store.job(claimed[2].job.id)?.stages[0].state == .fulfilled)
+    }
+
+    @Test func eventsAreRecordedInOrder() async throws {
+        let (store, folder) = try makeStore()
+        _ = folder
+        let id = try await store.submit(job()).id
+        try await store.recordEvent(NewEvent(jobID: id, position: 1, kind: "finalizer-warning", message: "pending promise deallocated"))
+        try await store.recordEvent(NewEvent(jobID: id, kind: "note", message: "second"))
+        try await store.recordEvent(NewEvent(jobID: nil, kind: "daemon", message: "not about a job"))
+        let events = try await store.events(of: id)
+        #expect(events.map(\.kind) == ["finalizer-warning", "note"])
+        #expect(events[0].position == 1)
+        #expect(events[0].message == "pending promise deallocated")
+        await expectStoreError(.jobNotFound) {
+            try await store.recordEvent(NewEvent(jobID: 999, kind: "x", message: "y"))
+        }
+    }
+
+    @Test func closedStoreRefusesWrites() async throws {
+        let (store, folder) = try makeStore()
+        _ = folder
+        try await store.close()
+        await expectStoreError(.closed) { try await store.submit(job()) }
+    }
+}
