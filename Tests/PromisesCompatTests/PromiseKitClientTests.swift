@@ -317,14 +317,21 @@ class PromiseKitClientTests: XCTestCase {
 
     func testHangTurnsTheMainRunLoop() throws {
         XCTAssertTrue(Thread.isMainThread, "XCTest should run this on the main thread")
-        var events: [String] = []
-        conf.logHandler = { event in events.append("\(event)") }
+        let lock = NSLock()
+        let model = ViewModel()
+        conf.logHandler = { event in
+            lock.lock()
+            model.events.append("\(event)")
+            lock.unlock()
+        }
         let (promise, resolver) = Promise<String>.pending()
         // Work scheduled on the main queue runs while hang() waits there.
         DispatchQueue.main.async { resolver.fulfill("done") }
         XCTAssertEqual(try hang(promise), "done")
         XCTAssertThrowsError(try hang(Promise<Int>(error: FetchError.offline)))
-        XCTAssertEqual(events, [], "hang() is not a wait() on the main thread")
+        lock.lock()
+        XCTAssertEqual(model.events, [], "hang() is not a wait() on the main thread")
+        lock.unlock()
     }
 
     func testGuaranteeSequenceHelpersStayGuarantees() {
