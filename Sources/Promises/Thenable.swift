@@ -116,27 +116,12 @@ extension Thenable {
     @inlinable
     @inline(never)
     public func compactMap<U>(on: DispatchQueue? = conf.Q.map, flags: DispatchWorkItemFlags? = nil, _ transform: @escaping (T) throws -> U?) -> Promise<U> {
-        let (rp, rpbox) = Promise<U>.makePending()
-        pipe { result in
-            switch result {
-            case .fulfilled(let value):
-                func step() {
-                    do {
-                        if let rv = try transform(value) {
-                            rpbox.settle(.fulfilled(rv))
-                        } else {
-                            throw PMKError.compactMap(value, U.self)
-                        }
-                    } catch {
-                        rpbox.settle(.rejected(error))
-                    }
-                }
-                if let on { on.dispatch(flags: flags, step) } else { step() }
-            case .rejected(let error):
-                rpbox.settle(.rejected(error))
+        map(on: on, flags: flags) { value in
+            guard let rv = try transform(value) else {
+                throw PMKError.compactMap(value, U.self)
             }
+            return rv
         }
-        return rp
     }
 
     /// Runs `body` with the value at the end of a chain. Runs on
@@ -144,66 +129,8 @@ extension Thenable {
     @inlinable
     @inline(never)
     public func done(on: DispatchQueue? = conf.Q.return, flags: DispatchWorkItemFlags? = nil, _ body: @escaping (T) throws -> Void) -> Promise<Void> {
-        if let result = sealedResult {
-            // Already resolved: see `map`.
-            switch result {
-            case .fulfilled(let value):
-                guard let on else {
-                    do {
-                        try body(value)
-                        return .value(())
-                    } catch {
-                        return Promise(error: error)
-                    }
-                }
-                let (rp, rpbox) = Promise<Void>.makePending()
-                on.dispatch(flags: flags) {
-                    do {
-                        try body(value)
-                        rpbox.settle(.fulfilled(()))
-                    } catch {
-                        rpbox.settle(.rejected(error))
-                    }
-                }
-                return rp
-            case .rejected(let error):
-                return Promise(error: error)
-            }
-        }
-        let (rp, rpbox) = Promise<Void>.makePending()
-        guard let on else {
-            // Inline: a handler that captures no queue is smaller.
-            pipe { result in
-                switch result {
-                case .fulfilled(let value):
-                    do {
-                        try body(value)
-                        rpbox.settle(.fulfilled(()))
-                    } catch {
-                        rpbox.settle(.rejected(error))
-                    }
-                case .rejected(let error):
-                    rpbox.settle(.rejected(error))
-                }
-            }
-            return rp
-        }
-        pipe { result in
-            switch result {
-            case .fulfilled(let value):
-                on.dispatch(flags: flags) {
-                    do {
-                        try body(value)
-                        rpbox.settle(.fulfilled(()))
-                    } catch {
-                        rpbox.settle(.rejected(error))
-                    }
-                }
-            case .rejected(let error):
-                rpbox.settle(.rejected(error))
-            }
-        }
-        return rp
+        // A `map` whose transform returns nothing: the same fast paths.
+        map(on: on, flags: flags, body)
     }
 
     /// Runs `body` with the value and passes the value on; a thrown error
