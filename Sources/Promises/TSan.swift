@@ -20,32 +20,31 @@ import Darwin
 /// ThreadSanitizer the lookup finds nothing and a lock costs one predictable
 /// branch more.
 @usableFromInline
-enum TSan {
+struct TSan: Sendable {
     @usableFromInline
     typealias Annotation = @convention(c) (UnsafeMutableRawPointer?) -> Void
 
     @usableFromInline
-    static let acquireFunction: Annotation? = lookUp("__tsan_acquire")
+    let acquire: Annotation?
 
     @usableFromInline
-    static let releaseFunction: Annotation? = lookUp("__tsan_release")
+    let release: Annotation?
+
+    /// The runtime's annotation functions, or nils outside ThreadSanitizer.
+    /// One lazily initialised global, read once per critical section.
+    @usableFromInline
+    static let runtime = TSan(acquire: lookUp("__tsan_acquire"), release: lookUp("__tsan_release"))
+
+    @usableFromInline
+    init(acquire: Annotation?, release: Annotation?) {
+        self.acquire = acquire
+        self.release = release
+    }
 
     private static func lookUp(_ name: String) -> Annotation? {
         // RTLD_DEFAULT: search the whole process.
         guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), name) else { return nil }
         return unsafeBitCast(symbol, to: Annotation.self)
-    }
-
-    @inlinable
-    @inline(__always)
-    static func acquire(_ address: UnsafeMutableRawPointer) {
-        if let acquireFunction { acquireFunction(address) }
-    }
-
-    @inlinable
-    @inline(__always)
-    static func release(_ address: UnsafeMutableRawPointer) {
-        if let releaseFunction { releaseFunction(address) }
     }
 }
 
@@ -54,9 +53,10 @@ extension Mutex where Value: ~Copyable {
     /// (the object that owns the lock).
     @inlinable
     func withLock<Result: ~Copyable>(announcing address: UnsafeMutableRawPointer, _ body: (inout sending Value) -> sending Result) -> sending Result {
-        withLock { value in
-            TSan.acquire(address)
-            defer { TSan.release(address) }
+        let tsan = TSan.runtime
+        return withLock { value in
+            if let acquire = tsan.acquire { acquire(address) }
+            defer { if let release = tsan.release { release(address) } }
             return body(&value)
         }
     }
