@@ -23,11 +23,18 @@ extension JobRun {
         case let .fulfilled(value): input = value
         case let .rejected(error): input = Array("\(error)".utf8)
         }
-        return perform(stage, input: input, on: queue).then(on: nil) { output in
-            self.recordSuccess(stage, output, incoming: incoming)
-        }.recover(on: nil) { error in
-            self.recordFailure(stage, error, incoming: incoming)
+        // Not `then { }.recover { }`: the recover would also see the
+        // rejection a `catch` or `ensure` passes on after it succeeded.
+        let (promise, resolver) = Promise<[UInt8]>.pending()
+        perform(stage, input: input, on: queue).pipe { result in
+            let next: Promise<[UInt8]>
+            switch result {
+            case let .fulfilled(output): next = self.recordSuccess(stage, output, incoming: incoming)
+            case let .rejected(error): next = self.recordFailure(stage, error, incoming: incoming)
+            }
+            next.pipe { resolver.resolve($0) }
         }
+        return promise
     }
 
     private func recordSuccess(_ stage: StageDefinition, _ output: ActionOutput, incoming: Result<[UInt8]>) -> Promise<[UInt8]> {
@@ -37,9 +44,15 @@ extension JobRun {
         // value of the last fulfilled stage is where a resumed job goes on.
         let recorded: [UInt8]
         if case let .fulfilled(value) = next { recorded = value } else { recorded = output.bytes }
-        return record(stage, .fulfilled(Data(recorded)), exitCode: output.exitCode).then(on: nil) { () -> Promise<[UInt8]> in
-            next.promise
+        let (promise, resolver) = Promise<[UInt8]>.pending()
+        record(stage, .fulfilled(Data(recorded)), exitCode: output.exitCode).pipe { written in
+            switch written {
+            case .fulfilled: resolver.resolve(next)
+            // Too big to keep: recorded as the stage's failure.
+            case let .rejected(error): self.recordFailure(stage, error, incoming: incoming).pipe { resolver.resolve($0) }
+            }
         }
+        return promise
     }
 
     private func recordFailure(_ stage: StageDefinition, _ error: any Error, incoming: Result<[UInt8]>) -> Promise<[UInt8]> {
