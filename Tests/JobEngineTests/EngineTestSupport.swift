@@ -131,3 +131,14 @@ extension Stage {
 func processExists(_ pid: Int32) -> Bool {
     kill(pid, 0) == 0
 }
+
+/// Whether process group `pgid` is empty within `limit` (a member killed
+/// with SIGKILL is gone once its new parent has reaped it).
+func processGroupGone(_ pgid: Int32, within limit: Duration = .seconds(3)) async -> Bool {
+    let deadline = ContinuousClock.now + limit
+    while kill(-pgid, 0) == 0 {
+        if ContinuousClock.now > deadline { return false }
+        try? await Task.sleep(for: .milliseconds(20))
+    }
+    return true
+}
