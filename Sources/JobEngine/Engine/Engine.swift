@@ -75,7 +75,7 @@ public final class Engine: Sendable {
         }
         guard first else { return }
         conf.Q = (map: context.queues.map.queue, return: context.queues.return.queue)
-        LeakRelay.install(log: context.log)
+        LeakRelay.register(self, log: context.log)
         requeueExpired()
         scheduleRenewal()
         schedulePoll()
@@ -102,6 +102,7 @@ public final class Engine: Sendable {
             return false
         }
         if idle {
+            LeakRelay.unregister(self)
             completion()
             return
         }
@@ -120,6 +121,10 @@ public final class Engine: Sendable {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             drain(grace: grace) { continuation.resume() }
         }
+    }
+
+    deinit {
+        LeakRelay.unregister(self)
     }
 
     // MARK: Status
@@ -160,6 +165,7 @@ public final class Engine: Sendable {
             return (pool, state.drainWaiters)
         }
         pool?.jobEnded()
+        if !waiters.isEmpty { LeakRelay.unregister(self) }
         for waiter in waiters { waiter() }
     }
 
