@@ -83,6 +83,7 @@ public final class Engine: Sendable {
 
     /// New work was submitted: claim now instead of at the next poll.
     public func nudge() {
+        guard state.withLock({ $0.started }) else { return }
         for pool in pools.values { pool.fill() }
     }
 
