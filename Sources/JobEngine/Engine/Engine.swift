@@ -166,6 +166,7 @@ public final class Engine: Sendable {
             return (pool, state.drainWaiters)
         }
         pool?.jobEnded()
+        context.options.onJobEnd?(run.id)
         if !waiters.isEmpty { LeakRelay.unregister(self) }
         for waiter in waiters { waiter() }
     }

@@ -20,6 +20,9 @@ public struct EngineOptions: Sendable {
     /// Replaces a stage's action when it returns a promise (tests: an
     /// action that loses its resolver, for the finalizer path).
     public var customAction: CustomAction?
+    /// Called with a job's id when this engine is done with it: resolved,
+    /// or left for later (drain, lost lease). For `--wait` and benchmarks.
+    public var onJobEnd: (@Sendable (Int64) -> Void)?
 
     public init(
         owner: String = EngineOptions.defaultOwner(),
@@ -28,7 +31,8 @@ public struct EngineOptions: Sendable {
         pollInterval: Duration = .seconds(5),
         maxClaimBatch: Int = 256,
         processRunner: ProcessRunner = ProcessRunner(),
-        customAction: CustomAction? = nil
+        customAction: CustomAction? = nil,
+        onJobEnd: (@Sendable (Int64) -> Void)? = nil
     ) {
         self.owner = owner
         self.leaseDuration = leaseDuration
@@ -37,6 +41,7 @@ public struct EngineOptions: Sendable {
         self.maxClaimBatch = maxClaimBatch
         self.processRunner = processRunner
         self.customAction = customAction
+        self.onJobEnd = onJobEnd
     }
 
     /// `jobd-HOST-PID-RANDOM`.

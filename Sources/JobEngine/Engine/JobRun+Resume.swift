@@ -100,9 +100,11 @@ extension JobRun {
     /// Why the job's stored stages do not fit its definition, if they do not
     /// (the definition was edited after the job was submitted).
     static func mismatch(_ claimed: ClaimedJob, _ definition: JobDefinition) -> String? {
+        let fits = claimed.stages.count == definition.stages.count
+            && zip(claimed.stages, definition.stages).allSatisfy { $0.name == $1.name && $0.kind == $1.kind.rawValue }
+        guard !fits else { return nil }
         let stored = claimed.stages.map { "\($0.kind) \($0.name)" }
         let defined = definition.stages.map { "\($0.kind.rawValue) \($0.name)" }
-        guard stored != defined else { return nil }
         return "job \(claimed.job.id) was submitted with the stages [\(stored.joined(separator: ", "))] but the definition "
             + "`\(definition.name)` now has [\(defined.joined(separator: ", "))]; it cannot run — submit it again"
     }
