@@ -217,27 +217,36 @@ if only.contains("b") {
             run: [cat]
         """
     var plain: [Double] = []
-    var engine: [Double] = []
-    _ = plainLoop(30)
-    for _ in 0..<3 {
-        plain.append(plainLoop(processJobs * 3))
-        let bench = Bench(yaml: threeCats, pool: 16)
+    var one: [Double] = []
+    var sixteen: [Double] = []
+    func engineRate(pool: Int) -> Double {
+        let bench = Bench(yaml: threeCats, pool: pool)
         bench.submit(processJobs)
         let start = ContinuousClock.now
         bench.engine.start()
         let (elapsed, _) = bench.waitResolved(processJobs, since: start)
         let failed = bench.count([.rejected, .cancelled])
         if failed > 0 { print("   \(failed) jobs failed") }
-        engine.append(Double(processJobs * 3) / elapsed.seconds)
         bench.stop()
+        return Double(processJobs * 3) / elapsed.seconds
     }
-    let plainRate = plain.sorted()[1]
-    let engineRate = engine.sorted()[1]
-    print(String(format: "b. plain posix_spawn + wait of cat:  %6.0f processes/s (median of 3: %@)",
-                 plainRate, plain.map { String(format: "%.0f", $0) }.joined(separator: ", ")))
-    print(String(format: "   3 × run: [cat] pipelines, pool 16: %6.0f processes/s = %.0f pipelines/s (median of 3: %@)",
-                 engineRate, engineRate / 3, engine.map { String(format: "%.0f", $0) }.joined(separator: ", ")))
-    print(String(format: "   %.0f%% of the plain loop (target ≥ 80%%)", engineRate / plainRate * 100))
+    _ = plainLoop(30)
+    // Rounds interleaved, so that load from elsewhere hits each alike.
+    for _ in 0..<3 {
+        plain.append(plainLoop(processJobs * 3))
+        one.append(engineRate(pool: 1))
+        sixteen.append(engineRate(pool: 16))
+    }
+    func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
+    func runs(_ values: [Double]) -> String { values.map { String(format: "%.0f", $0) }.joined(separator: ", ") }
+    let base = median(plain)
+    print(String(format: "b. plain posix_spawn + wait loop of cat:     %6.0f processes/s (runs: %@)", base, runs(plain)))
+    for (label, values) in [("pool 1, one job at a time", one), ("pool 16", sixteen)] {
+        let rate = median(values)
+        print(String(format: "   3 × run: [cat], %@: %6.0f processes/s = %4.0f pipelines/s, %3.0f%% of plain (runs: %@)",
+                     label.padding(toLength: 25, withPad: " ", startingAt: 0), rate, rate / 3, rate / base * 100, runs(values)))
+    }
+    print("   target ≥ 80% of plain")
 }
 
 // MARK: c. Memory with pending jobs

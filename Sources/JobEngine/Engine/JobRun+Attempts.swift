@@ -30,16 +30,28 @@ extension JobRun {
         let executor = self.context.executor
         let action: Promise<ActionOutput>
         if stage.action.recordsStart || executor.customAction != nil {
-            // The start is on disk before the action can have an effect:
-            // after a crash, the stage is known to have been in flight.
             let start = StageStart(lease: lease, position: stage.position, attempt: number, at: startedAt)
-            action = self.context.store.promise(start: start).recover(on: nil) { error -> Promise<Void> in
+            let written = self.context.store.promise(start: start).recover(on: nil) { error -> Promise<Void> in
                 throw self.storeFailure(error, doing: "record the start of stage `\(stage.name)`", position: stage.position)
-            }.then(on: queue) { () -> Promise<ActionOutput> in
-                if let reason = control.reason {
-                    throw ActionExecutor.stopped(stage.action.keyword, stage: stage, reason)
+            }
+            if stage.idempotent {
+                // Running it twice is harmless, so the action need not wait
+                // for the start to be on disk: the write goes on meanwhile,
+                // and the result (written after it, writes keep their
+                // order) is awaited before the next stage.
+                written.catch(on: nil, policy: .allErrors) { error in
+                    if let failure = error as? EngineError { control.stop(.job(failure)) }
                 }
-                return executor.run(stage.action, input: input, context)
+                action = executor.run(stage.action, input: input, context)
+            } else {
+                // The start is on disk before the action can have an effect:
+                // after a crash, the stage is known to have been in flight.
+                action = written.then(on: queue) { () -> Promise<ActionOutput> in
+                    if let reason = control.reason {
+                        throw ActionExecutor.stopped(stage.action.keyword, stage: stage, reason)
+                    }
+                    return executor.run(stage.action, input: input, context)
+                }
             }
         } else {
             action = executor.run(stage.action, input: input, context)
@@ -61,7 +73,10 @@ extension JobRun {
                         jobID: self.id, position: stage.position, kind: "stage-retry",
                         message: "attempt \(number) failed: \(failure.message.prefix(2048)); attempt \(number + 1) in \(delay.jobdText)")) { _ in }
                     self.backOff(stage, delay: delay) {
-                        self.attempt(stage, input: input, number: number + 1, tries: tries + 1, on: queue, resolver)
+                        // Attempts run on the stage's queue, as its first did.
+                        queue.async {
+                            self.attempt(stage, input: input, number: number + 1, tries: tries + 1, on: queue, resolver)
+                        }
                     } stopped: { resolver.reject($0) }
                 } else {
                     resolver.reject(failure)
