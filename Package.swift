@@ -34,7 +34,13 @@ let package = Package(
             swiftSettings: strict
         ),
         .executableTarget(name: "process-bench", dependencies: ["JobEngine"], swiftSettings: strict),
-        .executableTarget(name: "engine-bench", dependencies: ["JobEngine", "JobStore", "Promises"], swiftSettings: strict),
+        .executableTarget(
+            name: "engine-bench",
+            dependencies: [
+                "JobEngine", "JobStore", "Promises", "CBenchSupport",
+                // sqlite3_memory_used(): to tell SQLite's page caches from the engine's own memory.
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ], swiftSettings: strict),
         // A child process running an engine, for the crash-resume tests (killed with SIGKILL).
         .executableTarget(name: "engine-test-worker", dependencies: ["JobEngine", "JobStore"], swiftSettings: strict),
         .testTarget(

@@ -5,7 +5,21 @@ extension SQLiteJobStore {
     public func nextRunAt(pool: String, completion: @escaping @Sendable (Result<Date?, any Error>) -> Void) {
         // On the writer, so it sees every claim made before it.
         writer.enqueue(atomic: false, { db in
-            let statement = try RawStatement(db, "SELECT min(run_at) FROM jobs WHERE state = 'pending' AND pool = ?")
+            // A skip scan of `jobs_claim` (pool, priority DESC, run_at, id):
+            // for each priority present, one seek to its earliest run_at.
+            // A plain min(run_at) would read every pending row of the pool.
+            let statement = try RawStatement(db, """
+                WITH RECURSIVE levels(priority) AS (
+                    SELECT max(priority) FROM jobs INDEXED BY jobs_claim WHERE state = 'pending' AND pool = ?1
+                    UNION ALL
+                    SELECT (SELECT max(priority) FROM jobs INDEXED BY jobs_claim
+                            WHERE state = 'pending' AND pool = ?1 AND priority < levels.priority)
+                    FROM levels WHERE levels.priority IS NOT NULL)
+                SELECT min((SELECT run_at FROM jobs INDEXED BY jobs_claim
+                            WHERE state = 'pending' AND pool = ?1 AND priority = levels.priority
+                            ORDER BY run_at LIMIT 1))
+                FROM levels WHERE levels.priority IS NOT NULL
+                """)
             statement.bind(1, pool)
             let text = try statement.firstRow { $0.text(0) } ?? nil
             return text.flatMap(Timestamp.date)
