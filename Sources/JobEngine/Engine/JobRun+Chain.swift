@@ -100,7 +100,12 @@ extension JobRun {
         mapped.pipe { result in
             switch result {
             case let .fulfilled(value):
-                self.record(stage, .fulfilled(Data(value)), exitCode: nil).map(on: nil) { value }.pipe { resolver.resolve($0) }
+                self.record(stage, .fulfilled(Data(value)), exitCode: nil).pipe { written in
+                    switch written {
+                    case .fulfilled: resolver.fulfill(value)
+                    case let .rejected(error): resolver.reject(error)
+                    }
+                }
             case let .rejected(failure as EngineError) where failure.code == .stageFailed && failure.position == stage.position:
                 self.record(stage, .rejected(failure.message), exitCode: nil).then(on: nil) { () -> Promise<[UInt8]> in
                     Promise(error: failure)

@@ -77,19 +77,30 @@ extension JobRun {
         let result = StageResult(
             lease: lease, position: stage.position, outcome: outcome, exitCode: exitCode,
             attempt: attempt.number, startedAt: attempt.startedAt)
-        return context.store.promise(result: result).recover(on: nil) { error -> Promise<Void> in
-            if let storeError = error as? JobStoreError, storeError.code == .valueTooLarge, case let .fulfilled(value) = outcome {
-                var failure = EngineError(
-                    .stageFailed,
-                    "stage `\(stage.name)` produced \(value.count) bytes, more than the store keeps (\(storeError.message))",
-                    jobID: self.id, position: stage.position, exitCode: exitCode)
-                failure.recorded = true
-                return self.record(stage, .rejected(failure.message), exitCode: exitCode).then(on: nil) { () -> Promise<Void> in
-                    throw failure
-                }
+        // The completion runs on the store's writer thread: the common case
+        // only resolves the promise (one box, one handler).
+        let (promise, resolver) = Promise<Void>.pending()
+        context.store.recordStageResult(result) { written in
+            switch written {
+            case .success: resolver.fulfill(())
+            case let .failure(error): self.recordFailed(stage, outcome, exitCode: exitCode, error).pipe { resolver.resolve($0) }
             }
-            throw self.storeFailure(error, doing: "record the result of stage `\(stage.name)`", position: stage.position)
         }
+        return promise
+    }
+
+    private func recordFailed(_ stage: StageDefinition, _ outcome: StageOutcome, exitCode: Int32?, _ error: any Error) -> Promise<Void> {
+        if let storeError = error as? JobStoreError, storeError.code == .valueTooLarge, case let .fulfilled(value) = outcome {
+            var failure = EngineError(
+                .stageFailed,
+                "stage `\(stage.name)` produced \(value.count) bytes, more than the store keeps (\(storeError.message))",
+                jobID: id, position: stage.position, exitCode: exitCode)
+            failure.recorded = true
+            return record(stage, .rejected(failure.message), exitCode: exitCode).then(on: nil) { () -> Promise<Void> in
+                throw failure
+            }
+        }
+        return Promise(error: storeFailure(error, doing: "record the result of stage `\(stage.name)`", position: stage.position))
     }
 }
 

@@ -13,12 +13,6 @@ extension JobStore {
         return promise
     }
 
-    func promise(result: StageResult) -> Promise<Void> {
-        let (promise, resolver) = Promise<Void>.pending()
-        recordStageResult(result) { resolver.resolve($0) }
-        return promise
-    }
-
     func promise(finish: JobFinish) -> Promise<Void> {
         let (promise, resolver) = Promise<Void>.pending()
         self.finish(finish) { resolver.resolve($0) }
