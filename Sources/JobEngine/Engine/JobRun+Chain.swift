@@ -132,7 +132,9 @@ extension JobRun {
             }
             switch failure.code {
             case .draining: self.park(failure)
-            case .leaseLost, .storeFailed: self.ended()
+            case .leaseLost, .storeFailed:
+                self.log(.warning, "let go unresolved: \(failure.message)")
+                self.ended()
             case .cancelled: self.finish(.cancelled(failure.message))
             default: self.finish(.rejected(failure.message))
             }
