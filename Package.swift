@@ -30,11 +30,22 @@ let package = Package(
         .target(name: "CProcessSupport"),
         .target(
             name: "JobEngine",
-            dependencies: [.product(name: "Yams", package: "Yams"), "CProcessSupport"],
+            dependencies: [.product(name: "Yams", package: "Yams"), "CProcessSupport", "Promises", "JobStore"],
             swiftSettings: strict
         ),
         .executableTarget(name: "process-bench", dependencies: ["JobEngine"], swiftSettings: strict),
-        .testTarget(name: "JobEngineTests", dependencies: ["JobEngine"], swiftSettings: strict),
+        .executableTarget(
+            name: "engine-bench",
+            dependencies: [
+                "JobEngine", "JobStore", "Promises", "CBenchSupport",
+                // sqlite3_memory_used(): to tell SQLite's page caches from the engine's own memory.
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ], swiftSettings: strict),
+        // A child process running an engine, for the crash-resume tests (killed with SIGKILL).
+        .executableTarget(name: "engine-test-worker", dependencies: ["JobEngine", "JobStore"], swiftSettings: strict),
+        .testTarget(
+            name: "JobEngineTests", dependencies: ["JobEngine", "JobStore", "Promises", "engine-test-worker"],
+            swiftSettings: strict),
         .target(
             name: "JobStore",
             dependencies: [

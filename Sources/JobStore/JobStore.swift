@@ -57,6 +57,11 @@ public protocol JobStore: Sendable {
 
     func recordEvent(_ event: NewEvent, completion: @escaping @Sendable (Result<Void, any Error>) -> Void)
 
+    /// When the earliest pending job of `pool` becomes runnable (its
+    /// `runAt`, maybe past), or `nil` when the pool has no pending job: an
+    /// engine sets a timer for it instead of polling for delayed jobs.
+    func nextRunAt(pool: String, completion: @escaping @Sendable (Result<Date?, any Error>) -> Void)
+
     // MARK: Controlling
 
     /// Cancels a pending job at once, or flags a running one for the engine to stop.
@@ -83,6 +88,9 @@ public protocol JobStore: Sendable {
 
     /// The attempts of a job before its current one, oldest first.
     func attemptHistory(of jobID: Int64) async throws -> [JobAttempt]
+
+    /// How many jobs are in each of `states` (every state asked for is a key).
+    func countJobs(in states: Set<JobState>) async throws -> [JobState: Int]
 }
 
 /// A past attempt of a retried job: its outcome and stages as they were.
@@ -153,6 +161,14 @@ extension JobStore {
     public func recordEvent(_ event: NewEvent) async throws {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
             recordEvent(event) { continuation.resume(with: $0) }
+        }
+    }
+}
+
+extension JobStore {
+    public func nextRunAt(pool: String) async throws -> Date? {
+        try await withCheckedThrowingContinuation { continuation in
+            nextRunAt(pool: pool) { continuation.resume(with: $0) }
         }
     }
 }

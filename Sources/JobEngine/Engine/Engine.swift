@@ -1,0 +1,235 @@
+import Dispatch
+import Foundation
+import JobStore
+import Promises
+import Synchronization
+
+/// Runs the jobs of a store: claims them pool by pool, runs each as a
+/// promise chain of its definition (see `JobRun+Chain.swift`), records every
+/// stage in the store, renews leases, sees cancellations, and resumes jobs
+/// whose runner died.
+///
+/// ```swift
+/// let engine = Engine(config: config, definitions: set.definitions, store: store, log: { print($0) })
+/// engine.start()
+/// engine.nudge()                       // a job was submitted
+/// await engine.drain(grace: .seconds(30))  // SIGTERM
+/// ```
+///
+/// No thread waits for a process, a timer or a write: everything is a
+/// callback that resolves a promise.
+public final class Engine: Sendable {
+    private let context: EngineContext
+    private let definitions: [String: JobDefinition]
+    private let pools: [String: PoolScheduler]
+    private let drainFlag = DrainFlag()
+
+    private struct State {
+        var started = false
+        var running: [Int64: (run: JobRun, pool: PoolScheduler)] = [:]
+        var drainWaiters: [@Sendable () -> Void] = []
+        /// Drained: timers stop rescheduling.
+        var finished = false
+    }
+
+    private let state = Mutex(State())
+
+    /// The `Q` queues stage bodies run on.
+    public var queues: StageQueues { context.queues }
+
+    /// The name this engine's leases carry.
+    public var owner: String { context.owner }
+
+    public init(
+        config: DaemonConfig, definitions: [JobDefinition], store: any JobStore,
+        options: EngineOptions = EngineOptions(), log: @escaping EngineLogger = { _ in }
+    ) {
+        let timers = DispatchQueue(label: "jobd.engine.timers")
+        let executor = ActionExecutor(
+            runner: options.processRunner, baseEnvironment: ProcessEnvironment.inherited(), killGrace: config.killGrace,
+            outputLimit: config.store.valueCap.bytes, timers: timers, customAction: options.customAction)
+        let context = EngineContext(
+            store: store, queues: StageQueues(config.queues), executor: executor, options: options,
+            owner: options.owner, log: log, timers: timers, control: DispatchQueue(label: "jobd.engine.control"))
+        self.context = context
+        self.definitions = Dictionary(definitions.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        var pools: [String: PoolScheduler] = [:]
+        var launch: (@Sendable (ClaimedJob, PoolScheduler) -> Void)?
+        let relay = LaunchRelay()
+        launch = { job, pool in relay.engine?.launch(job, pool: pool) }
+        for (name, size) in config.pools {
+            pools[name] = PoolScheduler(name: name, capacity: size, context: context, launch: launch!)
+        }
+        self.pools = pools
+        relay.engine = self
+    }
+
+    // MARK: Lifecycle
+
+    /// Sets `conf.Q` and the finalizer hooks, requeues the jobs of runners
+    /// that died, and starts claiming, renewing leases and polling.
+    public func start() {
+        let first = state.withLock { state -> Bool in
+            defer { state.started = true }
+            return !state.started
+        }
+        guard first else { return }
+        conf.Q = (map: context.queues.map.queue, return: context.queues.return.queue)
+        LeakRelay.register(self, log: context.log)
+        requeueExpired()
+        scheduleRenewal()
+        schedulePoll()
+    }
+
+    /// New work was submitted: claim now instead of at the next poll.
+    public func nudge() {
+        guard state.withLock({ $0.started }) else { return }
+        for pool in pools.values { pool.fill() }
+    }
+
+    /// Stops claiming; stages running now may finish within `grace`, then
+    /// their process groups are ended. Jobs stay unresolved and resumable:
+    /// the next engine on this store picks them up where they stopped.
+    /// `completion` runs once every job has stopped.
+    public func drain(grace: Duration, completion: @escaping @Sendable () -> Void) {
+        drainFlag.set()
+        for pool in pools.values { pool.stop() }
+        let idle = state.withLock { state -> Bool in
+            if state.running.isEmpty {
+                state.finished = true
+                return true
+            }
+            state.drainWaiters.append(completion)
+            return false
+        }
+        if idle {
+            LeakRelay.unregister(self)
+            completion()
+            return
+        }
+        context.log(EngineLogRecord(level: .info, message: "draining: running stages have \(grace.jobdText) to finish"))
+        context.timers.asyncAfter(deadline: .now() + grace.dispatchInterval) {
+            let runs = self.state.withLock { $0.running.values.map(\.run) }
+            for run in runs {
+                run.stop(EngineError(
+                    .draining, "jobd is stopping and the shutdown grace of \(grace.jobdText) passed: job \(run.id) stops here and resumes later",
+                    jobID: run.id))
+            }
+        }
+    }
+
+    public func drain(grace: Duration) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            drain(grace: grace) { continuation.resume() }
+        }
+    }
+
+    deinit {
+        LeakRelay.unregister(self)
+    }
+
+    // MARK: Status
+
+    /// Jobs running in this engine now.
+    public var runningCount: Int { state.withLock { $0.running.count } }
+
+    public func status() async throws -> EngineStatus {
+        let pending = try await context.store.countJobs(in: [.pending])[.pending] ?? 0
+        return EngineStatus(
+            running: runningCount, pending: pending,
+            runningByPool: pools.mapValues(\.running), draining: drainFlag.isDraining)
+    }
+
+    // MARK: Jobs
+
+    private func launch(_ claimed: ClaimedJob, pool: PoolScheduler) {
+        let store = context.store
+        guard let definition = definitions[claimed.job.definition] else {
+            let message = "no job definition named `\(claimed.job.definition)` is loaded; add jobs.d/\(claimed.job.definition).yaml and retry the job"
+            context.log(EngineLogRecord(level: .error, message: message, jobID: claimed.job.id))
+            store.finish(JobFinish(lease: claimed.lease, outcome: .rejected(message))) { _ in pool.jobEnded() }
+            return
+        }
+        let run = JobRun(context: context, claimed: claimed, definition: definition, drain: drainFlag) { [weak self] run in
+            self?.ended(run)
+        }
+        state.withLock { $0.running[run.id] = (run, pool) }
+        run.start()
+    }
+
+    private func ended(_ run: JobRun) {
+        let (pool, waiters) = state.withLock { state -> (PoolScheduler?, [@Sendable () -> Void]) in
+            let pool = state.running.removeValue(forKey: run.id)?.pool
+            guard drainFlag.isDraining, state.running.isEmpty else { return (pool, []) }
+            state.finished = true
+            defer { state.drainWaiters = [] }
+            return (pool, state.drainWaiters)
+        }
+        pool?.jobEnded()
+        context.options.onJobEnd?(run.id)
+        if !waiters.isEmpty { LeakRelay.unregister(self) }
+        for waiter in waiters { waiter() }
+    }
+
+    // MARK: Leases and polling
+
+    private func scheduleRenewal() {
+        context.timers.asyncAfter(deadline: .now() + context.options.renewInterval.dispatchInterval) { [weak self] in
+            guard let self, !self.state.withLock({ $0.finished }) else { return }
+            self.renewLeases()
+            self.scheduleRenewal()
+        }
+    }
+
+    /// Extends the running jobs' leases; stops the jobs whose lease was lost
+    /// and those with a cancellation requested.
+    private func renewLeases() {
+        let runs = state.withLock { Dictionary(uniqueKeysWithValues: $0.running.map { ($0.key, $0.value.run) }) }
+        guard !runs.isEmpty else { return }
+        context.store.renew(runs.values.map(\.lease), leaseDuration: context.options.leaseDuration) { result in
+            switch result {
+            case let .success(renewal):
+                for id in renewal.lost {
+                    runs[id]?.stop(EngineError(
+                        .leaseLost, "job \(id) is no longer this engine's: its lease expired and another runner may hold it", jobID: id))
+                }
+                for id in renewal.cancellationRequested {
+                    runs[id]?.stop(EngineError(.cancelled, "cancelled: a cancellation was requested", jobID: id))
+                }
+            case let .failure(error):
+                self.context.log(EngineLogRecord(level: .error, message: "could not renew leases: \(error)"))
+            }
+        }
+    }
+
+    private func schedulePoll() {
+        context.timers.asyncAfter(deadline: .now() + context.options.pollInterval.dispatchInterval) { [weak self] in
+            guard let self, !self.state.withLock({ $0.finished }), !self.drainFlag.isDraining else { return }
+            self.requeueExpired()
+            self.schedulePoll()
+        }
+    }
+
+    /// Puts the jobs of runners whose lease expired back to pending, then claims.
+    private func requeueExpired() {
+        context.store.requeueExpiredLeases { result in
+            switch result {
+            case let .success(ids) where !ids.isEmpty:
+                self.context.log(EngineLogRecord(level: .info, message: "requeued \(ids.count) job(s) whose runner stopped: \(ids.prefix(20).map(String.init).joined(separator: ", "))"))
+            case .success:
+                break
+            case let .failure(error):
+                self.context.log(EngineLogRecord(level: .error, message: "could not requeue expired leases: \(error)"))
+            }
+            self.context.control.async { self.nudge() }
+        }
+    }
+}
+
+/// Lets the pools, made before the engine, reach it.
+private final class LaunchRelay: @unchecked Sendable {
+    // @unchecked Sendable: `engine` is written once, in `Engine.init`,
+    // before any pool can claim (claims start in `start()`); it is only
+    // read after that.
+    weak var engine: Engine?
+}

@@ -1,0 +1,136 @@
+import Dispatch
+import Foundation
+import JobStore
+import Synchronization
+
+/// Claims the jobs of one pool: never more running than the pool's size,
+/// highest priority first then the oldest (the store's order), and a
+/// timer to the next delayed job's `run_at` instead of polling for it.
+final class PoolScheduler: Sendable {
+    let name: String
+    let capacity: Int
+    private let context: EngineContext
+    private let launch: @Sendable (ClaimedJob, PoolScheduler) -> Void
+
+    private struct State {
+        var running = 0
+        var claiming = false
+        /// More work may be waiting: claim again when the claim under way returns.
+        var again = false
+        var stopped = false
+        var probing = false
+        var wake: (at: Date, timer: OneShotTimer)?
+    }
+
+    private let state = Mutex(State())
+
+    init(name: String, capacity: Int, context: EngineContext, launch: @escaping @Sendable (ClaimedJob, PoolScheduler) -> Void) {
+        self.name = name
+        self.capacity = max(1, capacity)
+        self.context = context
+        self.launch = launch
+    }
+
+    var running: Int { state.withLock { $0.running } }
+
+    /// Claims as many jobs as there are free slots (one claim at a time).
+    func fill() {
+        let limit = state.withLock { state -> Int in
+            guard !state.stopped else { return 0 }
+            if state.claiming {
+                state.again = true
+                return 0
+            }
+            let free = capacity - state.running
+            guard free > 0 else { return 0 }
+            state.claiming = true
+            state.again = false
+            return min(free, context.options.maxClaimBatch)
+        }
+        guard limit > 0 else { return }
+        context.store.claim(
+            pool: name, owner: context.owner, limit: limit, leaseDuration: context.options.leaseDuration
+        ) { result in
+            self.context.control.async { self.claimed(result, limit: limit) }
+        }
+    }
+
+    private func claimed(_ result: Swift.Result<[ClaimedJob], any Error>, limit: Int) {
+        switch result {
+        case let .success(jobs):
+            let again = state.withLock { state -> Bool in
+                state.claiming = false
+                state.running += jobs.count
+                return state.again || jobs.count == limit
+            }
+            for job in jobs { launch(job, self) }
+            if again { fill() } else { probeNextRunAt() }
+        case let .failure(error):
+            state.withLock { $0.claiming = false }
+            context.log(EngineLogRecord(level: .error, message: "could not claim jobs of pool \(name): \(error)"))
+            wake(at: Date() + context.options.pollInterval.timeInterval)
+        }
+    }
+
+    /// A job of this pool ended: its slot is free.
+    func jobEnded() {
+        state.withLock { $0.running -= 1 }
+        fill()
+    }
+
+    /// Stops claiming (a drain).
+    func stop() {
+        let timer = state.withLock { state -> OneShotTimer? in
+            state.stopped = true
+            defer { state.wake = nil }
+            return state.wake?.timer
+        }
+        timer?.cancel()
+    }
+
+    /// Asks the store when the next pending job becomes runnable, and sets
+    /// a timer for it.
+    private func probeNextRunAt() {
+        let go = state.withLock { state -> Bool in
+            guard !state.probing, !state.stopped else { return false }
+            state.probing = true
+            return true
+        }
+        guard go else { return }
+        context.store.nextRunAt(pool: name) { result in
+            self.context.control.async {
+                self.state.withLock { $0.probing = false }
+                switch result {
+                case let .success(date?):
+                    // Already due (submitted while the claim ran): claim again shortly.
+                    self.wake(at: max(date, Date() + 0.005))
+                case .success(nil):
+                    break
+                case let .failure(error):
+                    self.context.log(EngineLogRecord(level: .warning, message: "could not read the next run_at of pool \(self.name): \(error)"))
+                }
+            }
+        }
+    }
+
+    /// Claims at `date`, unless an earlier wake-up is set.
+    private func wake(at date: Date) {
+        // Set under the lock so that two wake-ups cannot both replace a third.
+        let old = state.withLock { state -> OneShotTimer?? in
+            guard !state.stopped else { return .none }
+            if let wake = state.wake, wake.at <= date { return .none }
+            let old = state.wake?.timer
+            let delay = Int(max(0, date.timeIntervalSinceNow) * 1000)
+            let timer = OneShotTimer.schedule(on: context.timers, after: .milliseconds(delay)) { [weak self] in
+                guard let self else { return }
+                self.state.withLock { state in
+                    if state.wake?.at == date { state.wake = nil }
+                }
+                self.fill()
+            }
+            state.wake = (date, timer)
+            return .some(old)
+        }
+        if case let .some(previous) = old { previous?.cancel() }
+    }
+}

@@ -1,0 +1,74 @@
+import Foundation
+@_spi(Maintenance) import JobStore
+@testable import JobEngine
+import Testing
+
+/// Jobs the engine cannot run, and jobs it loses.
+@Suite struct EngineEdgeTests {
+    @Test func anUnknownDefinitionRejectsTheJob() async throws {
+        let harness = try EngineHarness([
+            """
+            name: known
+            pipeline:
+              - then: one
+                run: [echo, one]
+            """,
+        ])
+        let id = try await harness.store.submit(NewJob(
+            definition: "vanished", stages: [StagePlan(name: "one", kind: "then")])).id
+        harness.engine.nudge()
+        let detail = try await harness.resolved(id)
+        #expect(detail.job.state == .rejected)
+        #expect(detail.job.error?.contains("no job definition named `vanished`") == true, "\(detail.job.error ?? "")")
+        await harness.stop()
+    }
+
+    @Test func aDefinitionEditedSinceSubmitRejectsTheJob() async throws {
+        let harness = try EngineHarness([
+            """
+            name: edited
+            pipeline:
+              - then: one
+                run: [echo, one]
+            """,
+        ])
+        let id = try await harness.store.submit(NewJob(
+            definition: "edited", stages: [StagePlan(name: "zero", kind: "then"), StagePlan(name: "one", kind: "then")])).id
+        harness.engine.nudge()
+        let detail = try await harness.resolved(id)
+        #expect(detail.job.state == .rejected)
+        #expect(detail.job.error?.contains("submit it again") == true, "\(detail.job.error ?? "")")
+        await harness.stop()
+    }
+
+    @Test func aLostLeaseStopsTheJobWithoutResolvingIt() async throws {
+        let out = try makeTemporaryFolder()
+        let harness = try EngineHarness([
+            """
+            name: stolen
+            pipeline:
+              - then: long
+                shell: 'echo $$ > \(out)/pid; sleep 30 & wait'
+            """,
+        ], killGrace: .milliseconds(100))
+        let id = try await harness.submit("stolen")
+        _ = try await harness.waitFor(id) { $0.stage("long")?.state == .running }
+        try await Task.sleep(for: .milliseconds(100))
+        // Another runner took the job over (as after this one stalled past its lease).
+        try await harness.store.executeInWriteTransaction(
+            "UPDATE jobs SET lease_owner = 'someone-else', claims = claims + 1 WHERE id = \(id)")
+        let deadline = ContinuousClock.now + .seconds(5)
+        while harness.engine.runningCount > 0, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(harness.engine.runningCount == 0, "the engine let go of the job")
+        let detail = try #require(try await harness.store.job(id))
+        #expect(detail.job.state == .running, "not resolved by the engine that lost it")
+        #expect(detail.job.leaseOwner == "someone-else")
+        let pid = Int32((try String(contentsOfFile: out + "/pid", encoding: .utf8)).trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+        #expect(pid > 0)
+        #expect(await processGroupGone(pid), "its process group was ended")
+        #expect(harness.logs.records.contains { $0.jobID == id && $0.message.contains("lease") })
+        await harness.stop()
+    }
+}

@@ -1,0 +1,144 @@
+import Foundation
+@testable import JobEngine
+import JobStore
+import Synchronization
+import Testing
+
+/// Collects the engine's log lines.
+final class LogCollector: Sendable {
+    private let lines = Mutex<[EngineLogRecord]>([])
+
+    var records: [EngineLogRecord] { lines.withLock { $0 } }
+
+    var logger: EngineLogger {
+        { record in self.lines.withLock { $0.append(record) } }
+    }
+}
+
+/// An engine over a real SQLite file in a fresh folder, with definitions
+/// given as YAML text.
+final class EngineHarness: Sendable {
+    let folder: String
+    let store: SQLiteJobStore
+    let engine: Engine
+    let config: DaemonConfig
+    let definitions: [String: JobDefinition]
+    let logs = LogCollector()
+
+    /// `definitions`: the YAML text of each job definition.
+    init(
+        _ yamls: [String], folder: String? = nil, pools: [String: Int] = ["default": 16],
+        queues: [String: Int] = ["map": 4, "return": 1], valueCap: Int = 1 << 20, killGrace: Duration = .seconds(1),
+        options: EngineOptions? = nil, start: Bool = true
+    ) throws {
+        let folder = try folder ?? makeTemporaryFolder()
+        self.folder = folder
+        var config = DaemonConfig.defaults(relativeTo: folder)
+        config.database = folder + "/jobd.sqlite"
+        config.pools = pools
+        config.queues = queues.mapValues { QueueConfig(concurrency: $0) }
+        config.killGrace = killGrace
+        config.store.valueCap = ByteSize(bytes: valueCap)
+        self.config = config
+        let loader = DefinitionLoader(config: config)
+        var definitions: [String: JobDefinition] = [:]
+        for (index, yaml) in yamls.enumerated() {
+            let definition = try loader.parse(yaml: yaml, path: folder + "/def\(index).yaml").get()
+            definitions[definition.name] = definition
+        }
+        self.definitions = definitions
+        store = try SQLiteJobStore(JobStoreConfiguration(
+            path: config.database, maxValueBytes: valueCap, checkpointInterval: nil))
+        let options = options ?? EngineOptions(
+            leaseDuration: .seconds(5), renewInterval: .milliseconds(100), pollInterval: .milliseconds(200))
+        engine = Engine(config: config, definitions: Array(definitions.values), store: store, options: options, log: logs.logger)
+        if start { engine.start() }
+    }
+
+    func file(_ name: String) -> String { folder + "/" + name }
+
+    @discardableResult
+    func submit(_ name: String, input: [UInt8], priority: Int = 0, delay: Duration? = nil) async throws -> Int64 {
+        let definition = try #require(definitions[name])
+        let runAt = delay.map { Date() + $0.timeInterval }
+        let id = try await store.submit(definition.newJob(input: Data(input), priority: priority, runAt: runAt)).id
+        engine.nudge()
+        return id
+    }
+
+    @discardableResult
+    func submit(_ name: String, input: String = "", priority: Int = 0, delay: Duration? = nil) async throws -> Int64 {
+        try await submit(name, input: Array(input.utf8), priority: priority, delay: delay)
+    }
+
+    /// Waits until job `id` is resolved.
+    func resolved(_ id: Int64, within limit: Duration = .seconds(20)) async throws -> JobDetail {
+        let deadline = ContinuousClock.now + limit
+        while true {
+            let detail = try #require(try await store.job(id))
+            if detail.job.state.isResolved { return detail }
+            if ContinuousClock.now > deadline {
+                Issue.record("job \(id) still \(detail.job.state) after \(limit): \(detail.stages.map { "\($0.name)=\($0.state)" })")
+                return detail
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
+    /// Waits until `condition` holds on job `id`.
+    func waitFor(_ id: Int64, within limit: Duration = .seconds(20), _ condition: (JobDetail) -> Bool) async throws -> JobDetail {
+        let deadline = ContinuousClock.now + limit
+        while true {
+            let detail = try #require(try await store.job(id))
+            if condition(detail) { return detail }
+            if ContinuousClock.now > deadline {
+                Issue.record("job \(id) never reached the condition: \(detail.job.state) \(detail.stages.map { "\($0.name)=\($0.state)" })")
+                return detail
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
+    /// Stops the engine (its jobs stay resumable).
+    func stop() async {
+        await engine.drain(grace: .zero)
+    }
+
+    func read(_ name: String) -> String {
+        (try? String(contentsOfFile: file(name), encoding: .utf8)) ?? ""
+    }
+
+    deinit {
+        try? FileManager.default.removeItem(atPath: folder)
+    }
+}
+
+extension JobDetail {
+    func stage(_ name: String) -> Stage? { stages.first { $0.name == name } }
+
+    var resultText: String? { job.result.map { String(decoding: $0, as: UTF8.self) } }
+
+    var states: [String: StageState] {
+        Dictionary(uniqueKeysWithValues: stages.map { ($0.name, $0.state) })
+    }
+}
+
+extension Stage {
+    var text: String? { value.map { String(decoding: $0, as: UTF8.self) } }
+}
+
+/// Whether a process with this pid exists (and is not a zombie we could see).
+func processExists(_ pid: Int32) -> Bool {
+    kill(pid, 0) == 0
+}
+
+/// Whether process group `pgid` is empty within `limit` (a member killed
+/// with SIGKILL is gone once its new parent has reaped it).
+func processGroupGone(_ pgid: Int32, within limit: Duration = .seconds(3)) async -> Bool {
+    let deadline = ContinuousClock.now + limit
+    while kill(-pgid, 0) == 0 {
+        if ContinuousClock.now > deadline { return false }
+        try? await Task.sleep(for: .milliseconds(20))
+    }
+    return true
+}
