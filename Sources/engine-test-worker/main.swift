@@ -31,7 +31,7 @@ do {
         config: config, definitions: set.definitions, store: store,
         options: EngineOptions(
             leaseDuration: .milliseconds(leaseMs), renewInterval: .milliseconds(leaseMs / 4),
-            pollInterval: .milliseconds(200)),
+            pollInterval: .milliseconds(200), installsProcessHooks: true),
         log: { record in FileHandle.standardError.write(Data("worker: \(record)\n".utf8)) })
     engine.start()
     FileHandle.standardOutput.write(Data("ready\n".utf8))

@@ -28,8 +28,10 @@ import Testing
             if try await harness.store.countJobs(in: [.fulfilled])[.fulfilled] == 6 { break }
             try await Task.sleep(for: .milliseconds(10))
         }
-        #expect(most == 2)
-        // From the processes' own view: never more than 2 running at once.
+        // Sampled every 10 ms, status may miss the moments two run at once
+        // on a loaded machine; it must never show more than the cap.
+        #expect(most <= 2)
+        // From the processes' own view: two at once, never more.
         var running = 0
         var peak = 0
         let events = (try String(contentsOfFile: out + "/log", encoding: .utf8)).split(separator: "\n").map { line in

@@ -66,7 +66,8 @@ public final class Engine: Sendable {
 
     // MARK: Lifecycle
 
-    /// Sets `conf.Q` and the finalizer hooks, requeues the jobs of runners
+    /// Sets `conf.Q` and the finalizer hooks (when
+    /// `EngineOptions.installsProcessHooks`), requeues the jobs of runners
     /// that died, and starts claiming, renewing leases and polling.
     public func start() {
         let first = state.withLock { state -> Bool in
@@ -74,8 +75,10 @@ public final class Engine: Sendable {
             return !state.started
         }
         guard first else { return }
-        conf.Q = (map: context.queues.map.queue, return: context.queues.return.queue)
-        LeakRelay.register(self, log: context.log)
+        if context.options.installsProcessHooks {
+            conf.Q = (map: context.queues.map.queue, return: context.queues.return.queue)
+            LeakRelay.register(self, log: context.log)
+        }
         requeueExpired()
         scheduleRenewal()
         schedulePoll()

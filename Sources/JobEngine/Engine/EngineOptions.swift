@@ -23,6 +23,13 @@ public struct EngineOptions: Sendable {
     /// Called with a job's id when this engine is done with it: resolved,
     /// or left for later (drain, lost lease). For `--wait` and benchmarks.
     public var onJobEnd: (@Sendable (Int64) -> Void)?
+    /// Whether `start()` sets the process-wide promise settings: `conf.Q`
+    /// to the stage queues, and `conf.leakHandler` / `conf.logHandler` to
+    /// the engine's logger (the finalizer: a stage promise deallocated while
+    /// pending is reported with where it was made, and its job rejected).
+    /// The daemon, which owns its process, turns this on; off, the engine
+    /// leaves the process's settings alone (libraries, tests).
+    public var installsProcessHooks: Bool
 
     public init(
         owner: String = EngineOptions.defaultOwner(),
@@ -32,7 +39,8 @@ public struct EngineOptions: Sendable {
         maxClaimBatch: Int = 256,
         processRunner: ProcessRunner = ProcessRunner(),
         customAction: CustomAction? = nil,
-        onJobEnd: (@Sendable (Int64) -> Void)? = nil
+        onJobEnd: (@Sendable (Int64) -> Void)? = nil,
+        installsProcessHooks: Bool = false
     ) {
         self.owner = owner
         self.leaseDuration = leaseDuration
@@ -42,6 +50,7 @@ public struct EngineOptions: Sendable {
         self.processRunner = processRunner
         self.customAction = customAction
         self.onJobEnd = onJobEnd
+        self.installsProcessHooks = installsProcessHooks
     }
 
     /// `jobd-HOST-PID-RANDOM`.
