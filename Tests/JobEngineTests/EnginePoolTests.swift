@@ -89,7 +89,8 @@ import Testing
         let ranAt = Double(detail.resultText?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "0") ?? 0
         let delay = ranAt / 1e9 - submitted.timeIntervalSince1970
         #expect(delay >= 0.69, "not before its run_at: \(delay)")
-        #expect(delay < 1.5, "on time, not at the next poll: \(delay)")
+        // The poll interval is an hour: seconds mean the timer started it.
+        #expect(delay < 10, "on time, not at the next poll: \(delay)")
         await harness.stop()
     }
 
@@ -110,7 +111,9 @@ import Testing
         _ = try await first.waitFor(id) { $0.stage("slow")?.state == .running }
         let started = ContinuousClock.now
         await first.engine.drain(grace: .milliseconds(200))
-        #expect(ContinuousClock.now - started < .seconds(5))
+        // The stage would sleep 30 s: well under that means it was stopped. (A
+        // tight bound would only measure how loaded the machine is.)
+        #expect(ContinuousClock.now - started < .seconds(20))
         #expect(first.engine.runningCount == 0)
         let parked = try #require(try await first.store.job(id))
         #expect(parked.job.state == .running, "unresolved: resumable")
