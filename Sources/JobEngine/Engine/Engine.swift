@@ -47,7 +47,7 @@ public final class Engine: Sendable {
         let timers = DispatchQueue(label: "jobd.engine.timers")
         let executor = ActionExecutor(
             runner: options.processRunner, baseEnvironment: ProcessEnvironment.inherited(), killGrace: config.killGrace,
-            outputLimit: config.store.valueCap.bytes, timers: timers, customAction: options.customAction)
+            outputLimit: config.store.valueCap.bytes, customAction: options.customAction)
         let context = EngineContext(
             store: store, queues: StageQueues(config.queues), executor: executor, options: options,
             owner: options.owner, log: log, timers: timers, control: DispatchQueue(label: "jobd.engine.control"))
