@@ -15,7 +15,7 @@ import Testing
             pool: small
             pipeline:
               - then: work
-                shell: 'echo "start $(date +%s%N)" >> \(out)/log; sleep 0.3; echo "end $(date +%s%N)" >> \(out)/log'
+                shell: 'echo "start $(date +%s%N)" >> \(out)/log; sleep 0.5; echo "end $(date +%s%N)" >> \(out)/log'
             """,
         ], pools: ["default": 16, "small": 2])
         var ids: [Int64] = []
@@ -28,8 +28,8 @@ import Testing
             if try await harness.store.countJobs(in: [.fulfilled])[.fulfilled] == 6 { break }
             try await Task.sleep(for: .milliseconds(10))
         }
-        #expect(most == 2)
-        // From the processes' own view: never more than 2 running at once.
+        #expect(most <= 2, "the engine's count")
+        // From the processes' own view: 2 at a time, never more.
         var running = 0
         var peak = 0
         let events = (try String(contentsOfFile: out + "/log", encoding: .utf8)).split(separator: "\n").map { line in

@@ -74,8 +74,10 @@ public final class Engine: Sendable {
             return !state.started
         }
         guard first else { return }
-        conf.Q = (map: context.queues.map.queue, return: context.queues.return.queue)
-        LeakRelay.register(self, log: context.log)
+        if context.options.configuresPromises {
+            conf.Q = (map: context.queues.map.queue, return: context.queues.return.queue)
+            LeakRelay.register(self, log: context.log)
+        }
         requeueExpired()
         scheduleRenewal()
         schedulePoll()

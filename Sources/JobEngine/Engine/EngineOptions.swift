@@ -20,6 +20,12 @@ public struct EngineOptions: Sendable {
     /// Replaces a stage's action when it returns a promise (tests: an
     /// action that loses its resolver, for the finalizer path).
     public var customAction: CustomAction?
+    /// Whether `start()` sets the process-wide `conf.Q` (to the `map` and
+    /// `return` queues) and `conf.leakHandler` / `conf.logHandler` (to the
+    /// engine's logger, rejecting leaked promises). The daemon wants this;
+    /// the finalizer path needs it. Tests that share a process with other
+    /// users of `conf` turn it off.
+    public var configuresPromises: Bool
     /// Called with a job's id when this engine is done with it: resolved,
     /// or left for later (drain, lost lease). For `--wait` and benchmarks.
     public var onJobEnd: (@Sendable (Int64) -> Void)?
@@ -32,6 +38,7 @@ public struct EngineOptions: Sendable {
         maxClaimBatch: Int = 256,
         processRunner: ProcessRunner = ProcessRunner(),
         customAction: CustomAction? = nil,
+        configuresPromises: Bool = true,
         onJobEnd: (@Sendable (Int64) -> Void)? = nil
     ) {
         self.owner = owner
@@ -41,6 +48,7 @@ public struct EngineOptions: Sendable {
         self.maxClaimBatch = maxClaimBatch
         self.processRunner = processRunner
         self.customAction = customAction
+        self.configuresPromises = configuresPromises
         self.onJobEnd = onJobEnd
     }
 
