@@ -76,7 +76,7 @@ import Testing
         let started = ContinuousClock.now
         #expect(try await harness.resolved(napping).job.state == .cancelled)
         #expect(try await harness.resolved(backing).job.state == .cancelled)
-        #expect(ContinuousClock.now - started < .seconds(5))
+        #expect(ContinuousClock.now - started < .seconds(15), "stopped early: the processes alone would take 30 s")
         await harness.stop()
     }
 }

@@ -169,7 +169,7 @@ import Testing
         let started = ContinuousClock.now
         let id = try await harness.submit("parallel")
         let detail = try await harness.resolved(id)
-        #expect(ContinuousClock.now - started < .seconds(5))
+        #expect(ContinuousClock.now - started < .seconds(15), "stopped early: the processes alone would take 30 s")
         #expect(detail.job.state == .rejected)
         let error = detail.stage("both")?.error ?? ""
         #expect(error.contains("all[1]") && error.contains("status 2"), "\(error)")

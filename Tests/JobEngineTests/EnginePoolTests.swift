@@ -87,7 +87,7 @@ import Testing
         let ranAt = Double(detail.resultText?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "0") ?? 0
         let delay = ranAt / 1e9 - submitted.timeIntervalSince1970
         #expect(delay >= 0.69, "not before its run_at: \(delay)")
-        #expect(delay < 1.5, "on time, not at the next poll: \(delay)")
+        #expect(delay < 3, "on time, not at the next poll (an hour away): \(delay)")
         await harness.stop()
     }
 
@@ -108,7 +108,7 @@ import Testing
         _ = try await first.waitFor(id) { $0.stage("slow")?.state == .running }
         let started = ContinuousClock.now
         await first.engine.drain(grace: .milliseconds(200))
-        #expect(ContinuousClock.now - started < .seconds(5))
+        #expect(ContinuousClock.now - started < .seconds(15), "stopped early: the processes alone would take 30 s")
         #expect(first.engine.runningCount == 0)
         let parked = try #require(try await first.store.job(id))
         #expect(parked.job.state == .running, "unresolved: resumable")

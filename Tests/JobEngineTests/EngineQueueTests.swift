@@ -35,8 +35,9 @@ private let queueName = DispatchSpecificKey<String>()
                 labels.withLock { $0[stage.name] = label }
                 return .value(input)
             }))
-        // Slots target their entry's queue, so a key set on it is seen from them.
-        for (name, queue) in harness.engine.queues.byName { queue.queue.setSpecific(key: queueName, value: name) }
+        for (name, queue) in harness.engine.queues.byName {
+            for slot in queue.slots { slot.setSpecific(key: queueName, value: name) }
+        }
         let detail = try await harness.resolved(try await harness.submit("queued", input: "x"))
         #expect(detail.job.state == JobState.fulfilled)
         let seen = labels.withLock { $0 }

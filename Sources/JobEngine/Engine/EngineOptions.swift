@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 
 /// How an `Engine` runs, beyond jobd.yaml. The defaults suit the daemon.
@@ -15,7 +16,8 @@ public struct EngineOptions: Sendable {
     public var pollInterval: Duration
     /// The most jobs taken in one claim.
     public var maxClaimBatch: Int
-    /// Runs `run` / `shell` actions.
+    /// Runs `run` / `shell` actions. The default calls its completions on
+    /// a serial queue of its own (they only resolve a promise).
     public var processRunner: ProcessRunner
     /// Replaces a stage's action when it returns a promise (tests: an
     /// action that loses its resolver, for the finalizer path).
@@ -36,7 +38,7 @@ public struct EngineOptions: Sendable {
         renewInterval: Duration = .seconds(5),
         pollInterval: Duration = .seconds(5),
         maxClaimBatch: Int = 256,
-        processRunner: ProcessRunner = ProcessRunner(),
+        processRunner: ProcessRunner = ProcessRunner(completionQueue: DispatchQueue(label: "jobd.engine.process-completions")),
         customAction: CustomAction? = nil,
         configuresPromises: Bool = true,
         onJobEnd: (@Sendable (Int64) -> Void)? = nil

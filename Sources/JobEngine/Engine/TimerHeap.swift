@@ -24,7 +24,7 @@ final class TimerHeap: Sendable {
     private let state = Mutex(State())
     private let source: SourceBox
 
-    private init() {
+    init() {
         let queue = DispatchQueue(label: "jobd.engine.timer-heap")
         source = SourceBox(DispatchSource.makeTimerSource(queue: queue))
         source.timer.setEventHandler { [unowned self] in self.fire() }
