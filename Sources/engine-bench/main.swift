@@ -123,7 +123,7 @@ struct Bench {
         let ended = self.ended
         engine = Engine(
             config: config, definitions: [definition], store: store,
-            options: EngineOptions(onJobEnd: { _ in ended.add() }, installsProcessHooks: true),
+            options: EngineOptions(onJobEnd: { _ in ended.add() }),
             log: { record in if record.level != .info { print("engine: \(record)") } })
     }
 

@@ -1,22 +1,42 @@
-// A child process running an engine, for the crash-resume tests: they kill
-// it with SIGKILL mid-run and start another engine on the same database.
+// A child process running an engine, for the tests that must not share a
+// process with the rest: the crash-resume tests kill it with SIGKILL mid-run;
+// the finalizer test sets the process-wide `conf.leakHandler` through it.
 //
-//     engine-test-worker DATABASE DEFINITIONS-FOLDER [LEASE-MS]
+//     engine-test-worker DATABASE DEFINITIONS-FOLDER [--lease-ms N] [--lose STAGE] [--log PATH]
 //
-// Prints `ready` on stdout once the engine has started, then runs until killed.
+// `--lose STAGE`: stages of that name run an action that drops its resolver
+// (the promise is deallocated while pending). `--log PATH`: the engine's log
+// lines are appended there (else to stderr). Runs until killed.
 import Dispatch
 import Foundation
 import JobEngine
 import JobStore
+import Promises
 
-let arguments = CommandLine.arguments
-guard arguments.count >= 3 else {
-    FileHandle.standardError.write(Data("usage: engine-test-worker DATABASE DEFINITIONS-FOLDER [LEASE-MS]\n".utf8))
+var positional: [String] = []
+var options: [String: String] = [:]
+var rest = CommandLine.arguments.dropFirst()[...]
+while let argument = rest.popFirst() {
+    if argument.hasPrefix("--"), let value = rest.popFirst() {
+        options[String(argument.dropFirst(2))] = value
+    } else {
+        positional.append(argument)
+    }
+}
+guard positional.count == 2 else {
+    FileHandle.standardError.write(Data(
+        "usage: engine-test-worker DATABASE DEFINITIONS-FOLDER [--lease-ms N] [--lose STAGE] [--log PATH]\n".utf8))
     exit(2)
 }
-let database = arguments[1]
-let folder = arguments[2]
-let leaseMs = arguments.count > 3 ? Int64(arguments[3]) ?? 1000 : 1000
+let database = positional[0]
+let folder = positional[1]
+let leaseMs = Int64(options["lease-ms"] ?? "") ?? 1000
+let lose = options["lose"]
+let logFile = options["log"].flatMap { path -> FileHandle? in
+    _ = FileManager.default.createFile(atPath: path, contents: nil)
+    return FileHandle(forWritingAtPath: path)
+}
+let logTo = logFile ?? FileHandle.standardError
 
 var config = DaemonConfig.defaults(relativeTo: folder)
 config.database = database
@@ -25,14 +45,21 @@ let set = DefinitionLoader(config: config).loadFolder(folder)
 for problem in set.diagnostics {
     FileHandle.standardError.write(Data("\(problem)\n".utf8))
 }
+
+/// An action that loses its resolver: its promise is deallocated pending.
+func losingAction(_ jobID: Int64, _ stage: StageDefinition, _ input: [UInt8]) -> Promise<[UInt8]>? {
+    guard stage.name == lose else { return nil }
+    return Promise<[UInt8]>.pending().promise
+}
+
 do {
     let store = try SQLiteJobStore(JobStoreConfiguration(path: database))
     let engine = Engine(
         config: config, definitions: set.definitions, store: store,
         options: EngineOptions(
             leaseDuration: .milliseconds(leaseMs), renewInterval: .milliseconds(leaseMs / 4),
-            pollInterval: .milliseconds(200), installsProcessHooks: true),
-        log: { record in FileHandle.standardError.write(Data("worker: \(record)\n".utf8)) })
+            pollInterval: .milliseconds(200), customAction: lose == nil ? nil : losingAction),
+        log: { record in logTo.write(Data("\(record)\n".utf8)) })
     engine.start()
     FileHandle.standardOutput.write(Data("ready\n".utf8))
     withExtendedLifetime((store, engine)) { dispatchMain() }

@@ -32,16 +32,6 @@ import Testing
         return [pipeline("resumable", idempotent: true), pipeline("fragile", idempotent: false)]
     }
 
-    /// The helper executable, built beside the test bundle.
-    static var workerPath: String {
-        let bundle = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        for candidate in [bundle, bundle.deletingLastPathComponent()] {
-            let path = candidate.appendingPathComponent("engine-test-worker").path
-            if FileManager.default.isExecutableFile(atPath: path) { return path }
-        }
-        return repositoryRoot + "/.build/debug/engine-test-worker"
-    }
-
     @Test func aKilledEngineLosesNoJobAndReRunsNoFulfilledStage() async throws {
         let folder = try makeTemporaryFolder()
         let definitions = Self.definitions(folder)
@@ -58,7 +48,7 @@ import Testing
 
         let exited = Mutex<Bool>(false)
         let worker = ProcessRunner().run(ProcessSpec(
-            .argv([Self.workerPath, folder + "/jobd.sqlite", folder + "/jobs.d", "1000"]))) { _ in
+            .argv([workerPath, folder + "/jobd.sqlite", folder + "/jobs.d", "--lease-ms", "1000"]))) { _ in
             exited.withLock { $0 = true }
         }
         // Mid-run: every job has finished s0 and is inside s1.

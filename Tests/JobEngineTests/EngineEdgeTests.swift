@@ -72,3 +72,23 @@ import Testing
         await harness.stop()
     }
 }
+
+/// Leases are renewed while a job runs longer than one lease.
+@Suite struct EngineLeaseTests {
+    @Test func aLongStageKeepsItsLease() async throws {
+        let harness = try EngineHarness([
+            """
+            name: long
+            pipeline:
+              - then: nap
+                sleep: 1500ms
+            """,
+        ], options: EngineOptions(
+            leaseDuration: .milliseconds(400), renewInterval: .milliseconds(100), pollInterval: .milliseconds(100)))
+        let detail = try await harness.resolved(try await harness.submit("long"))
+        #expect(detail.job.state == .fulfilled)
+        #expect(detail.job.claims == 1, "never requeued: the lease was renewed")
+        #expect(try await harness.store.events(of: detail.job.id).isEmpty)
+        await harness.stop()
+    }
+}

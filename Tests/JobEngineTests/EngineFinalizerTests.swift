@@ -1,70 +1,71 @@
 import Foundation
 @testable import JobEngine
 import JobStore
-import Promises
+import Synchronization
 import Testing
-
-private let leakLine: UInt = #line + 2
-/// A promise whose resolver goes away at once, the promise still pending.
-private func leakyPromise() -> Promise<[UInt8]> { Promise<[UInt8]>.pending().promise }
 
 /// An action that loses its resolver: the promise is deallocated while
 /// pending, and the job is rejected instead of running forever.
 ///
-/// The finalizer lives in process-wide settings (`conf.leakHandler`), which
-/// other suites running in parallel in this process must not see changed:
-/// the scenario runs in a child process (an exit test), its checks are
-/// preconditions there.
+/// `conf.leakHandler` is process-wide, so this runs the engine in a child
+/// process (`engine-test-worker --lose lose`), whose `lose` stages drop
+/// their resolver.
 @Suite struct EngineFinalizerTests {
-    @Test func aLostResolverRejectsTheJobAndSaysWhere() async {
-        await #expect(processExitsWith: .success) {
-            try await lostResolverScenario()
-        }
+    /// Where the worker makes the promise it loses: `engine_test_worker/main.swift:LINE`.
+    static func leakSite() throws -> String {
+        let source = try String(contentsOfFile: repositoryRoot + "/Sources/engine-test-worker/main.swift", encoding: .utf8)
+        let lines = source.split(separator: "\n", omittingEmptySubsequences: false)
+        let line = try #require(lines.firstIndex { $0.contains("Promise<[UInt8]>.pending().promise") }) + 1
+        return "engine_test_worker/main.swift:\(line)"
     }
-}
 
-private func lostResolverScenario() async throws {
-    let harness = try EngineHarness([
-        """
-        name: leaky
-        pipeline:
-          - then: fine
-            run: [echo, fine]
-          - then: lose
-            run: [placeholder]
-          - recover: rescue
-            run: [echo, rescued]
-          - finally: cleanup
-            run: [echo, cleaned]
-        """,
-    ], options: EngineOptions(
-        leaseDuration: .seconds(5), renewInterval: .milliseconds(100), pollInterval: .milliseconds(200),
-        customAction: { _, stage, _ in
-            guard stage.name == "lose" else { return nil }
-            return leakyPromise()
-        },
-        installsProcessHooks: true))
-    let site = "JobEngineTests/EngineFinalizerTests.swift:\(leakLine)"
-    let id = try await harness.submit("leaky")
-    let detail = try await harness.resolved(id, within: .seconds(10))
-    precondition(detail.job.state == .rejected, "state \(detail.job.state)")
-    let error = detail.job.error ?? ""
-    precondition(error.contains("stage `lose`"), error)
-    precondition(error.contains("job \(id)"), error)
-    precondition(error.contains(site), "where the promise was made: \(error)")
-    precondition(error.contains("deallocated while pending"), error)
-    precondition(detail.stage("lose")?.state == .rejected)
-    precondition(detail.stage("rescue")?.state == .skipped, "a lost promise is not recoverable")
-    precondition(detail.stage("cleanup")?.state == .fulfilled)
+    @Test func aLostResolverRejectsTheJobAndSaysWhere() async throws {
+        let folder = try makeTemporaryFolder()
+        let definition = """
+            name: leaky
+            pipeline:
+              - then: fine
+                run: [echo, fine]
+              - then: lose
+                run: [echo, never]
+              - recover: rescue
+                run: [echo, rescued]
+              - finally: cleanup
+                run: [echo, cleaned]
+            """
+        try FileManager.default.createDirectory(atPath: folder + "/jobs.d", withIntermediateDirectories: true)
+        try write(definition, to: folder + "/jobs.d/leaky.yaml")
+        let submitter = try EngineHarness([definition], folder: folder, start: false)
+        let id = try await submitter.submit("leaky")
 
-    let events = try await harness.store.events(of: id).filter { $0.kind == "finalizer-warning" }
-    precondition(events.count == 1, "events \(events)")
-    precondition(events.first?.position == 1)
-    precondition(events.first?.message.contains(site) == true)
+        let exited = Mutex(false)
+        let worker = ProcessRunner().run(ProcessSpec(.argv([
+            workerPath, folder + "/jobd.sqlite", folder + "/jobs.d", "--lose", "lose", "--log", folder + "/worker.log",
+        ]))) { _ in exited.withLock { $0 = true } }
+        let detail = try await submitter.resolved(id, within: .seconds(20))
+        worker.terminate(grace: .zero)
+        while !exited.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(10)) }
 
-    let warnings = harness.logs.records.filter { $0.level == .warning && $0.jobID == id && $0.position == 1 }
-    precondition(warnings.contains { $0.message.contains("stage `lose`") && $0.message.contains(site) })
-    precondition(harness.logs.records.contains { $0.message.contains("pending promise deallocated") },
-                 "conf.leakHandler feeds the engine's logger")
-    await harness.stop()
+        let site = try Self.leakSite()
+        #expect(detail.job.state == .rejected)
+        let error = detail.job.error ?? ""
+        #expect(error.contains("stage `lose`"), "\(error)")
+        #expect(error.contains("job \(id)"), "\(error)")
+        #expect(error.contains(site), "where the promise was made (\(site)): \(error)")
+        #expect(error.contains("deallocated while pending"), "\(error)")
+        #expect(detail.stage("fine")?.state == .fulfilled)
+        #expect(detail.stage("lose")?.state == .rejected)
+        #expect(detail.stage("rescue")?.state == .skipped, "a lost promise is not recoverable")
+        #expect(detail.stage("cleanup")?.state == .fulfilled)
+
+        let events = try await submitter.store.events(of: id).filter { $0.kind == "finalizer-warning" }
+        #expect(events.count == 1)
+        #expect(events.first?.position == 1)
+        #expect(events.first?.message.contains(site) == true)
+
+        // The log: the leak handler's line, then the stage's, naming job, stage and place.
+        let log = submitter.read("worker.log")
+        #expect(log.contains("pending promise deallocated (made at \(site))"), "\(log)")
+        #expect(log.contains("[warning] job \(id) stage 1: stage `lose`"), "\(log)")
+    }
 }

@@ -15,7 +15,7 @@ import Testing
             pool: small
             pipeline:
               - then: work
-                shell: 'echo "start $(date +%s%N)" >> \(out)/log; sleep 0.3; echo "end $(date +%s%N)" >> \(out)/log'
+                shell: 'echo "start $(date +%s%N)" >> \(out)/log; sleep 0.5; echo "end $(date +%s%N)" >> \(out)/log'
             """,
         ], pools: ["default": 16, "small": 2])
         var ids: [Int64] = []
@@ -28,10 +28,8 @@ import Testing
             if try await harness.store.countJobs(in: [.fulfilled])[.fulfilled] == 6 { break }
             try await Task.sleep(for: .milliseconds(10))
         }
-        // Sampled every 10 ms, status may miss the moments two run at once
-        // on a loaded machine; it must never show more than the cap.
-        #expect(most <= 2)
-        // From the processes' own view: two at once, never more.
+        #expect(most <= 2, "the engine's count")
+        // From the processes' own view: 2 at a time, never more.
         var running = 0
         var peak = 0
         let events = (try String(contentsOfFile: out + "/log", encoding: .utf8)).split(separator: "\n").map { line in
@@ -89,8 +87,7 @@ import Testing
         let ranAt = Double(detail.resultText?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "0") ?? 0
         let delay = ranAt / 1e9 - submitted.timeIntervalSince1970
         #expect(delay >= 0.69, "not before its run_at: \(delay)")
-        // The poll interval is an hour: seconds mean the timer started it.
-        #expect(delay < 10, "on time, not at the next poll: \(delay)")
+        #expect(delay < 3, "on time, not at the next poll (an hour away): \(delay)")
         await harness.stop()
     }
 
@@ -111,9 +108,7 @@ import Testing
         _ = try await first.waitFor(id) { $0.stage("slow")?.state == .running }
         let started = ContinuousClock.now
         await first.engine.drain(grace: .milliseconds(200))
-        // The stage would sleep 30 s: well under that means it was stopped. (A
-        // tight bound would only measure how loaded the machine is.)
-        #expect(ContinuousClock.now - started < .seconds(20))
+        #expect(ContinuousClock.now - started < .seconds(15), "stopped early: the processes alone would take 30 s")
         #expect(first.engine.runningCount == 0)
         let parked = try #require(try await first.store.job(id))
         #expect(parked.job.state == .running, "unresolved: resumable")

@@ -49,8 +49,12 @@ final class EngineHarness: Sendable {
         self.definitions = definitions
         store = try SQLiteJobStore(JobStoreConfiguration(
             path: config.database, maxValueBytes: valueCap, checkpointInterval: nil))
-        let options = options ?? EngineOptions(
+        // `conf` is process-wide and the Promises tests check its defaults
+        // while these run: engines here leave it alone (the finalizer path,
+        // which needs it, is tested in a child process).
+        var options = options ?? EngineOptions(
             leaseDuration: .seconds(5), renewInterval: .milliseconds(100), pollInterval: .milliseconds(200))
+        options.configuresPromises = false
         engine = Engine(config: config, definitions: Array(definitions.values), store: store, options: options, log: logs.logger)
         if start { engine.start() }
     }
@@ -141,4 +145,14 @@ func processGroupGone(_ pgid: Int32, within limit: Duration = .seconds(3)) async
         try? await Task.sleep(for: .milliseconds(20))
     }
     return true
+}
+
+/// The helper executable `engine-test-worker`, built beside the test bundle.
+var workerPath: String {
+    let bundle = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+    for candidate in [bundle, bundle.deletingLastPathComponent()] {
+        let path = candidate.appendingPathComponent("engine-test-worker").path
+        if FileManager.default.isExecutableFile(atPath: path) { return path }
+    }
+    return repositoryRoot + "/.build/debug/engine-test-worker"
 }

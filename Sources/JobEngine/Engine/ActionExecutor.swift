@@ -29,7 +29,6 @@ struct ActionExecutor: Sendable {
     let killGrace: Duration
     /// Stdout past this many bytes rejects a process (the store's value cap).
     let outputLimit: Int
-    let timers: DispatchQueue
     let customAction: CustomAction?
 
     func run(_ action: Action, input: [UInt8], _ context: ActionContext) -> Promise<ActionOutput> {
@@ -110,7 +109,7 @@ struct ActionExecutor: Sendable {
     private func sleep(_ duration: Duration, passing input: [UInt8], _ context: ActionContext) -> Promise<ActionOutput> {
         let (promise, resolver) = Promise<ActionOutput>.pending()
         let stage = context.stage
-        let timer = OneShotTimer.schedule(on: timers, after: duration.dispatchInterval) {
+        let timer = OneShotTimer.schedule(after: duration.dispatchInterval) {
             resolver.fulfill(ActionOutput(bytes: input, exitCode: nil))
         }
         context.control.onStop { reason in

@@ -2,19 +2,13 @@ import Dispatch
 import Synchronization
 
 /// Why the work of an attempt is being stopped from outside.
-enum StopReason: Sendable, Equatable {
+enum StopReason: Sendable {
     /// The stage's own `timeout` passed.
     case stageTimeout
     /// A sibling of a `when` failed, or another action of a `race` won.
     case settled
     /// The job is being stopped (cancel, job timeout, drain, lost lease).
     case job(EngineError)
-}
-
-extension EngineError: Equatable {
-    public static func == (lhs: EngineError, rhs: EngineError) -> Bool {
-        lhs.code == rhs.code && lhs.message == rhs.message && lhs.jobID == rhs.jobID && lhs.position == rhs.position
-    }
 }
 
 /// What one attempt of a stage has running (processes, timers) so it can be

@@ -47,7 +47,7 @@ public final class Engine: Sendable {
         let timers = DispatchQueue(label: "jobd.engine.timers")
         let executor = ActionExecutor(
             runner: options.processRunner, baseEnvironment: ProcessEnvironment.inherited(), killGrace: config.killGrace,
-            outputLimit: config.store.valueCap.bytes, timers: timers, customAction: options.customAction)
+            outputLimit: config.store.valueCap.bytes, customAction: options.customAction)
         let context = EngineContext(
             store: store, queues: StageQueues(config.queues), executor: executor, options: options,
             owner: options.owner, log: log, timers: timers, control: DispatchQueue(label: "jobd.engine.control"))
@@ -66,8 +66,7 @@ public final class Engine: Sendable {
 
     // MARK: Lifecycle
 
-    /// Sets `conf.Q` and the finalizer hooks (when
-    /// `EngineOptions.installsProcessHooks`), requeues the jobs of runners
+    /// Sets `conf.Q` and the finalizer hooks, requeues the jobs of runners
     /// that died, and starts claiming, renewing leases and polling.
     public func start() {
         let first = state.withLock { state -> Bool in
@@ -75,7 +74,7 @@ public final class Engine: Sendable {
             return !state.started
         }
         guard first else { return }
-        if context.options.installsProcessHooks {
+        if context.options.configuresPromises {
             conf.Q = (map: context.queues.map.queue, return: context.queues.return.queue)
             LeakRelay.register(self, log: context.log)
         }

@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 
 /// How an `Engine` runs, beyond jobd.yaml. The defaults suit the daemon.
@@ -15,21 +16,21 @@ public struct EngineOptions: Sendable {
     public var pollInterval: Duration
     /// The most jobs taken in one claim.
     public var maxClaimBatch: Int
-    /// Runs `run` / `shell` actions.
+    /// Runs `run` / `shell` actions. The default calls its completions on
+    /// a serial queue of its own (they only resolve a promise).
     public var processRunner: ProcessRunner
     /// Replaces a stage's action when it returns a promise (tests: an
     /// action that loses its resolver, for the finalizer path).
     public var customAction: CustomAction?
+    /// Whether `start()` sets the process-wide `conf.Q` (to the `map` and
+    /// `return` queues) and `conf.leakHandler` / `conf.logHandler` (to the
+    /// engine's logger, rejecting leaked promises). The daemon wants this;
+    /// the finalizer path needs it. Tests that share a process with other
+    /// users of `conf` turn it off.
+    public var configuresPromises: Bool
     /// Called with a job's id when this engine is done with it: resolved,
     /// or left for later (drain, lost lease). For `--wait` and benchmarks.
     public var onJobEnd: (@Sendable (Int64) -> Void)?
-    /// Whether `start()` sets the process-wide promise settings: `conf.Q`
-    /// to the stage queues, and `conf.leakHandler` / `conf.logHandler` to
-    /// the engine's logger (the finalizer: a stage promise deallocated while
-    /// pending is reported with where it was made, and its job rejected).
-    /// The daemon, which owns its process, turns this on; off, the engine
-    /// leaves the process's settings alone (libraries, tests).
-    public var installsProcessHooks: Bool
 
     public init(
         owner: String = EngineOptions.defaultOwner(),
@@ -37,10 +38,10 @@ public struct EngineOptions: Sendable {
         renewInterval: Duration = .seconds(5),
         pollInterval: Duration = .seconds(5),
         maxClaimBatch: Int = 256,
-        processRunner: ProcessRunner = ProcessRunner(),
+        processRunner: ProcessRunner = ProcessRunner(completionQueue: DispatchQueue(label: "jobd.engine.process-completions")),
         customAction: CustomAction? = nil,
-        onJobEnd: (@Sendable (Int64) -> Void)? = nil,
-        installsProcessHooks: Bool = false
+        configuresPromises: Bool = true,
+        onJobEnd: (@Sendable (Int64) -> Void)? = nil
     ) {
         self.owner = owner
         self.leaseDuration = leaseDuration
@@ -49,8 +50,8 @@ public struct EngineOptions: Sendable {
         self.maxClaimBatch = maxClaimBatch
         self.processRunner = processRunner
         self.customAction = customAction
+        self.configuresPromises = configuresPromises
         self.onJobEnd = onJobEnd
-        self.installsProcessHooks = installsProcessHooks
     }
 
     /// `jobd-HOST-PID-RANDOM`.

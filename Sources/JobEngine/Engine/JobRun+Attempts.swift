@@ -57,7 +57,7 @@ extension JobRun {
             action = executor.run(stage.action, input: input, context)
         }
         let timer = stage.timeout.map { timeout in
-            OneShotTimer.schedule(on: self.context.timers, after: timeout.dispatchInterval) { control.stop(.stageTimeout) }
+            OneShotTimer.schedule(after: timeout.dispatchInterval) { control.stop(.stageTimeout) }
         }
         action.pipe { result in
             timer?.cancel()
@@ -93,7 +93,7 @@ extension JobRun {
     ) {
         let control = AttemptControl()
         begin(control, for: stage, attempt: nil)
-        let timer = OneShotTimer.schedule(on: context.timers, after: delay.dispatchInterval) {
+        let timer = OneShotTimer.schedule(after: delay.dispatchInterval) {
             self.end(control)
             next()
         }

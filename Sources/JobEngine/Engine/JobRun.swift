@@ -164,7 +164,7 @@ final class JobRun: Sendable {
         let error = EngineError(
             .jobTimedOut, "job \(id) (\(definition.name)) ran past its timeout of \(timeout.jobdText)", jobID: id)
         let delay = max(0, deadline.timeIntervalSinceNow)
-        let timer = OneShotTimer.schedule(on: context.timers, after: .milliseconds(Int(delay * 1000))) { [weak self] in
+        let timer = OneShotTimer.schedule(after: .milliseconds(Int(delay * 1000))) { [weak self] in
             self?.stop(error)
         }
         state.withLock { $0.jobTimer = timer }

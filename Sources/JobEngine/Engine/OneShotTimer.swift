@@ -1,28 +1,32 @@
 import Dispatch
 import Synchronization
 
-/// A timer that fires its body once on a queue unless cancelled first. No
-/// thread waits for it. (Not `DispatchWorkItem`, which is not `Sendable`.)
+/// A timer that runs its body once unless cancelled first. No thread waits
+/// for it.
+///
+/// All timers share one dispatch timer source over a min-heap of deadlines
+/// (`TimerHeap`), and cancelling one takes it out of the heap at once: a job
+/// timeout of ten minutes, cancelled when the job ends a millisecond later,
+/// does not keep its closure alive for ten minutes (as `asyncAfter` would,
+/// and a cancelled `DispatchWorkItem` too).
 final class OneShotTimer: Sendable {
-    private let done = Atomic<Bool>(false)
+    private let heap: TimerHeap
+    private let id: UInt64
 
-    /// Starts a timer that runs `body` on `queue` after `delay`.
+    private init(heap: TimerHeap, id: UInt64) {
+        self.heap = heap
+        self.id = id
+    }
+
+    /// Runs `body` after `delay`, on the timers' serial queue (keep it short).
     @discardableResult
-    static func schedule(on queue: DispatchQueue, after delay: DispatchTimeInterval, _ body: @escaping @Sendable () -> Void) -> OneShotTimer {
-        let timer = OneShotTimer()
-        queue.asyncAfter(deadline: .now() + delay) {
-            if timer.claim() { body() }
-        }
-        return timer
+    static func schedule(after delay: DispatchTimeInterval, _ body: @escaping @Sendable () -> Void) -> OneShotTimer {
+        let heap = TimerHeap.shared
+        return OneShotTimer(heap: heap, id: heap.add(deadline: .now() + delay, body))
     }
 
-    /// Keeps the body from running, if it has not run yet.
+    /// Keeps the body from running, if it has not run yet, and lets it go.
     func cancel() {
-        done.store(true, ordering: .relaxed)
-    }
-
-    /// True once: for the fire or the cancel that comes first.
-    private func claim() -> Bool {
-        !done.exchange(true, ordering: .acquiringAndReleasing)
+        heap.remove(id)
     }
 }

@@ -121,7 +121,7 @@ final class PoolScheduler: Sendable {
             if let wake = state.wake, wake.at <= date { return .none }
             let old = state.wake?.timer
             let delay = Int(max(0, date.timeIntervalSinceNow) * 1000)
-            let timer = OneShotTimer.schedule(on: context.timers, after: .milliseconds(delay)) { [weak self] in
+            let timer = OneShotTimer.schedule(after: .milliseconds(delay)) { [weak self] in
                 guard let self else { return }
                 self.state.withLock { state in
                     if state.wake?.at == date { state.wake = nil }

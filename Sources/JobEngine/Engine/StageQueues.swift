@@ -5,13 +5,17 @@ import Synchronization
 /// stage bodies run on it at once, and no thread ever waits for a slot.
 ///
 /// Concurrency 1 is one serial queue. Concurrency N is N serial queues
-/// (slots) targeting one concurrent queue: each stage body is given a slot
-/// when its job's chain is built (round robin), so at most N bodies run at
-/// once and a body waits, if it must, in a queue — never on a thread.
+/// (slots): each stage body is given a slot when its job's chain is built
+/// (round robin), so at most N bodies run at once and a body waits, if it
+/// must, in a queue — never on a thread. The slots are plain serial queues
+/// (libdispatch runs those on its overcommit pool), not children of one
+/// concurrent queue: a concurrent queue runs on the pool of one thread per
+/// core, which anything else in the process that blocks such threads would
+/// starve.
 public final class StageQueue: Sendable {
     public let name: String
-    /// Where bodies run when they run on this `Q` entry as a whole (what
-    /// `conf.Q` is set to): the serial queue, or the slots' target.
+    /// This `Q` entry as one queue, for `conf.Q`: the serial queue, or a
+    /// concurrent queue (the engine itself always dispatches to a slot).
     public let queue: DispatchQueue
     let slots: [DispatchQueue]
     private let nextSlot = Atomic<Int>(0)
@@ -24,9 +28,8 @@ public final class StageQueue: Sendable {
             queue = serial
             slots = [serial]
         } else {
-            let parent = DispatchQueue(label: "jobd.Q.\(name)", attributes: .concurrent)
-            queue = parent
-            slots = (0..<width).map { DispatchQueue(label: "jobd.Q.\(name).\($0)", target: parent) }
+            queue = DispatchQueue(label: "jobd.Q.\(name)", attributes: .concurrent)
+            slots = (0..<width).map { DispatchQueue(label: "jobd.Q.\(name).\($0)") }
         }
     }
 
