@@ -53,14 +53,11 @@ public final class Engine: Sendable {
             owner: options.owner, log: log, timers: timers, control: DispatchQueue(label: "jobd.engine.control"))
         self.context = context
         self.definitions = Dictionary(definitions.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
-        var pools: [String: PoolScheduler] = [:]
-        var launch: (@Sendable (ClaimedJob, PoolScheduler) -> Void)?
         let relay = LaunchRelay()
-        launch = { job, pool in relay.engine?.launch(job, pool: pool) }
-        for (name, size) in config.pools {
-            pools[name] = PoolScheduler(name: name, capacity: size, context: context, launch: launch!)
+        let launch: @Sendable (ClaimedJob, PoolScheduler) -> Void = { job, pool in relay.engine?.launch(job, pool: pool) }
+        pools = config.pools.reduce(into: [:]) { pools, entry in
+            pools[entry.key] = PoolScheduler(name: entry.key, capacity: entry.value, context: context, launch: launch)
         }
-        self.pools = pools
         relay.engine = self
     }
 
