@@ -63,17 +63,28 @@ public final class SQLiteJobStore: JobStore {
             try db.execute(sql: "PRAGMA secure_delete = OFF")
             try db.execute(sql: "PRAGMA temp_store = MEMORY")
         }
-        do {
-            pool = try DatabasePool(path: path, configuration: grdb)
-            try pool.writeWithoutTransaction { db in
-                // Per connection; only the writer connection commits.
-                let synchronous = configuration.synchronous == .full ? "FULL" : "NORMAL"
-                try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
-                try Schema.migrate(db, path: path, migrations: migrations)
+        // Opening a new database while other processes switch it to WAL or
+        // migrate it can fail with SQLITE_BUSY without SQLite's busy handler
+        // ever being called: retry such opens for up to the busy timeout.
+        let deadline = ContinuousClock.now + configuration.busyTimeout
+        var opened: DatabasePool?
+        while opened == nil {
+            do {
+                let candidate = try DatabasePool(path: path, configuration: grdb)
+                try candidate.writeWithoutTransaction { db in
+                    // Per connection; only the writer connection commits.
+                    let synchronous = configuration.synchronous == .full ? "FULL" : "NORMAL"
+                    try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
+                    try Schema.migrate(db, path: path, migrations: migrations)
+                }
+                opened = candidate
+            } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY && ContinuousClock.now < deadline {
+                Thread.sleep(forTimeInterval: 0.02)
+            } catch {
+                throw JobStoreError.wrap(error, path: path, doing: "open the job database")
             }
-        } catch {
-            throw JobStoreError.wrap(error, path: path, doing: "open the job database")
         }
+        pool = opened.unsafelyUnwrapped
         writer = GroupCommitWriter(
             pool: pool, path: path, maxPerTransaction: configuration.maxWritesPerTransaction)
         do {
