@@ -33,7 +33,7 @@ let package = Package(
             dependencies: [.product(name: "Yams", package: "Yams"), "CProcessSupport", "Promises", "JobStore"],
             swiftSettings: strict
         ),
-        .executableTarget(name: "process-bench", dependencies: ["JobEngine"], swiftSettings: strict),
+        .executableTarget(name: "process-bench", dependencies: ["JobEngine", "CBenchSupport"], swiftSettings: strict),
         .executableTarget(
             name: "engine-bench",
             dependencies: [

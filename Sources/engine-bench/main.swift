@@ -197,37 +197,10 @@ if only.contains("a") {
 
 // MARK: b. Process pipelines against a plain spawn loop
 
-/// posix_spawn `/bin/cat` with stdin and stdout pipes, write the input,
-/// read stdout to EOF, waitpid — `count` times, one after another.
+/// The plain posix_spawn loop (CBenchSupport), with this bench's input.
 func plainLoop(_ count: Int) -> Double {
     let input = Array("  Job 1 Of The Bench  ".utf8)
-    var argv: [UnsafeMutablePointer<CChar>?] = [strdup("/bin/cat"), nil]
-    defer { free(argv[0]) }
-    var buffer = [UInt8](repeating: 0, count: 4096)
-    let start = ContinuousClock.now
-    for _ in 0..<count {
-        var inPipe: [Int32] = [0, 0]
-        var outPipe: [Int32] = [0, 0]
-        guard pipe(&inPipe) == 0, pipe(&outPipe) == 0 else { fatalError("pipe") }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        posix_spawn_file_actions_adddup2(&actions, inPipe[0], 0)
-        posix_spawn_file_actions_adddup2(&actions, outPipe[1], 1)
-        for fd in inPipe + outPipe { posix_spawn_file_actions_addclose(&actions, fd) }
-        var pid: pid_t = 0
-        let rc = posix_spawn(&pid, "/bin/cat", &actions, nil, &argv, environ)
-        posix_spawn_file_actions_destroy(&actions)
-        guard rc == 0 else { fatalError("posix_spawn: \(rc)") }
-        close(inPipe[0])
-        close(outPipe[1])
-        _ = input.withUnsafeBytes { write(inPipe[1], $0.baseAddress, $0.count) }
-        close(inPipe[1])
-        while read(outPipe[0], &buffer, buffer.count) > 0 {}
-        close(outPipe[0])
-        var status: Int32 = 0
-        waitpid(pid, &status, 0)
-    }
-    return Double(count) / (ContinuousClock.now - start).seconds
+    return input.withUnsafeBufferPointer { bench_plain_spawn_loop(Int32(count), $0.baseAddress, $0.count) }
 }
 
 if only.contains("b") {

@@ -3,6 +3,7 @@
 //
 //     swift run -c release process-bench [RUNS] [ROUNDS]
 
+import CBenchSupport
 import Dispatch
 import Foundation
 import JobEngine
@@ -17,42 +18,9 @@ let runs = arguments.first.flatMap(Int.init) ?? 1000
 let rounds = arguments.dropFirst().first.flatMap(Int.init) ?? 3
 let input = Array("hello\n".utf8)
 
-/// posix_spawn `/bin/cat` with stdin and stdout pipes, write the input,
-/// read stdout to EOF, waitpid: the least a caller must do.
+/// The plain posix_spawn loop (CBenchSupport), with this bench's input.
 func plainLoop(_ count: Int) -> Double {
-    var argv: [UnsafeMutablePointer<CChar>?] = [strdup("/bin/cat"), nil]
-    defer { free(argv[0]) }
-    var buffer = [UInt8](repeating: 0, count: 4096)
-    let start = ContinuousClock.now
-    for _ in 0..<count {
-        var inPipe: [Int32] = [0, 0]
-        var outPipe: [Int32] = [0, 0]
-        guard pipe(&inPipe) == 0, pipe(&outPipe) == 0 else { fatalError("pipe") }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        posix_spawn_file_actions_adddup2(&actions, inPipe[0], 0)
-        posix_spawn_file_actions_adddup2(&actions, outPipe[1], 1)
-        for fd in inPipe + outPipe { posix_spawn_file_actions_addclose(&actions, fd) }
-        var pid: pid_t = 0
-        let rc = posix_spawn(&pid, "/bin/cat", &actions, nil, &argv, environ)
-        posix_spawn_file_actions_destroy(&actions)
-        guard rc == 0 else { fatalError("posix_spawn: \(rc)") }
-        close(inPipe[0])
-        close(outPipe[1])
-        _ = input.withUnsafeBytes { write(inPipe[1], $0.baseAddress, $0.count) }
-        close(inPipe[1])
-        var total = 0
-        while true {
-            let n = read(outPipe[0], &buffer, buffer.count)
-            if n <= 0 { break }
-            total += n
-        }
-        close(outPipe[0])
-        var status: Int32 = 0
-        waitpid(pid, &status, 0)
-        precondition(total == input.count)
-    }
-    return Double(count) / (ContinuousClock.now - start).seconds
+    input.withUnsafeBufferPointer { bench_plain_spawn_loop(Int32(count), $0.baseAddress, $0.count) }
 }
 
 /// `count` runs through ProcessRunner, `width` in flight at a time, each
