@@ -15,10 +15,14 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "Promises", targets: ["Promises"]),
+        .executable(name: "jobd", targets: ["jobd"]),
+        .executable(name: "jobctl", targets: ["jobctl"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
         .package(url: "https://github.com/jpsim/Yams", exact: "6.2.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
     ],
     targets: [
         .target(name: "Promises", swiftSettings: strict),
@@ -57,5 +61,28 @@ let package = Package(
         ),
         .executableTarget(name: "jobstore-bench", dependencies: ["JobStore"], swiftSettings: strict),
         .testTarget(name: "JobStoreTests", dependencies: ["JobStore"], swiftSettings: strict),
+    
+        // The daemon: its parts in a library (testable), a thin executable.
+        .target(
+            name: "JobDaemon",
+            dependencies: [
+                "JobEngine", "JobStore", "Promises",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strict),
+        .executableTarget(name: "jobd", dependencies: ["JobDaemon"], swiftSettings: strict),
+        .testTarget(
+            name: "JobDaemonTests", dependencies: ["JobDaemon", "JobEngine", "JobStore", "jobd"],
+            swiftSettings: strict),
+        // The control CLI.
+        .executableTarget(
+            name: "jobctl",
+            dependencies: [
+                "JobEngine", "JobStore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strict),
+        .testTarget(name: "JobctlTests", dependencies: ["JobEngine", "JobStore", "jobctl"], swiftSettings: strict),
     ]
 )

@@ -1,0 +1,2 @@
+/// The jobd daemon (work in progress).
+public enum JobDaemon {}

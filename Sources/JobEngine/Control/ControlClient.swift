@@ -1,0 +1,167 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Why jobctl could not talk to jobd.
+public struct ControlError: Error, Sendable, Hashable, CustomStringConvertible {
+    public struct Code: Sendable, Hashable, CustomStringConvertible {
+        public let rawValue: String
+        init(_ rawValue: String) { self.rawValue = rawValue }
+        public var description: String { rawValue }
+
+        /// No socket, or nobody listening on it: jobd is not running.
+        public static let notRunning = Code("not-running")
+        /// The socket exists but this user may not connect to it.
+        public static let permissionDenied = Code("permission-denied")
+        /// jobd did not answer in time.
+        public static let timedOut = Code("timed-out")
+        /// Anything else: a bad path, a garbled answer, an error reply.
+        public static let failed = Code("failed")
+    }
+
+    public var code: Code
+    public var socketPath: String
+    public var message: String
+
+    public init(_ code: Code, socketPath: String, _ message: String) {
+        self.code = code
+        self.socketPath = socketPath
+        self.message = message
+    }
+
+    public var description: String { message }
+}
+
+/// The jobctl end of the control socket: connect, send one request, read
+/// one reply. Blocking, with a deadline; for a command-line tool.
+public enum ControlClient {
+    public static func send(
+        _ request: ControlRequest, to socketPath: String, timeout: Duration = .seconds(2)
+    ) throws(ControlError) -> ControlReply {
+        let fd = try connect(to: socketPath, timeout: timeout)
+        defer { close(fd) }
+        let line: Data
+        do {
+            line = try ControlCoding.encodeLine(request)
+        } catch {
+            throw ControlError(.failed, socketPath: socketPath, "could not encode the request: \(error)")
+        }
+        try writeAll(line, to: fd, socketPath: socketPath)
+        let answer = try readLine(from: fd, socketPath: socketPath)
+        let reply: ControlReply
+        do {
+            reply = try ControlCoding.decodeLine(ControlReply.self, from: answer)
+        } catch {
+            throw ControlError(.failed, socketPath: socketPath, "jobd at \(socketPath) sent an answer that is not a control reply: \(error)")
+        }
+        guard reply.ok else {
+            throw ControlError(.failed, socketPath: socketPath, "jobd at \(socketPath) refused the request: \(reply.error ?? "no reason given")")
+        }
+        return reply
+    }
+
+    /// `status`, or nil when jobd is not running.
+    public static func status(socketPath: String, timeout: Duration = .seconds(2)) throws(ControlError) -> DaemonStatus? {
+        do {
+            return try send(ControlRequest(.status), to: socketPath, timeout: timeout).status
+        } catch where error.code == .notRunning {
+            return nil
+        }
+    }
+
+    // MARK: Socket calls
+
+    private static func connect(to path: String, timeout: Duration) throws(ControlError) -> Int32 {
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        let capacity = MemoryLayout.size(ofValue: address.sun_path)
+        guard !bytes.isEmpty, bytes.count < capacity else {
+            throw ControlError(.failed, socketPath: path, "the socket path \(path) is \(bytes.count) bytes; a unix socket path must be 1 to \(capacity - 1)")
+        }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            raw.copyBytes(from: bytes)
+            raw[bytes.count] = 0
+        }
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else {
+            throw ControlError(.failed, socketPath: path, "socket(): \(String(cString: strerror(errno)))")
+        }
+        var limit = timeval(timeout)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        guard result == 0 else {
+            let code = errno
+            close(fd)
+            switch code {
+            case ENOENT, ECONNREFUSED, ENOTDIR:
+                throw ControlError(.notRunning, socketPath: path, "jobd is not running (nothing listens on \(path))")
+            case EACCES, EPERM:
+                throw ControlError(.permissionDenied, socketPath: path, "may not connect to jobd's socket \(path): permission denied (join the socket's group, usually `jobd`)")
+            case EAGAIN, ETIMEDOUT:
+                throw ControlError(.timedOut, socketPath: path, "jobd at \(path) did not accept the connection in time")
+            default:
+                throw ControlError(.failed, socketPath: path, "could not connect to \(path): \(String(cString: strerror(code)))")
+            }
+        }
+        return fd
+    }
+
+    private static func writeAll(_ data: Data, to fd: Int32, socketPath: String) throws(ControlError) {
+        var offset = 0
+        while offset < data.count {
+            let written = data.withUnsafeBytes { raw in
+                Glibc.send(fd, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_NOSIGNAL))
+            }
+            if written < 0 {
+                if errno == EINTR { continue }
+                throw errorFromIO(errno, socketPath: socketPath, doing: "write to")
+            }
+            offset += written
+        }
+    }
+
+    private static func readLine(from fd: Int32, socketPath: String) throws(ControlError) -> Data {
+        var line = Data()
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw errorFromIO(errno, socketPath: socketPath, doing: "read from")
+            }
+            if count == 0 {
+                throw ControlError(.failed, socketPath: socketPath, "jobd at \(socketPath) closed the connection without answering")
+            }
+            if let newline = buffer[0..<count].firstIndex(of: UInt8(ascii: "\n")) {
+                line.append(contentsOf: buffer[0..<newline])
+                return line
+            }
+            line.append(contentsOf: buffer[0..<count])
+            guard line.count <= ControlCoding.maximumLine else {
+                throw ControlError(.failed, socketPath: socketPath, "jobd at \(socketPath) sent a line over \(ControlCoding.maximumLine) bytes")
+            }
+        }
+    }
+
+    private static func errorFromIO(_ code: Int32, socketPath: String, doing what: String) -> ControlError {
+        if code == EAGAIN || code == EWOULDBLOCK {
+            return ControlError(.timedOut, socketPath: socketPath, "jobd at \(socketPath) did not answer in time")
+        }
+        return ControlError(.failed, socketPath: socketPath, "could not \(what) \(socketPath): \(String(cString: strerror(code)))")
+    }
+}
+
+extension timeval {
+    init(_ duration: Duration) {
+        let (seconds, attoseconds) = duration.components
+        self.init(tv_sec: Int(seconds), tv_usec: Int(attoseconds / 1_000_000_000_000))
+    }
+}
