@@ -77,7 +77,7 @@ import Testing
 
         let set = DefinitionLoader(config: config).loadFolder(config.definitions)
         #expect(set.diagnostics.isEmpty, "\(set.diagnostics.map(\.description))")
-        #expect(set.names == ["fallback", "hello", "system-facts"])
+        #expect(set.names == ["backup-config", "disk-check", "fallback", "hello", "net-check", "system-facts"])
         #expect(set["hello"]?.stages.map(\.kind) == [.then, .map, .map, .done])
         #expect(set["system-facts"]?.stages.first?.kind == .when)
         #expect(set["fallback"]?.stages.map(\.kind) == [.then, .recover, .map, .then, .catch, .finally])
