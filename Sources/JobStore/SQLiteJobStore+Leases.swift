@@ -137,4 +137,28 @@ extension SQLiteJobStore {
             return expired.map { $0[0] }
         }, completion: completion)
     }
+
+    public func leaseOwners() async throws -> [String: Int] {
+        try await read(doing: "read lease owners") { db in
+            let rows = try Row.fetchAll(
+                db, sql: "SELECT lease_owner, count(*) FROM jobs WHERE state = 'running' AND lease_owner IS NOT NULL GROUP BY lease_owner")
+            return Dictionary(uniqueKeysWithValues: rows.map { (row: Row) -> (String, Int) in (row[0], row[1]) })
+        }
+    }
+
+    public func expireLeases(of owners: [String]) async throws -> Int {
+        guard !owners.isEmpty else { return 0 }
+        return try await write(atomic: true) { db in
+            // One millisecond in the past: expired for `requeueExpiredLeases`.
+            let past = Timestamp.text(milliseconds: Timestamp.milliseconds(Date()) - 1)
+            var ended = 0
+            for owner in owners {
+                try db.execute(
+                    sql: "UPDATE jobs SET lease_expires_at = ? WHERE state = 'running' AND lease_owner = ?",
+                    arguments: [past, owner])
+                ended += db.changesCount
+            }
+            return ended
+        }
+    }
 }

@@ -114,3 +114,25 @@ import Testing
         #expect(detail.stages.allSatisfy { $0.state == .skipped })
     }
 }
+
+/// Leases of runners known dead end at once.
+@Suite struct LeaseTakeoverTests {
+    @Test func expiringTheLeasesOfADeadOwnerRequeuesItsJobsAtOnce() async throws {
+        let (store, folder) = try makeStore()
+        _ = folder
+        let first = try await store.submit(job(input: "one")).id
+        let second = try await store.submit(job(input: "two")).id
+        let dead = try await store.claim(pool: "default", owner: "dead", limit: 1, leaseDuration: .seconds(600))
+        _ = try await store.claim(pool: "default", owner: "alive", limit: 1, leaseDuration: .seconds(600))
+        #expect(try await store.leaseOwners() == ["dead": 1, "alive": 1])
+        #expect(try await store.requeueExpiredLeases().isEmpty, "ten-minute leases have not expired")
+
+        #expect(try await store.expireLeases(of: ["dead"]) == 1)
+        let requeued = try await store.requeueExpiredLeases()
+        #expect(requeued == dead.map(\.job.id))
+        #expect(Set(requeued).isSubset(of: [first, second]))
+        #expect(try await store.leaseOwners() == ["alive": 1])
+        #expect(try await store.job(requeued[0])?.job.state == .pending)
+        #expect(try await store.expireLeases(of: ["nobody"]) == 0)
+    }
+}
