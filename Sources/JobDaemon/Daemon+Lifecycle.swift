@@ -47,6 +47,10 @@ extension Daemon {
         }
         applied.database = current.database
         applied.socket = current.socket
+        if applied.pollInterval != current.pollInterval {
+            logger.warning("`poll-interval` changed: that takes a restart; this jobd keeps \(current.pollInterval.jobdText)")
+            applied.pollInterval = current.pollInterval
+        }
         if applied.store != current.store {
             logger.warning("`store` settings changed: they take a restart; this jobd keeps the ones it opened the database with")
             applied.store = current.store

@@ -47,6 +47,7 @@ public final class Daemon: Sendable {
         let log = logger
         engine = Engine(
             config: configuration.daemon, definitions: configuration.definitions.definitions, store: store,
+            options: EngineOptions(pollInterval: configuration.daemon.pollInterval),
             log: { record in Daemon.log(record, to: log) })
         definitionNames = configuration.definitions.names.sorted()
         state = Mutex(State(config: configuration.daemon))
