@@ -56,10 +56,10 @@ extension Daemon {
             applied.store = current.store
         }
         engine.reload(config: applied, definitions: loaded.definitions.definitions)
-        output.minimumLevel = Logger.Level(applied.log.level)
         state.withLock { $0.config = applied }
         let names = loaded.definitions.names.sorted()
-        logger.notice("reloaded: \(names.count) definition(s) (\(names.joined(separator: ", "))); pools \(Self.describe(applied.pools)); Q \(Self.describe(applied.queues.mapValues(\.concurrency)))")
+        logger.notice("reloaded: \(names.count) definition(s) (\(names.joined(separator: ", "))); pools \(Self.describe(applied.pools)); Q \(Self.describe(applied.queues.mapValues(\.concurrency))); log level \(applied.log.level.rawValue)")
+        output.minimumLevel = Logger.Level(applied.log.level)
         Task {
             let status = await statusText()
             state.withLock { $0.lastStatus = status }
