@@ -60,7 +60,9 @@ final class DaemonHarness: @unchecked Sendable {
         for name in ["WATCHDOG_USEC", "WATCHDOG_PID", "JOURNAL_STREAM", "JOBD_CONFIG"] { environment[name] = nil }
         for (key, value) in extra { environment[key] = value.isEmpty ? nil : value }
         process.environment = environment
-        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
+        if !FileManager.default.fileExists(atPath: logPath) {
+            _ = FileManager.default.createFile(atPath: logPath, contents: nil)
+        }
         process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
         process.standardOutput = FileHandle.nullDevice
         try process.run()
