@@ -114,7 +114,11 @@ public final class Daemon: Sendable {
         return try SQLiteJobStore(JobStoreConfiguration(
             path: config.database,
             synchronous: config.store.durability == .full ? .full : .normal,
-            maxValueBytes: config.store.valueCap.bytes))
+            maxValueBytes: config.store.valueCap.bytes,
+            // jobd's readers count the queue for STATUS (a sweep of the
+            // `jobs_state` index) and read little else: small caches keep its
+            // memory flat however long the queue.
+            readerCacheKiB: 1024))
     }
 
     /// Before claiming anything: jobs left running by a jobd of this host

@@ -23,18 +23,38 @@ extension SQLiteJobStore {
         let nowMs = Timestamp.milliseconds(Date())
         let now = Timestamp.text(milliseconds: nowMs)
         let expiresMs = nowMs + leaseDuration.milliseconds
+        // Priority levels first, highest first — a skip scan of `jobs_claim`,
+        // one seek per level — then, level by level, the runnable jobs of the
+        // level in `run_at` order: one range of the index each. A single
+        // query ordered by (priority DESC, run_at) walks every pending entry
+        // of the pool when none is runnable: with 100,000 delayed jobs, each
+        // claim read 100,000 index entries.
         // Read the jobs, then take each by key: `RETURNING` would cost a
         // temporary table, and a second read is not needed to know the result.
+        let top = try RawStatement(db, "SELECT max(priority) FROM jobs INDEXED BY jobs_claim WHERE state = 'pending' AND pool = ?")
+        let below = try RawStatement(db, """
+            SELECT max(priority) FROM jobs INDEXED BY jobs_claim WHERE state = 'pending' AND pool = ? AND priority < ?
+            """)
         let next = try RawStatement(db, """
-            SELECT \(Columns.job) FROM jobs
-            WHERE state = 'pending' AND pool = ? AND run_at <= ?
-            ORDER BY priority DESC, run_at, id
+            SELECT \(Columns.job) FROM jobs INDEXED BY jobs_claim
+            WHERE state = 'pending' AND pool = ? AND priority = ? AND run_at <= ?
+            ORDER BY run_at, id
             LIMIT ?
             """)
-        next.bind(1, pool)
-        next.bind(2, now)
-        next.bind(3, limit)
-        let jobs = try next.rows(Columns.job)
+        top.bind(1, pool)
+        var level = try top.firstRow { $0.isNull(0) ? nil : $0.int64(0) } ?? nil
+        var jobs: [Job] = []
+        while let priority = level, jobs.count < limit {
+            next.bind(1, pool)
+            next.bind(2, priority)
+            next.bind(3, now)
+            next.bind(4, limit - jobs.count)
+            jobs += try next.rows(Columns.job)
+            guard jobs.count < limit else { break }
+            below.bind(1, pool)
+            below.bind(2, priority)
+            level = try below.firstRow { $0.isNull(0) ? nil : $0.int64(0) } ?? nil
+        }
         let take = try RawStatement(db, """
             UPDATE jobs
             SET state = 'running', lease_owner = ?, lease_expires_at = ?, claims = claims + 1,
