@@ -123,3 +123,28 @@ import Glibc
         return result
     }
 }
+
+/// Who may talk to jobd: the socket is 0660 in the database file's group.
+@Suite struct SocketPermissionTests {
+    @Test func theSocketFollowsTheDatabaseGroup() async throws {
+        let harness = try DaemonHarness(definitions: [:])
+        try harness.start()
+        _ = try #require(await harness.notify.waitFor("READY", "1"))
+        harness.signal(SIGTERM)
+        #expect(await harness.exitStatus() == 0)
+
+        // Give the database another group (as an installer would: group jobd).
+        let group: gid_t = 65534
+        #expect(chown(harness.databasePath, uid_t.max, group) == 0)
+        let ready = harness.notify.all.count
+        try harness.start()
+        _ = try #require(await harness.notify.waitFor("READY", "1", from: ready))
+        var status = stat()
+        #expect(stat(harness.socketPath, &status) == 0)
+        #expect(status.st_gid == group)
+        #expect(status.st_mode & 0o777 == 0o660)
+        #expect((status.st_mode & S_IFMT) == S_IFSOCK)
+        harness.signal(SIGTERM)
+        #expect(await harness.exitStatus() == 0)
+    }
+}
