@@ -99,8 +99,7 @@ extension Daemon {
                     logger.error("closing the database: \(error)")
                 }
                 logger.notice("stopped")
-                let finished = state.withLock { $0.finished }
-                finished?(JobdExit.ok)
+                finish(JobdExit.ok)
             }
         }
     }

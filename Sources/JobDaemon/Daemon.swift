@@ -32,7 +32,10 @@ public final class Daemon: Sendable {
         var server: ControlServer?
         var stopping = false
         var lastStatus = ""
+        /// Resumes `run` with the exit status, once it waits for it.
         var finished: (@Sendable (Int32) -> Void)?
+        /// The exit status, if jobd stopped before `run` waited for it.
+        var exitStatus: Int32?
     }
 
     let state: Mutex<State>
@@ -102,8 +105,23 @@ public final class Daemon: Sendable {
         scheduleWatchdog()
         schedulePrune(after: .seconds(60))
         return await withCheckedContinuation { continuation in
-            state.withLock { $0.finished = { continuation.resume(returning: $0) } }
+            let early = state.withLock { state -> Int32? in
+                if let status = state.exitStatus { return status }
+                state.finished = { continuation.resume(returning: $0) }
+                return nil
+            }
+            if let early { continuation.resume(returning: early) }
         }
+    }
+
+    /// jobd stopped: `run` returns `status`.
+    func finish(_ status: Int32) {
+        let finished = state.withLock { state -> (@Sendable (Int32) -> Void)? in
+            defer { state.finished = nil }
+            if state.finished == nil { state.exitStatus = status }
+            return state.finished
+        }
+        finished?(status)
     }
 
     static func openStore(_ config: DaemonConfig) throws -> SQLiteJobStore {

@@ -83,4 +83,13 @@ import Glibc
         #expect(!job.job.state.isResolved, "left resumable, not failed")
         try await store.close()
     }
+
+    @Test func aSignalDuringStartupStillStopsItCleanly() async throws {
+        let harness = try DaemonHarness(definitions: [:])
+        try harness.start()
+        // At once: before the database is open or the socket bound.
+        harness.signal(SIGTERM)
+        #expect(await harness.exitStatus(within: .seconds(20)) == 0)
+        #expect(!FileManager.default.fileExists(atPath: harness.socketPath))
+    }
 }
