@@ -72,6 +72,8 @@ let package = Package(
             ],
             swiftSettings: strict),
         .executableTarget(name: "jobd", dependencies: ["JobDaemon"], swiftSettings: strict),
+        // Submit-to-start latency and an idle jobd's CPU and memory (runs the jobd binary).
+        .executableTarget(name: "jobd-bench", dependencies: ["JobEngine", "JobStore"], swiftSettings: strict),
         .testTarget(
             name: "JobDaemonTests", dependencies: ["JobDaemon", "JobEngine", "JobStore", "jobd"],
             swiftSettings: strict),

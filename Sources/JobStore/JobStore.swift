@@ -48,6 +48,15 @@ public protocol JobStore: Sendable {
     /// requested. Gives the ids of the jobs it changed.
     func requeueExpiredLeases(completion: @escaping @Sendable (Result<[Int64], any Error>) -> Void)
 
+    /// The owners holding leases on running jobs now, with how many jobs each.
+    func leaseOwners() async throws -> [String: Int]
+
+    /// Ends the leases of `owners` at once — runners known to be dead (a
+    /// daemon restarted after a crash on the same host) — so that the next
+    /// `requeueExpiredLeases` takes their jobs up without waiting for the
+    /// leases to run out. Gives how many leases it ended.
+    func expireLeases(of owners: [String]) async throws -> Int
+
     func recordStageStart(_ start: StageStart, completion: @escaping @Sendable (Result<Void, any Error>) -> Void)
 
     func recordStageResult(_ result: StageResult, completion: @escaping @Sendable (Result<Void, any Error>) -> Void)

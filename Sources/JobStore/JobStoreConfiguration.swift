@@ -29,6 +29,14 @@ public struct JobStoreConfiguration: Sendable, Hashable {
     /// database, so the writer does not have to; `nil` leaves it all to the
     /// writer's automatic checkpoints (every ~40 MB of WAL).
     public var checkpointInterval: Duration?
+    /// SQLite's page cache of each read connection, in KiB: filled as pages
+    /// are read, then kept. A long-running process whose reads sweep a big
+    /// table (a daemon counting 100,000 pending jobs for its status) wants
+    /// it small, so its memory stays flat; a reader of many different jobs
+    /// wants it big.
+    public var readerCacheKiB: Int
+    /// The writer's page cache, in KiB.
+    public var writerCacheKiB: Int
 
     public init(
         path: String,
@@ -37,7 +45,9 @@ public struct JobStoreConfiguration: Sendable, Hashable {
         maxValueBytes: Int = 1 << 20,
         maxWritesPerTransaction: Int = 1024,
         maxReaders: Int = 4,
-        checkpointInterval: Duration? = .milliseconds(250)
+        checkpointInterval: Duration? = .milliseconds(250),
+        readerCacheKiB: Int = 16_384,
+        writerCacheKiB: Int = 65_536
     ) {
         self.path = path
         self.synchronous = synchronous
@@ -46,5 +56,7 @@ public struct JobStoreConfiguration: Sendable, Hashable {
         self.maxWritesPerTransaction = maxWritesPerTransaction
         self.maxReaders = maxReaders
         self.checkpointInterval = checkpointInterval
+        self.readerCacheKiB = readerCacheKiB
+        self.writerCacheKiB = writerCacheKiB
     }
 }

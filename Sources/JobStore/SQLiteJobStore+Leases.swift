@@ -23,18 +23,38 @@ extension SQLiteJobStore {
         let nowMs = Timestamp.milliseconds(Date())
         let now = Timestamp.text(milliseconds: nowMs)
         let expiresMs = nowMs + leaseDuration.milliseconds
+        // Priority levels first, highest first — a skip scan of `jobs_claim`,
+        // one seek per level — then, level by level, the runnable jobs of the
+        // level in `run_at` order: one range of the index each. A single
+        // query ordered by (priority DESC, run_at) walks every pending entry
+        // of the pool when none is runnable: with 100,000 delayed jobs, each
+        // claim read 100,000 index entries.
         // Read the jobs, then take each by key: `RETURNING` would cost a
         // temporary table, and a second read is not needed to know the result.
+        let top = try RawStatement(db, "SELECT max(priority) FROM jobs INDEXED BY jobs_claim WHERE state = 'pending' AND pool = ?")
+        let below = try RawStatement(db, """
+            SELECT max(priority) FROM jobs INDEXED BY jobs_claim WHERE state = 'pending' AND pool = ? AND priority < ?
+            """)
         let next = try RawStatement(db, """
-            SELECT \(Columns.job) FROM jobs
-            WHERE state = 'pending' AND pool = ? AND run_at <= ?
-            ORDER BY priority DESC, run_at, id
+            SELECT \(Columns.job) FROM jobs INDEXED BY jobs_claim
+            WHERE state = 'pending' AND pool = ? AND priority = ? AND run_at <= ?
+            ORDER BY run_at, id
             LIMIT ?
             """)
-        next.bind(1, pool)
-        next.bind(2, now)
-        next.bind(3, limit)
-        let jobs = try next.rows(Columns.job)
+        top.bind(1, pool)
+        var level = try top.firstRow { $0.isNull(0) ? nil : $0.int64(0) } ?? nil
+        var jobs: [Job] = []
+        while let priority = level, jobs.count < limit {
+            next.bind(1, pool)
+            next.bind(2, priority)
+            next.bind(3, now)
+            next.bind(4, limit - jobs.count)
+            jobs += try next.rows(Columns.job)
+            guard jobs.count < limit else { break }
+            below.bind(1, pool)
+            below.bind(2, priority)
+            level = try below.firstRow { $0.isNull(0) ? nil : $0.int64(0) } ?? nil
+        }
         let take = try RawStatement(db, """
             UPDATE jobs
             SET state = 'running', lease_owner = ?, lease_expires_at = ?, claims = claims + 1,
@@ -136,5 +156,29 @@ extension SQLiteJobStore {
             }
             return expired.map { $0[0] }
         }, completion: completion)
+    }
+
+    public func leaseOwners() async throws -> [String: Int] {
+        try await read(doing: "read lease owners") { db in
+            let rows = try Row.fetchAll(
+                db, sql: "SELECT lease_owner, count(*) FROM jobs WHERE state = 'running' AND lease_owner IS NOT NULL GROUP BY lease_owner")
+            return Dictionary(uniqueKeysWithValues: rows.map { (row: Row) -> (String, Int) in (row[0], row[1]) })
+        }
+    }
+
+    public func expireLeases(of owners: [String]) async throws -> Int {
+        guard !owners.isEmpty else { return 0 }
+        return try await write(atomic: true) { db in
+            // One millisecond in the past: expired for `requeueExpiredLeases`.
+            let past = Timestamp.text(milliseconds: Timestamp.milliseconds(Date()) - 1)
+            var ended = 0
+            for owner in owners {
+                try db.execute(
+                    sql: "UPDATE jobs SET lease_expires_at = ? WHERE state = 'running' AND lease_owner = ?",
+                    arguments: [past, owner])
+                ended += db.changesCount
+            }
+            return ended
+        }
     }
 }

@@ -46,9 +46,10 @@ public final class SQLiteJobStore: JobStore {
         grdb.foreignKeysEnabled = true
         grdb.prepareDatabase { db in
             // Per connection. A bigger page cache keeps the hot pages of a
-            // large table (indexes, recent jobs) in memory: 64 MiB for the
-            // writer, 16 MiB for each reader (they fill only as they are used).
-            let cacheKiB = db.configuration.readonly ? 16_384 : 65_536
+            // large table (indexes, recent jobs) in memory: by default 64 MiB
+            // for the writer, 16 MiB for each reader (they fill only as they
+            // are used).
+            let cacheKiB = max(64, db.configuration.readonly ? configuration.readerCacheKiB : configuration.writerCacheKiB)
             try db.execute(sql: "PRAGMA cache_size = -\(cacheKiB)")
             // The BackgroundCheckpointer copies the WAL back; a connection
             // checkpoints by itself only past ~40 MB of WAL (instead of

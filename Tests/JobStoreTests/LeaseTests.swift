@@ -114,3 +114,47 @@ import Testing
         #expect(detail.stages.allSatisfy { $0.state == .skipped })
     }
 }
+
+/// Claims go level by level: a delayed job of a high priority never holds
+/// back a runnable one of a lower priority, and order within and across
+/// levels is unchanged.
+@Suite struct ClaimLevelTests {
+    @Test func delayedJobsOfEveryLevelAreSkippedAndTheRestComeInOrder() async throws {
+        let (store, folder) = try makeStore()
+        _ = folder
+        let later = Date(timeIntervalSinceNow: 3600)
+        _ = try await store.submit((0..<50).map { _ in job(input: "later-9", priority: 9, runAt: later) })
+        let low = try await store.submit(job(input: "low", priority: -3)).id
+        _ = try await store.submit((0..<50).map { _ in job(input: "later-1", priority: 1, runAt: later) })
+        let mid1 = try await store.submit(job(input: "mid1", priority: 1)).id
+        let mid2 = try await store.submit(job(input: "mid2", priority: 1)).id
+        let high = try await store.submit(job(input: "high", priority: 7)).id
+        let claimed = try await store.claim(pool: "default", owner: "e", limit: 3, leaseDuration: .seconds(30))
+        #expect(claimed.map(\.job.id) == [high, mid1, mid2])
+        let rest = try await store.claim(pool: "default", owner: "e", limit: 10, leaseDuration: .seconds(30))
+        #expect(rest.map(\.job.id) == [low])
+        #expect(try await store.claim(pool: "default", owner: "e", limit: 10, leaseDuration: .seconds(30)).isEmpty)
+    }
+}
+
+/// Leases of runners known dead end at once.
+@Suite struct LeaseTakeoverTests {
+    @Test func expiringTheLeasesOfADeadOwnerRequeuesItsJobsAtOnce() async throws {
+        let (store, folder) = try makeStore()
+        _ = folder
+        let first = try await store.submit(job(input: "one")).id
+        let second = try await store.submit(job(input: "two")).id
+        let dead = try await store.claim(pool: "default", owner: "dead", limit: 1, leaseDuration: .seconds(600))
+        _ = try await store.claim(pool: "default", owner: "alive", limit: 1, leaseDuration: .seconds(600))
+        #expect(try await store.leaseOwners() == ["dead": 1, "alive": 1])
+        #expect(try await store.requeueExpiredLeases().isEmpty, "ten-minute leases have not expired")
+
+        #expect(try await store.expireLeases(of: ["dead"]) == 1)
+        let requeued = try await store.requeueExpiredLeases()
+        #expect(requeued == dead.map(\.job.id))
+        #expect(Set(requeued).isSubset(of: [first, second]))
+        #expect(try await store.leaseOwners() == ["alive": 1])
+        #expect(try await store.job(requeued[0])?.job.state == .pending)
+        #expect(try await store.expireLeases(of: ["nobody"]) == 0)
+    }
+}

@@ -35,7 +35,7 @@ private struct ConfigParser {
     let folder: String
 
     static let topKeys = ["database", "definitions", "socket", "Q", "pools", "log", "store",
-                          "shutdown-grace", "kill-grace"]
+                          "shutdown-grace", "kill-grace", "poll-interval"]
 
     func parse(_ root: Node, into config: inout DaemonConfig, reader: inout NodeReader) {
         guard let entries = reader.entries(of: root, "jobd.yaml") else { return }
@@ -69,6 +69,10 @@ private struct ConfigParser {
             case "kill-grace":
                 if let grace = reader.duration(value, "'kill-grace'", allowZero: true) {
                     config.killGrace = grace
+                }
+            case "poll-interval":
+                if let interval = reader.duration(value, "'poll-interval'", allowZero: false) {
+                    config.pollInterval = interval
                 }
             default:
                 reader.unknownKey(entry, in: "jobd.yaml", known: Self.topKeys)

@@ -15,6 +15,7 @@
 ///       retention: 30d               # prune resolved jobs older; `forever` keeps all
 ///     shutdown-grace: 30s            # SIGTERM: how long running stages may finish
 ///     kill-grace: 5s                 # SIGTERM to a process group, SIGKILL after this
+///     poll-interval: 5s              # look for work nobody nudged jobd about
 ///
 /// Relative paths resolve against the folder of the config file.
 public struct DaemonConfig: Sendable, Hashable {
@@ -40,6 +41,10 @@ public struct DaemonConfig: Sendable, Hashable {
     /// On a timeout or cancel, the delay between SIGTERM and SIGKILL to an
     /// action's process group.
     public var killGrace: Duration
+    /// How often jobd looks for work it was not told about: jobs written
+    /// without a nudge (jobd was down, or an INSERT by hand) and leases of
+    /// runners that died. A `jobctl submit` nudges, so this is a fallback.
+    public var pollInterval: Duration
 
     public static let mapQueue = "map"
     public static let returnQueue = "return"
@@ -57,7 +62,8 @@ public struct DaemonConfig: Sendable, Hashable {
             log: LogConfig(level: .info),
             store: StoreConfig(durability: .normal, valueCap: .mebibytes(1), retention: .days(30)),
             shutdownGrace: .seconds(30),
-            killGrace: .seconds(5)
+            killGrace: .seconds(5),
+            pollInterval: .seconds(5)
         )
     }
 

@@ -19,9 +19,18 @@ import Synchronization
 /// No thread waits for a process, a timer or a write: everything is a
 /// callback that resolves a promise.
 public final class Engine: Sendable {
+    /// The settings in force for new jobs: replaced by `reload`. A job keeps
+    /// the context and definition it started with.
+    private struct Generation {
+        var context: EngineContext
+        var definitions: [String: JobDefinition]
+        var pools: [String: PoolScheduler]
+    }
+
+    /// What never changes: the store, timers, control queue, options, log.
     private let context: EngineContext
-    private let definitions: [String: JobDefinition]
-    private let pools: [String: PoolScheduler]
+    private let generation: Mutex<Generation>
+    private let launchRelay: @Sendable (ClaimedJob, PoolScheduler) -> Void
     private let drainFlag = DrainFlag()
 
     private struct State {
@@ -34,8 +43,10 @@ public final class Engine: Sendable {
 
     private let state = Mutex(State())
 
-    /// The `Q` queues stage bodies run on.
-    public var queues: StageQueues { context.queues }
+    /// The `Q` queues stage bodies of new jobs run on.
+    public var queues: StageQueues { generation.withLock { $0.context.queues } }
+
+    private var pools: [String: PoolScheduler] { generation.withLock { $0.pools } }
 
     /// The name this engine's leases carry.
     public var owner: String { context.owner }
@@ -45,20 +56,71 @@ public final class Engine: Sendable {
         options: EngineOptions = EngineOptions(), log: @escaping EngineLogger = { _ in }
     ) {
         let timers = DispatchQueue(label: "jobd.engine.timers")
-        let executor = ActionExecutor(
-            runner: options.processRunner, baseEnvironment: ProcessEnvironment.inherited(), killGrace: config.killGrace,
-            outputLimit: config.store.valueCap.bytes, customAction: options.customAction)
         let context = EngineContext(
-            store: store, queues: StageQueues(config.queues), executor: executor, options: options,
-            owner: options.owner, log: log, timers: timers, control: DispatchQueue(label: "jobd.engine.control"))
+            store: store, queues: StageQueues(config.queues), executor: Self.executor(config: config, options: options),
+            options: options, owner: options.owner, log: log, timers: timers,
+            control: DispatchQueue(label: "jobd.engine.control"))
         self.context = context
-        self.definitions = Dictionary(definitions.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         let relay = LaunchRelay()
-        let launch: @Sendable (ClaimedJob, PoolScheduler) -> Void = { job, pool in relay.engine?.launch(job, pool: pool) }
-        pools = config.pools.reduce(into: [:]) { pools, entry in
+        launchRelay = { job, pool in relay.engine?.launch(job, pool: pool) }
+        let launch = launchRelay
+        let pools = config.pools.reduce(into: [String: PoolScheduler]()) { pools, entry in
             pools[entry.key] = PoolScheduler(name: entry.key, capacity: entry.value, context: context, launch: launch)
         }
+        generation = Mutex(Generation(context: context, definitions: Self.byName(definitions), pools: pools))
         relay.engine = self
+    }
+
+    private static func executor(config: DaemonConfig, options: EngineOptions) -> ActionExecutor {
+        ActionExecutor(
+            runner: options.processRunner, baseEnvironment: ProcessEnvironment.inherited(), killGrace: config.killGrace,
+            outputLimit: config.store.valueCap.bytes, customAction: options.customAction)
+    }
+
+    private static func byName(_ definitions: [JobDefinition]) -> [String: JobDefinition] {
+        Dictionary(definitions.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    // MARK: Reload
+
+    /// Applies a new configuration (SIGHUP): definitions, `Q` queues, pool
+    /// sizes, kill grace and value cap. Jobs running now finish with the
+    /// definition and queues they started with; jobs started from now on
+    /// get the new ones. A pool that grew claims at once; one that shrank
+    /// lets its running jobs finish and claims again once below its size.
+    /// A pool no longer named stops claiming (its pending jobs wait).
+    ///
+    /// `database` and `socket` are not applied here: the daemon needs a
+    /// restart for those. The store's own settings stay as opened.
+    public func reload(config: DaemonConfig, definitions: [JobDefinition]) {
+        let queues = StageQueues(config.queues)
+        var fresh = context
+        fresh.queues = queues
+        fresh.executor = Self.executor(config: config, options: context.options)
+        let launch = launchRelay
+        let removed = generation.withLock { generation -> [PoolScheduler] in
+            var pools: [String: PoolScheduler] = [:]
+            for (name, capacity) in config.pools {
+                if let pool = generation.pools[name] {
+                    pool.resize(to: capacity)
+                    pools[name] = pool
+                } else {
+                    pools[name] = PoolScheduler(name: name, capacity: capacity, context: context, launch: launch)
+                }
+            }
+            let removed = generation.pools.filter { pools[$0.key] == nil }.map(\.value)
+            generation = Generation(context: fresh, definitions: Self.byName(definitions), pools: pools)
+            return removed
+        }
+        for pool in removed { pool.stop() }
+        if context.options.configuresPromises {
+            conf.Q = (map: queues.map.queue, return: queues.return.queue)
+        }
+        if drainFlag.isDraining {
+            for pool in pools.values { pool.stop() }
+        } else {
+            nudge()
+        }
     }
 
     // MARK: Lifecycle
@@ -72,7 +134,8 @@ public final class Engine: Sendable {
         }
         guard first else { return }
         if context.options.configuresPromises {
-            conf.Q = (map: context.queues.map.queue, return: context.queues.return.queue)
+            let queues = self.queues
+            conf.Q = (map: queues.map.queue, return: queues.return.queue)
             LeakRelay.register(self, log: context.log)
         }
         requeueExpired()
@@ -143,13 +206,14 @@ public final class Engine: Sendable {
 
     private func launch(_ claimed: ClaimedJob, pool: PoolScheduler) {
         let store = context.store
-        guard let definition = definitions[claimed.job.definition] else {
+        let (current, definition) = generation.withLock { ($0.context, $0.definitions[claimed.job.definition]) }
+        guard let definition else {
             let message = "no job definition named `\(claimed.job.definition)` is loaded; add jobs.d/\(claimed.job.definition).yaml and retry the job"
             context.log(EngineLogRecord(level: .error, message: message, jobID: claimed.job.id))
             store.finish(JobFinish(lease: claimed.lease, outcome: .rejected(message))) { _ in pool.jobEnded() }
             return
         }
-        let run = JobRun(context: context, claimed: claimed, definition: definition, drain: drainFlag) { [weak self] run in
+        let run = JobRun(context: current, claimed: claimed, definition: definition, drain: drainFlag) { [weak self] run in
             self?.ended(run)
         }
         state.withLock { $0.running[run.id] = (run, pool) }

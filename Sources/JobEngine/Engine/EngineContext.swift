@@ -3,11 +3,12 @@ import Foundation
 import JobStore
 
 /// What every running job shares: the store, the queues, the action
-/// executor, the settings and the log. Immutable.
+/// executor, the settings and the log. A running job keeps the copy it
+/// started with; `Engine.reload` makes new ones with new queues and executor.
 struct EngineContext: Sendable {
     let store: any JobStore
-    let queues: StageQueues
-    let executor: ActionExecutor
+    var queues: StageQueues
+    var executor: ActionExecutor
     let options: EngineOptions
     let owner: String
     let log: EngineLogger

@@ -8,11 +8,12 @@ import Synchronization
 /// timer to the next delayed job's `run_at` instead of polling for it.
 final class PoolScheduler: Sendable {
     let name: String
-    let capacity: Int
+    var capacity: Int { state.withLock { $0.capacity } }
     private let context: EngineContext
     private let launch: @Sendable (ClaimedJob, PoolScheduler) -> Void
 
     private struct State {
+        var capacity: Int
         var running = 0
         var claiming = false
         /// More work may be waiting: claim again when the claim under way returns.
@@ -22,11 +23,11 @@ final class PoolScheduler: Sendable {
         var wake: (at: Date, timer: OneShotTimer)?
     }
 
-    private let state = Mutex(State())
+    private let state: Mutex<State>
 
     init(name: String, capacity: Int, context: EngineContext, launch: @escaping @Sendable (ClaimedJob, PoolScheduler) -> Void) {
         self.name = name
-        self.capacity = max(1, capacity)
+        state = Mutex(State(capacity: max(1, capacity)))
         self.context = context
         self.launch = launch
     }
@@ -41,7 +42,7 @@ final class PoolScheduler: Sendable {
                 state.again = true
                 return 0
             }
-            let free = capacity - state.running
+            let free = state.capacity - state.running
             guard free > 0 else { return 0 }
             state.claiming = true
             state.again = false
@@ -70,6 +71,13 @@ final class PoolScheduler: Sendable {
             context.log(EngineLogRecord(level: .error, message: "could not claim jobs of pool \(name): \(error)"))
             wake(at: Date() + context.options.pollInterval.timeInterval)
         }
+    }
+
+    /// A reload changed the pool's size: claims up to the new size (running
+    /// jobs over a smaller size finish; no new one starts until below it).
+    func resize(to capacity: Int) {
+        state.withLock { $0.capacity = max(1, capacity) }
+        fill()
     }
 
     /// A job of this pool ended: its slot is free.

@@ -1,2 +1,0 @@
-/// The jobd daemon (work in progress).
-public enum JobDaemon {}

@@ -1,0 +1,101 @@
+import ArgumentParser
+import Dispatch
+import Foundation
+import JobEngine
+import Logging
+import Synchronization
+
+/// `jobd [--config PATH] [--check]`: the command line.
+public struct JobdCommand: ParsableCommand {
+    public static let configuration = CommandConfiguration(
+        commandName: "jobd",
+        abstract: "Runs background jobs as promise pipelines, keeping every stage's result in SQLite.",
+        discussion: """
+            jobd runs in the foreground (as a systemd service, Type=notify). It reads jobd.yaml from \
+            --config PATH, else $JOBD_CONFIG, else ./config/jobd.yaml, else /etc/jobd/jobd.yaml, and the job \
+            definitions of the folder it names.
+
+            Signals: SIGHUP reloads jobd.yaml and the definitions (a broken new configuration is refused and \
+            the old one keeps running); SIGTERM or SIGINT stops claiming jobs, lets running stages finish \
+            within shutdown-grace, and exits 0 (a second signal ends the running stages at once).
+
+            Exit status: 0 stopped cleanly or --check found no error; 1 --check found errors; 64 bad \
+            arguments; 69 the control socket is taken by another jobd or cannot be made; 73 the database \
+            cannot be opened; 78 jobd.yaml or a definition has errors.
+
+            Examples:
+              jobd                               # run on ./config/jobd.yaml
+              jobd --config /etc/jobd/jobd.yaml  # run on that file
+              jobd --check                       # validate, touch nothing
+            """,
+        version: JobdVersion.string)
+
+    @Option(name: .long, help: ArgumentHelp("The jobd.yaml to use.", valueName: "path"))
+    public var config: String?
+
+    @Flag(name: .long, help: "Validate jobd.yaml and every definition, print each problem with file:line, and exit (0: no error, 1: errors). The database is not touched.")
+    public var check = false
+
+    public init() {}
+
+    /// Parses the process's arguments, runs, and exits.
+    public static func runFromCommandLine() -> Never {
+        main()
+        Foundation.exit(0)
+    }
+
+    public func run() throws {
+        let location: ConfigLocator.Location
+        do {
+            location = try ConfigLocator.locate(
+                explicitPath: config, environment: ProcessInfo.processInfo.environment,
+                currentDirectory: FileManager.default.currentDirectoryPath)
+        } catch {
+            printError("jobd: \(error)")
+            throw ArgumentParser.ExitCode(check ? JobdExit.checkFailed : JobdExit.config)
+        }
+        let result = Configuration.load(at: location)
+        if check { throw ArgumentParser.ExitCode(Self.report(result, location: location)) }
+        guard let configuration = result.value else {
+            for diagnostic in result.diagnostics { printError(diagnostic.description) }
+            printError("jobd: not started: \(result.diagnostics.filter { $0.severity == .error }.count) error(s) in the configuration (\(location))")
+            throw ArgumentParser.ExitCode(JobdExit.config)
+        }
+        let output = LogOutput(format: LogOutput.detectFormat(), level: Logger.Level(configuration.daemon.log.level))
+        let code = Self.waitFor { await Daemon.run(location: location, configuration: configuration, output: output) }
+        throw ArgumentParser.ExitCode(code)
+    }
+
+    /// `--check`: every diagnostic, then a summary line. Gives the exit status.
+    static func report(_ result: LoadResult<Configuration>, location: ConfigLocator.Location) -> Int32 {
+        for diagnostic in result.diagnostics { print(diagnostic.description) }
+        let errors = result.diagnostics.filter { $0.severity == .error }.count
+        let warnings = result.diagnostics.count - errors
+        if let configuration = result.value {
+            let names = configuration.definitions.names.sorted()
+            print("ok: \(location.path): \(names.count) definition(s): \(names.joined(separator: ", "))"
+                + (warnings > 0 ? "; \(warnings) warning(s)" : ""))
+            return JobdExit.ok
+        }
+        print("\(errors) error(s)" + (warnings > 0 ? ", \(warnings) warning(s)" : "") + " in \(location.path) and its definitions")
+        return JobdExit.checkFailed
+    }
+
+    /// Runs `body` on the concurrency pool and blocks this (main) thread
+    /// until it returns.
+    static func waitFor(_ body: @escaping @Sendable () async -> Int32) -> Int32 {
+        let done = DispatchSemaphore(value: 0)
+        let code = Mutex<Int32>(0)
+        Task {
+            let result = await body()
+            code.withLock { $0 = result }
+            done.signal()
+        }
+        done.wait()
+        return code.withLock { $0 }
+    }
+}
+
+func printError(_ text: String) {
+    FileHandle.standardError.write(Data((text + "\n").utf8))
+}

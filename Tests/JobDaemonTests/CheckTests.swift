@@ -1,0 +1,61 @@
+import Foundation
+import JobEngine
+import Testing
+
+/// `jobd --check`: every problem with file:line, exit 0 or 1, and the
+/// database untouched.
+@Suite struct CheckTests {
+    @Test func aGoodConfigurationPassesWithoutCreatingTheDatabase() throws {
+        let harness = try DaemonHarness(definitions: ["fine": "pipeline:\n  - map: up\n    transform: upper\n"])
+        let result = try runCommand(jobdPath, ["--check", "--config", harness.configPath])
+        #expect(result.status == 0, "\(result)")
+        #expect(result.output.contains("ok: \(harness.configPath): 1 definition(s): fine"))
+        #expect(!FileManager.default.fileExists(atPath: harness.databasePath))
+        #expect(!FileManager.default.fileExists(atPath: harness.folder + "/state"))
+    }
+
+    @Test func everyProblemIsReportedWithFileAndLine() throws {
+        let harness = try DaemonHarness(yaml: "colour: blue\npools: { default: zero }", definitions: [
+            "two-kinds": "pipeline:\n  - map: a\n    then: b\n    transform: upper\n",
+            "bad-time": "timeout: soon\npipeline:\n  - then: x\n    run: [true]\n",
+        ])
+        let result = try runCommand(jobdPath, ["--check", "--config", harness.configPath])
+        #expect(result.status == 1)
+        let output = result.output
+        #expect(output.contains("\(harness.configPath):7"), "the unknown key `colour`: \(output)")
+        #expect(output.contains("colour"))
+        #expect(output.contains("\(harness.configPath):8"), "the pool size")
+        #expect(output.contains("jobs.d/two-kinds.yaml:3"), "two kinds in one stage (the second kind's line)")
+        #expect(output.contains("jobs.d/bad-time.yaml:1"), "the bad duration")
+        #expect(output.contains("error(s) in \(harness.configPath)"))
+        #expect(!FileManager.default.fileExists(atPath: harness.databasePath))
+    }
+
+    @Test func aMissingExplicitConfigIsAnError() throws {
+        let result = try runCommand(jobdPath, ["--check", "--config", "/nonexistent/jobd.yaml"])
+        #expect(result.status == 1)
+        #expect(result.error.contains("/nonexistent/jobd.yaml"))
+    }
+
+    @Test func startingWithABrokenConfigurationExitsWithEXCONFIG() throws {
+        let harness = try DaemonHarness(definitions: ["broken": "pipeline: []\n"])
+        let result = try runCommand(jobdPath, ["--config", harness.configPath])
+        #expect(result.status == 78)
+        #expect(result.error.contains("jobs.d/broken.yaml:1"))
+        #expect(result.error.contains("not started"))
+        #expect(!FileManager.default.fileExists(atPath: harness.databasePath))
+    }
+
+    @Test func theRepositoryConfigurationChecksClean() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+        let result = try runCommand(jobdPath, ["--check", "--config", root + "/config/jobd.yaml"])
+        #expect(result.status == 0, "\(result.output)")
+    }
+
+    @Test func versionAndUsage() throws {
+        #expect(try runCommand(jobdPath, ["--version"]).output == JobdVersion.string + "\n")
+        let bad = try runCommand(jobdPath, ["--bogus"])
+        #expect(bad.status == 64)
+        #expect(bad.error.contains("--bogus"))
+    }
+}

@@ -1,0 +1,161 @@
+import Foundation
+import JobEngine
+import JobStore
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A folder with a jobd.yaml and a jobs.d, and the real `jobd` binary run
+/// on it as a child process (stderr into a file), with a fake systemd
+/// notification socket.
+final class DaemonHarness: @unchecked Sendable {
+    // @unchecked Sendable: `process` is only touched by the test that owns
+    // the harness, one call at a time.
+    let folder: String
+    let notify: NotifyListener
+    private(set) var process: Process?
+    private(set) var starts = 0
+
+    init(yaml: String = "", definitions: [String: String]) throws {
+        folder = NSTemporaryDirectory() + "jobd-daemon-tests-" + UUID().uuidString.prefix(8)
+        try FileManager.default.createDirectory(atPath: folder + "/jobs.d", withIntermediateDirectories: true)
+        let config = """
+            database: state/jobd.sqlite
+            definitions: jobs.d
+            socket: state/jobd.sock
+            log: { level: debug }
+            shutdown-grace: 10s
+            kill-grace: 1s
+            \(yaml)
+            """
+        notify = try NotifyListener(path: folder + "/notify.sock")
+        try write(config, to: "jobd.yaml")
+        for (name, text) in definitions { try write(text, to: "jobs.d/\(name).yaml") }
+    }
+
+    deinit {
+        if let process, process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        try? FileManager.default.removeItem(atPath: folder)
+    }
+
+    var configPath: String { folder + "/jobd.yaml" }
+    var databasePath: String { folder + "/state/jobd.sqlite" }
+    var socketPath: String { folder + "/state/jobd.sock" }
+    var logPath: String { folder + "/jobd-\(starts).log" }
+
+    func write(_ text: String, to name: String) throws {
+        try text.write(toFile: folder + "/" + name, atomically: true, encoding: .utf8)
+    }
+
+    /// Starts jobd; `environment` adds to (or, with "", removes from) the test's own.
+    func start(environment extra: [String: String] = [:], arguments: [String] = []) throws {
+        starts += 1
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: jobdPath)
+        process.arguments = ["--config", configPath] + arguments
+        var environment = ProcessInfo.processInfo.environment
+        environment["NOTIFY_SOCKET"] = notify.path
+        for name in ["WATCHDOG_USEC", "WATCHDOG_PID", "JOURNAL_STREAM", "JOBD_CONFIG"] { environment[name] = nil }
+        for (key, value) in extra { environment[key] = value.isEmpty ? nil : value }
+        process.environment = environment
+        if !FileManager.default.fileExists(atPath: logPath) {
+            _ = FileManager.default.createFile(atPath: logPath, contents: nil)
+        }
+        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        self.process = process
+    }
+
+    var pid: Int32 { process?.processIdentifier ?? 0 }
+
+    func signal(_ number: Int32) { kill(pid, number) }
+
+    /// Waits for jobd to exit; nil if it is still running after `limit`.
+    func exitStatus(within limit: Duration = .seconds(30)) async -> Int32? {
+        guard let process else { return nil }
+        let deadline = ContinuousClock.now + limit
+        while process.isRunning {
+            if ContinuousClock.now > deadline { return nil }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        return process.terminationStatus
+    }
+
+    /// Everything jobd wrote to stderr in its latest run.
+    var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+
+    /// Waits until the latest run's log holds `text`.
+    func waitForLog(_ text: String, within limit: Duration = .seconds(20)) async -> Bool {
+        let deadline = ContinuousClock.now + limit
+        while !log.contains(text) {
+            if ContinuousClock.now > deadline { return false }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        return true
+    }
+
+    // MARK: Jobs, as jobctl would submit them
+
+    func openStore() throws -> SQLiteJobStore {
+        try SQLiteJobStore(JobStoreConfiguration(path: databasePath, checkpointInterval: nil))
+    }
+
+    func definition(_ name: String) throws -> JobDefinition {
+        let text = try String(contentsOfFile: folder + "/jobs.d/\(name).yaml", encoding: .utf8)
+        return try DefinitionLoader().parse(yaml: text, path: folder + "/jobs.d/\(name).yaml").get()
+    }
+
+    @discardableResult
+    func submit(_ name: String, input: String = "", to store: SQLiteJobStore, nudge: Bool = true) async throws -> Int64 {
+        let id = try await store.submit(try definition(name).newJob(input: Data(input.utf8))).id
+        if nudge { _ = try? ControlClient.send(ControlRequest(.nudge), to: socketPath) }
+        return id
+    }
+
+    func resolved(_ id: Int64, in store: SQLiteJobStore, within limit: Duration = .seconds(30)) async throws -> JobDetail {
+        let deadline = ContinuousClock.now + limit
+        while true {
+            let detail = try #require(try await store.job(id))
+            if detail.job.state.isResolved || ContinuousClock.now > deadline { return detail }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
+    func read(_ name: String) -> String {
+        (try? String(contentsOfFile: folder + "/" + name, encoding: .utf8)) ?? ""
+    }
+}
+
+/// The `jobd` executable, built beside the test bundle.
+var jobdPath: String {
+    let bundle = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+    for candidate in [bundle, bundle.deletingLastPathComponent()] {
+        let path = candidate.appendingPathComponent("jobd").path
+        if FileManager.default.isExecutableFile(atPath: path) { return path }
+    }
+    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    return root.path + "/.build/debug/jobd"
+}
+
+/// Runs a command to completion; stdout and stderr go through files, so a
+/// full pipe cannot stall it.
+func runCommand(_ path: String, _ arguments: [String], environment: [String: String]? = nil) throws -> (status: Int32, output: String, error: String) {
+    let folder = NSTemporaryDirectory() + "jobd-run-" + UUID().uuidString
+    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(atPath: folder) }
+    for name in ["out", "err"] { _ = FileManager.default.createFile(atPath: folder + "/" + name, contents: nil) }
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: path)
+    process.arguments = arguments
+    if let environment { process.environment = environment }
+    process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: folder + "/out"))
+    process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: folder + "/err"))
+    try process.run()
+    process.waitUntilExit()
+    return (process.terminationStatus,
+            try String(contentsOfFile: folder + "/out", encoding: .utf8),
+            try String(contentsOfFile: folder + "/err", encoding: .utf8))
+}
