@@ -120,7 +120,7 @@ install-cli-docs:
 	    set -e; \
 	    rm -rf $(CLIDOCS); \
 	    echo "scripts/generate-cli-docs $(CLIDOCS) $(BUILT)/jobctl $(BUILT)/jobd"; \
-	    scripts/generate-cli-docs $(CLIDOCS) $(BUILT)/jobctl $(BUILT)/jobd; \
+	    PATH="$(dir $(SWIFT)):$$PATH" scripts/generate-cli-docs $(CLIDOCS) $(BUILT)/jobctl $(BUILT)/jobd; \
 	    $(INSTALL) -d $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(FISHCOMPDIR) $(DESTDIR)$(MANDIR)/man1; \
 	    $(INSTALL) -m 644 $(CLIDOCS)/completions/jobctl.bash $(DESTDIR)$(BASHCOMPDIR)/jobctl; \
 	    $(INSTALL) -m 644 $(CLIDOCS)/completions/_jobctl $(DESTDIR)$(ZSHCOMPDIR)/_jobctl; \
