@@ -130,7 +130,7 @@ install-cli-docs:
 
 install-docs:
 	$(INSTALL) -d $(DESTDIR)$(DOCDIR)
-	$(INSTALL) -m 644 docs/operations.md docs/configuration.md docs/schema.md $(DESTDIR)$(DOCDIR)/
+	$(INSTALL) -m 644 docs/*.md $(DESTDIR)$(DOCDIR)/
 
 # Leaves /var/lib/jobd alone, and of /etc/jobd removes only files still
 # identical to the shipped ones (and then the folders, if empty).
