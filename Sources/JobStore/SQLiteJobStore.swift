@@ -1,5 +1,6 @@
 import Foundation
 internal import GRDB
+internal import GRDBSQLite
 
 /// The ``JobStore`` over SQLite (through GRDB and the system libsqlite3),
 /// in WAL mode, shared safely by several processes.
@@ -112,6 +113,22 @@ public final class SQLiteJobStore: JobStore {
         } catch {
             throw JobStoreError.wrap(error, path: path, doing: "close the job database")
         }
+        Self.closeWritableLast(path: path)
+    }
+
+    /// GRDB closes a pool's writer connection before its readers, and when
+    /// the last connection to a WAL database closes read-only, SQLite leaves
+    /// `-wal` and `-shm` behind. A short-lived process (jobctl, run by root
+    /// while jobd is stopped) would leave files of its user that jobd may not
+    /// be able to open. So one writable connection is opened and closed last:
+    /// if no other process has the database open, it checkpoints the WAL and
+    /// removes both files; otherwise it changes nothing.
+    static func closeWritableLast(path: String) {
+        var handle: OpaquePointer?
+        defer { sqlite3_close(handle) }
+        guard sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK else { return }
+        // The WAL is opened with the first read; closing then checkpoints it.
+        sqlite3_exec(handle, "SELECT count(*) FROM sqlite_schema WHERE 0", nil, nil, nil)
     }
 
     // MARK: Access helpers
