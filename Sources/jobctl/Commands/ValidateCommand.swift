@@ -24,43 +24,59 @@ struct Validate: AsyncParsableCommand {
               completion: .file(extensions: ["yaml", "yml"]))
     var paths: [String] = []
 
+    /// What was checked and found.
+    struct Report {
+        /// The config file checked, if any.
+        var config: String?
+        /// Whether that config itself is free of errors.
+        var configValid = false
+        /// The definitions that loaded.
+        var names: [String] = []
+        var diagnostics: [Diagnostic] = []
+
+        var errors: Int { diagnostics.filter { $0.severity == .error }.count }
+        var warnings: Int { diagnostics.count - errors }
+
+        /// `ok: /etc/jobd/jobd.yaml and 3 definitions`, or
+        /// `2 errors, 1 warning; valid: 3 definitions`.
+        var summary: String {
+            let valid = (configValid ? config.map { "\($0) and " } ?? "" : "") + Session.count(names.count, "definition")
+            let warned = warnings > 0 ? Session.count(warnings, "warning") : nil
+            guard errors > 0 else { return "ok: " + valid + (warned.map { ", " + $0 } ?? "") }
+            return [Session.count(errors, "error"), warned].compactMap { $0 }.joined(separator: ", ") + "; valid: " + valid
+        }
+    }
+
     func run() async throws {
         try await options.run { session in
-            let (configPath, names, diagnostics) = try check(session)
-            let errors = diagnostics.filter { $0.severity == .error }.count
-            let warnings = diagnostics.count - errors
+            let report = try check(session)
             if session.json {
                 session.console.out(JSON.object([
-                    ("ok", .bool(errors == 0)),
-                    ("config", .optional(configPath)),
-                    ("definitions", .array(names.map(JSON.string))),
-                    ("diagnostics", .array(diagnostics.map(Self.json))),
+                    ("ok", .bool(report.errors == 0)),
+                    ("config", .optional(report.config)),
+                    ("definitions", .array(report.names.map(JSON.string))),
+                    ("diagnostics", .array(report.diagnostics.map(Self.json))),
                 ]).pretty)
             } else {
-                var text = diagnostics.map { "\($0)\n" }.joined()
-                let checked = (configPath.map { "\($0) and " } ?? "") + Session.count(names.count, "definition")
-                text += errors == 0
-                    ? "ok: \(checked)" + (warnings > 0 ? ", \(Session.count(warnings, "warning"))" : "") + "\n"
-                    : "\(Session.count(errors, "error")), \(Session.count(warnings, "warning")) in \(checked == "0 definitions" ? "the files" : checked)\n"
-                session.console.out(text)
+                session.console.out(report.diagnostics.map { "\($0)\n" }.joined() + report.summary + "\n")
             }
-            if errors > 0 {
-                var failure = JobctlError(.invalidDefinitions, "\(Session.count(errors, "error")) found")
+            if report.errors > 0 {
+                var failure = JobctlError(.invalidDefinitions, "\(Session.count(report.errors, "error")) found")
                 failure.reportedOnStdout = true
                 throw failure
             }
         }
     }
 
-    /// The config checked (if any), the names of the valid definitions, and every problem.
-    private func check(_ session: Session) throws(JobctlError) -> (String?, [String], [Diagnostic]) {
+    private func check(_ session: Session) throws(JobctlError) -> Report {
         if paths.isEmpty {
             let location = try session.locateConfig()
             let daemon = DaemonConfig.load(path: location.path)
             let result = Configuration.load(at: location)
-            // Configuration.load keeps the valid definitions only when all are valid: list them from the folder.
+            // Configuration.load gives the definitions only when everything is valid: list them from the folder.
             let folder = daemon.value.map { DefinitionLoader(config: $0).loadFolder($0.definitions) }
-            return (location.path, folder?.names ?? [], result.diagnostics)
+            return Report(config: location.path, configValid: daemon.value != nil, names: folder?.names ?? [],
+                          diagnostics: result.diagnostics)
         }
         var config: DaemonConfig?
         do throws(JobctlError) {
@@ -70,22 +86,23 @@ struct Validate: AsyncParsableCommand {
             session.console.note("no usable jobd.yaml (\(error.message)): checking against the default queues and pools")
         }
         let loader = config.map { DefinitionLoader(config: $0) } ?? DefinitionLoader()
-        var diagnostics: [Diagnostic] = []
-        var names: [String] = []
+        var report = Report(config: config?.sourcePath, configValid: config != nil)
         var files: [String] = []
         let cwd = FileManager.default.currentDirectoryPath
         for path in paths.map({ ConfigPaths.resolve($0, against: cwd) }) {
             var isFolder: ObjCBool = false
             if FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), isFolder.boolValue {
                 let set = loader.loadFolder(path)
-                names += set.names
-                diagnostics += set.diagnostics
+                report.names += set.names
+                report.diagnostics += set.diagnostics
             } else {
                 files.append(path)
             }
         }
         let set = loader.loadFiles(files)
-        return (config?.sourcePath, names + set.names, diagnostics + set.diagnostics)
+        report.names += set.names
+        report.diagnostics += set.diagnostics
+        return report
     }
 
     static func json(_ diagnostic: Diagnostic) -> JSON {
