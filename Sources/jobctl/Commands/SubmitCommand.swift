@@ -13,12 +13,12 @@ struct Submit: AsyncParsableCommand {
             stage's stdin, never part of a command line. Nothing is written if any check fails.
 
             --batch submits one job per input line (the newline is not part of the input) in one \
-            transaction — all or none — and prints one id per line.
+            transaction (all or none) and prints one id per line.
 
             Examples:
               jobctl submit hello --input world
               echo world | jobctl submit hello --input-file - --wait
-              jobctl submit nightly-report --key report-2026-11-20 --delay 10m
+              jobctl submit report --key 2026-11-20 --delay 10m
               seq 1 1000 | jobctl submit hello --batch -
             """)
 

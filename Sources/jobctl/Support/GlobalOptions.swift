@@ -6,7 +6,7 @@ struct GlobalOptions: ParsableArguments {
         name: .long,
         help: ArgumentHelp(
             "The jobd.yaml to use.",
-            discussion: "Default: $JOBD_CONFIG, else ./config/jobd.yaml, else /etc/jobd/jobd.yaml — as jobd finds it.",
+            discussion: "Default: $JOBD_CONFIG, else ./config/jobd.yaml, else /etc/jobd/jobd.yaml, as jobd finds it.",
             valueName: "path"),
         completion: .file(extensions: ["yaml", "yml"]))
     var config: String?
