@@ -13,10 +13,12 @@ internal import GRDBSQLite
 /// Every write goes through one group-commit writer (see `GroupCommitWriter`)
 /// in `BEGIN IMMEDIATE` transactions with a busy timeout, so a writer in
 /// another process makes this one wait, never fail, up to the timeout.
-/// Reads use a pool of read connections and never wait for writers.
+/// Reads use a pool of read connections and never wait for writers (or,
+/// with `connections: .single`, the one connection that writes).
 public final class SQLiteJobStore: JobStore {
     public let configuration: JobStoreConfiguration
-    let pool: DatabasePool
+    /// A `DatabasePool`, or a `DatabaseQueue` for ``JobStoreConfiguration/Connections/single``.
+    let pool: any DatabaseWriter
     let writer: GroupCommitWriter
     let checkpointer: BackgroundCheckpointer?
 
@@ -68,11 +70,18 @@ public final class SQLiteJobStore: JobStore {
         // migrate it can fail with SQLITE_BUSY without SQLite's busy handler
         // ever being called: retry such opens for up to the busy timeout.
         let deadline = ContinuousClock.now + configuration.busyTimeout
-        var opened: DatabasePool?
+        var opened: (any DatabaseWriter)?
         while opened == nil {
             do {
-                let candidate = try DatabasePool(path: path, configuration: grdb)
+                let candidate: any DatabaseWriter = switch configuration.connections {
+                case .pool: try DatabasePool(path: path, configuration: grdb)
+                case .single: try DatabaseQueue(path: path, configuration: grdb)
+                }
                 try candidate.writeWithoutTransaction { db in
+                    if configuration.connections == .single {
+                        // A pool sets WAL mode itself. Persistent, and a read when already set.
+                        try db.execute(sql: "PRAGMA journal_mode = WAL")
+                    }
                     // Per connection; only the writer connection commits.
                     let synchronous = configuration.synchronous == .full ? "FULL" : "NORMAL"
                     try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
@@ -113,7 +122,7 @@ public final class SQLiteJobStore: JobStore {
         } catch {
             throw JobStoreError.wrap(error, path: path, doing: "close the job database")
         }
-        Self.closeWritableLast(path: path)
+        if configuration.connections == .pool { Self.closeWritableLast(path: path) }
     }
 
     /// GRDB closes a pool's writer connection before its readers, and when

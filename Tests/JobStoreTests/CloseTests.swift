@@ -1,5 +1,5 @@
 import Foundation
-import JobStore
+@_spi(Maintenance) import JobStore
 import Testing
 
 /// Closing a store leaves no `-wal`/`-shm` behind unless another
@@ -45,5 +45,45 @@ import Testing
         #expect(try await longLived.job(second)?.job.input == Data("two".utf8))
         try await longLived.close()
         #expect(companions(path).isEmpty)
+    }
+
+    private func walSize(_ path: String) -> Int? {
+        (try? FileManager.default.attributesOfItem(atPath: path + "-wal"))?[.size] as? Int
+    }
+
+    @Test func aSingleConnectionStoreWritesNothingToOpen() async throws {
+        let folder = try TemporaryFolder()
+        let path = folder.file("jobs.sqlite")
+        let writer = try SQLiteJobStore(JobStoreConfiguration(path: path, checkpointInterval: nil))
+        let id = try await writer.submit(job(input: "kept")).id
+        try await writer.close()
+        #expect(companions(path).isEmpty)
+
+        // A pool writes a transaction to make a WAL file when there is none…
+        let pool = try SQLiteJobStore(JobStoreConfiguration(path: path, checkpointInterval: nil))
+        #expect((walSize(path) ?? 0) > 0)
+        try await pool.close()
+
+        // …one connection does not, reads and writes, and cleans up when it closes.
+        let single = try SQLiteJobStore(JobStoreConfiguration(path: path, checkpointInterval: nil, connections: .single))
+        #expect(try await single.job(id)?.job.input == Data("kept".utf8))
+        #expect((walSize(path) ?? 0) == 0)
+        let second = try await single.submit(job(input: "two")).id
+        #expect(try await single.list(.pending()).jobs.map(\.id) == [second, id])
+        #expect(try await single.writerPragma("journal_mode") == "wal")
+        try await single.close()
+        #expect(companions(path).isEmpty)
+    }
+
+    @Test func aSingleConnectionStoreCreatesAWALDatabase() async throws {
+        let folder = try TemporaryFolder()
+        let path = folder.file("new.sqlite")
+        let store = try SQLiteJobStore(JobStoreConfiguration(path: path, checkpointInterval: nil, connections: .single))
+        _ = try await store.submit(job())
+        #expect(try await store.writerPragma("journal_mode") == "wal")
+        try await store.close()
+        let again = try SQLiteJobStore(path: path)
+        #expect(try await again.list(.pending()).jobs.count == 1)
+        try await again.close()
     }
 }
