@@ -2,6 +2,10 @@ import ArgumentParser
 import JobEngine
 
 /// The root command: `jobctl SUBCOMMAND …`.
+///
+/// Every command gives its `commandName`: otherwise the argument parser
+/// derives each name from the type's with `String(describing:)`, runtime
+/// type lookups that were a measurable part of a `jobctl status` run.
 struct Jobctl: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "jobctl",

@@ -4,6 +4,7 @@ import JobStore
 
 struct Cancel: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "cancel",
         abstract: "Cancel a job.",
         discussion: """
             A pending job is cancelled at once and never runs. A running job is flagged: jobd stops its \
@@ -51,6 +52,7 @@ struct Cancel: AsyncParsableCommand {
 
 struct Retry: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "retry",
         abstract: "Run an ended job again, as its next attempt.",
         discussion: """
             The job's outcome and stages are kept as an earlier attempt (jobctl status shows them), and the \

@@ -3,6 +3,7 @@ import JobEngine
 
 struct Daemon: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "daemon",
         abstract: "Ask jobd whether it runs: version, pid, running and pending jobs.",
         discussion: """
             Asks over jobd's unix socket (`socket:` in jobd.yaml). Exit status 0 if jobd answers, 69 if it \

@@ -3,6 +3,7 @@ import JobEngine
 
 struct Definitions: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "definitions",
         abstract: "List the job definitions jobd loads.",
         discussion: """
             The definitions folder of jobd.yaml (`definitions:`), each with its pool, timeout, stages and \

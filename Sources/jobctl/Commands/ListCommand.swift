@@ -4,6 +4,7 @@ import JobStore
 
 struct List: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "list",
         abstract: "List jobs, newest first, a page at a time.",
         discussion: """
             --pending shows jobs waiting or running, --resolved those that ended (fulfilled, rejected, \

@@ -4,6 +4,7 @@ import JobStore
 
 struct Status: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "status",
         abstract: "Show a job and every one of its stages.",
         discussion: """
             For each stage: its state, attempts, how long it took, and its value or error. On a terminal \

@@ -5,6 +5,7 @@ import JobStore
 
 struct Submit: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "submit",
         abstract: "Submit a job of a definition; print its id.",
         discussion: """
             The job is written to jobd's database, then jobd is nudged to start it at once. If jobd is not \

@@ -4,6 +4,7 @@ import JobEngine
 
 struct Validate: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "validate",
         abstract: "Check jobd.yaml and the job definitions; no daemon needed.",
         discussion: """
             Without paths: the config jobd would use and its definitions folder. With paths: those \

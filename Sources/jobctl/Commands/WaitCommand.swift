@@ -5,6 +5,7 @@ import JobStore
 
 struct Wait: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "wait",
         abstract: "Wait for a job to end; exit 0 only if it was fulfilled.",
         discussion: """
             Prints the job's result on stdout if it was fulfilled; its error on stderr otherwise. With \

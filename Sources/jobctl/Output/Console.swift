@@ -19,7 +19,7 @@ struct Console: Sendable {
     /// Columns of the terminal on stderr (for progress lines); nil when it is not a terminal.
     var stderrWidth: Int?
 
-    static func current(environment: [String: String] = ProcessInfo.processInfo.environment) -> Console {
+    static func current(environment: [String: String] = Session.environment()) -> Console {
         let stdoutTerminal = isatty(STDOUT_FILENO) == 1
         let stderrTerminal = isatty(STDERR_FILENO) == 1
         let noColor = !(environment["NO_COLOR"] ?? "").isEmpty

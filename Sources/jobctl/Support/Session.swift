@@ -13,10 +13,20 @@ struct Session: Sendable {
     let console: Console
     let environment: [String: String]
 
-    init(options: GlobalOptions, environment: [String: String] = ProcessInfo.processInfo.environment) {
+    init(options: GlobalOptions, environment: [String: String] = Session.environment()) {
         self.options = options
         self.environment = environment
         self.console = Console.current(environment: environment)
+    }
+
+    /// The variables jobctl reads. Read one by one: building Foundation's
+    /// dictionary of the whole environment costs more than a command's query.
+    static func environment() -> [String: String] {
+        var values: [String: String] = [:]
+        for name in [ConfigLocator.environmentVariable, "NO_COLOR", "TERM", "COLUMNS"] {
+            if let value = getenv(name) { values[name] = String(cString: value) }
+        }
+        return values
     }
 
     var json: Bool { options.json }
@@ -79,8 +89,8 @@ struct Session: Sendable {
                 path: path,
                 synchronous: config.store.durability == .full ? .full : .normal,
                 maxValueBytes: config.store.valueCap.bytes,
-                maxReaders: 1,
-                checkpointInterval: nil))
+                checkpointInterval: nil,
+                connections: .single))
         } catch let error as JobStoreError where error.code == .permissionDenied {
             throw JobctlError(.permissionDenied, PermissionAdvice.databaseMessage(path: path))
         }
