@@ -41,7 +41,7 @@ import Testing
         #expect(result.out.contains("error     exit status 3: total is not a number"))
         let row = try #require(result.outLines.first { $0.hasPrefix("  2  total ") })
         #expect(row.contains("rejected       2"), "\(row)")
-        #expect(row.hasSuffix("exit 3: exit status 3: total is not a number"))
+        #expect(row.hasSuffix("  exit status 3: total is not a number"))
         let skipped = try #require(result.outLines.first { $0.hasPrefix("  3  publish ") })
         #expect(skipped.contains("skipped"))
     }

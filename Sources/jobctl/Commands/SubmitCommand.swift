@@ -77,7 +77,8 @@ struct Submit: AsyncParsableCommand {
             let config = try session.daemonConfig()
             let definition = try Self.definition(named: name, config: config, session)
             let cap = config.store.valueCap.bytes
-            let runAt = delay.map { Date(timeIntervalSinceNow: Double($0.wholeMilliseconds ?? 0) / 1000) }
+            // Now unless delayed: given explicitly, so that --json can print it.
+            let runAt = Date(timeIntervalSinceNow: Double(delay?.wholeMilliseconds ?? 0) / 1000)
             if let batch {
                 let jobs = try InputReader.batch(from: batch, cap: cap).map {
                     definition.newJob(input: $0, priority: priority, runAt: runAt)

@@ -51,8 +51,8 @@ struct Wait: AsyncParsableCommand {
             if session.json { console.out(JobJSON.detail(detail).pretty) }
             var failure = JobctlError(
                 .timedOut,
-                "job \(detail.job.id) is still \(detail.job.state.rawValue) after \((timeout ?? .zero).jobdText) "
-                    + "(jobctl wait \(detail.job.id) waits on)")
+                "job \(detail.job.id) is still \(detail.job.state.rawValue) after \((timeout ?? .zero).jobdText); "
+                    + "it goes on (jobctl wait \(detail.job.id) waits again)")
             failure.reportedOnStdout = session.json
             throw failure
         case .resolved(let detail):

@@ -99,8 +99,8 @@ struct JobText {
             let room = width - used
             let shown: String
             if let error = stage.error {
-                let code = stage.exitCode.map { "exit \($0): " } ?? ""
-                shown = text(code + error, room: room)
+                // The engine's error names the exit status itself.
+                shown = text(error, room: room)
             } else {
                 shown = value(stage.value, room: room)
             }
