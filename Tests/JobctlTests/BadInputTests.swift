@@ -72,9 +72,7 @@ import Testing
         #expect(result.errLines.first?.hasPrefix("jobctl: error: ") == true, "\(result)")
         #expect(result.stderr.contains(bad.says), "\(result)")
         #expect(try await sandbox.jobCount() == 1)
-        let store = try sandbox.store()
-        let job = try #require(try await store.job(1))
-        try await store.close()
+        let job = try await sandbox.job(1)
         #expect(job.job.state == .pending && job.job.attempt == 1 && !job.job.cancelRequested)
         #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.folder + "/var").sorted() == files)
     }

@@ -11,9 +11,7 @@ import Testing
         let result = try await sandbox.jobctl(["cancel", "1"])
         #expect(result.status == 0, "\(result)")
         #expect(result.out == "job 1 cancelled; it had not started\n")
-        let store = try sandbox.store()
-        let detail = try #require(try await store.job(1))
-        try await store.close()
+        let detail = try await sandbox.job(1)
         #expect(detail.job.state == .cancelled)
         #expect(detail.stages.allSatisfy { $0.state == .skipped })
     }
@@ -22,24 +20,20 @@ import Testing
         let sandbox = try Sandbox()
         let daemon = try FakeDaemon(path: sandbox.socketPath)
         defer { daemon.stop() }
-        let store = try sandbox.store()
-        let id = try await JobSeeder(store: store).job(.running)
+        let id = try await sandbox.seed(.running)
         let result = try await sandbox.jobctl(["cancel", String(id), "--json"])
         #expect(result.status == 0, "\(result)")
         let json = try result.json()
         #expect(json["id"] as? Int == Int(id))
         #expect(json["outcome"] as? String == "requested")
         #expect(daemon.received == [.nudge])
-        let job = try #require(try await store.job(id)).job
-        try await store.close()
+        let job = try await sandbox.job(id).job
         #expect(job.state == .running && job.cancelRequested)
     }
 
     @Test func cancelAnEndedJobChangesNothing() async throws {
         let sandbox = try Sandbox()
-        let store = try sandbox.store()
-        let id = try await JobSeeder(store: store).job(.fulfilled)
-        try await store.close()
+        let id = try await sandbox.seed(.fulfilled)
         let text = try await sandbox.jobctl(["cancel", String(id)])
         #expect(text.status == 0, "\(text)")
         #expect(text.out == "job \(id) had already ended fulfilled; nothing to cancel\n")
@@ -50,9 +44,7 @@ import Testing
 
     @Test func retryKeepsTheAttemptAndQueuesTheJobAgain() async throws {
         let sandbox = try Sandbox()
-        let store = try sandbox.store()
-        let id = try await JobSeeder(store: store).job(.rejected, error: "exit status 3: flaky")
-        try await store.close()
+        let id = try await sandbox.seed(.rejected, error: "exit status 3: flaky")
         let result = try await sandbox.jobctl(["retry", String(id)])
         #expect(result.status == 0, "\(result)")
         #expect(result.out == "job \(id) queued again as attempt 2\n")
@@ -73,9 +65,7 @@ import Testing
         let sandbox = try Sandbox()
         let daemon = try FakeDaemon(path: sandbox.socketPath)
         defer { daemon.stop() }
-        let store = try sandbox.store()
-        let id = try await JobSeeder(store: store).job(.cancelled)
-        try await store.close()
+        let id = try await sandbox.seed(.cancelled)
         let result = try await sandbox.jobctl(["retry", String(id), "--delay", "10m", "--json"])
         #expect(result.status == 0, "\(result)")
         let json = try result.json()
@@ -90,9 +80,7 @@ import Testing
 
     @Test func retryOfARunningJobIsRefused() async throws {
         let sandbox = try Sandbox()
-        let store = try sandbox.store()
-        let id = try await JobSeeder(store: store).job(.running)
-        try await store.close()
+        let id = try await sandbox.seed(.running)
         let result = try await sandbox.jobctl(["retry", String(id)])
         #expect(result.status == 65, "\(result)")
         #expect(result.errLines.count == 1)

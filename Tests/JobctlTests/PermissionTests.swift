@@ -37,11 +37,8 @@ struct PermissionTests {
         ], "\(result)")
         // Nothing written: the one job, as it was; no new file.
         #expect(try FileManager.default.contentsOfDirectory(atPath: sandbox.folder + "/var").sorted() == files)
-        let store = try sandbox.store()
-        let counts = try await store.countJobs(in: Set(JobState.allCases))
-        let job = try #require(try await store.job(1)).job
-        try await store.close()
-        #expect(counts.values.reduce(0, +) == 1)
+        let job = try await sandbox.job(1).job
+        #expect(try await sandbox.jobCount() == 1)
         #expect(job.state == .pending && job.attempt == 1 && !job.cancelRequested)
     }
 

@@ -7,10 +7,8 @@ import Testing
 @Suite struct StatusListTests {
     @Test func statusShowsEveryStageWithValuesWholeOffATerminal() async throws {
         let sandbox = try Sandbox()
-        let store = try sandbox.store()
         let long = String(repeating: "abcdefghij", count: 30)
-        let id = try await JobSeeder(store: store).job(.fulfilled, input: "line one\nline two", result: long)
-        try await store.close()
+        let id = try await sandbox.seed(.fulfilled, input: "line one\nline two", result: long)
 
         let result = try await sandbox.jobctl(["status", String(id)])
         #expect(result.status == 0, "\(result)")
@@ -33,9 +31,7 @@ import Testing
 
     @Test func statusOfARejectedJobShowsTheErrorAndExitCode() async throws {
         let sandbox = try Sandbox()
-        let store = try sandbox.store()
-        let id = try await JobSeeder(store: store).job(.rejected, error: "exit status 3: total is not a number")
-        try await store.close()
+        let id = try await sandbox.seed(.rejected, error: "exit status 3: total is not a number")
         let result = try await sandbox.jobctl(["status", String(id)])
         #expect(result.status == 0, "\(result)")
         #expect(result.out.contains("error     exit status 3: total is not a number"))
@@ -48,9 +44,7 @@ import Testing
 
     @Test func statusJSONHasTheContractFields() async throws {
         let sandbox = try Sandbox()
-        let store = try sandbox.store()
-        let id = try await JobSeeder(store: store).job(.fulfilled, result: "done")
-        try await store.close()
+        let id = try await sandbox.seed(.fulfilled, result: "done")
         let result = try await sandbox.jobctl(["status", String(id), "--json"])
         #expect(result.status == 0, "\(result)")
         let json = try result.json()
@@ -77,10 +71,10 @@ import Testing
 
     @Test func bytesThatAreNotTextComeAsBase64() async throws {
         let sandbox = try Sandbox()
-        let store = try sandbox.store()
         let bytes = Data([0xFF, 0x00, 0x01])
-        let id = try await store.submit(NewJob(definition: "hello", input: bytes, stages: JobSeeder.stages)).id
-        try await store.close()
+        let id = try await sandbox.withStore {
+            try await $0.submit(NewJob(definition: "hello", input: bytes, stages: JobSeeder.stages)).id
+        }
         let json = try await sandbox.jobctl(["status", String(id), "--json"]).json()
         let input = try #require(json["input"] as? [String: Any])
         #expect(input["base64"] as? String == bytes.base64EncodedString())
@@ -90,15 +84,12 @@ import Testing
 
     @Test func listFiltersNewestFirst() async throws {
         let sandbox = try Sandbox()
-        let store = try sandbox.store()
-        let seeder = JobSeeder(store: store)
         var ids: [JobState: [Int64]] = [:]
         for (state, definition) in [(JobState.pending, "hello"), (.running, "hello"), (.fulfilled, "hello"),
                                     (.rejected, "failing"), (.cancelled, "hello"), (.pending, "failing"),
                                     (.fulfilled, "failing")] {
-            ids[state, default: []].append(try await seeder.job(state, definition: definition))
+            ids[state, default: []].append(try await sandbox.seed(state, definition: definition))
         }
-        try await store.close()
         func listed(_ arguments: [String]) async throws -> [Int64] {
             let result = try await sandbox.jobctl(["list"] + arguments)
             #expect(result.status == 0, "\(result)")
@@ -118,10 +109,7 @@ import Testing
 
     @Test func listPagesAndSaysHowToGoOn() async throws {
         let sandbox = try Sandbox()
-        let store = try sandbox.store()
-        let seeder = JobSeeder(store: store)
-        for _ in 0..<5 { try await seeder.job(.pending) }
-        try await store.close()
+        for _ in 0..<5 { _ = try await sandbox.seed(.pending) }
         let first = try await sandbox.jobctl(["list", "--limit", "3"])
         #expect(first.outLines.count == 4, "\(first)")
         #expect(first.errLines == ["jobctl: more: add --before 3 for the next page"])

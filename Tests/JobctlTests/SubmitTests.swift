@@ -13,9 +13,7 @@ import Testing
         #expect(result.outLines.count == 1)
         #expect(result.errLines == ["jobctl: jobd is not running: job \(id) is queued and will start when jobd runs"])
 
-        let store = try sandbox.store()
-        let detail = try #require(try await store.job(id))
-        try await store.close()
+        let detail = try await sandbox.job(id)
         #expect(detail.job.definition == "hello")
         #expect(detail.job.state == .pending)
         #expect(detail.job.input == Data("world".utf8))
@@ -38,9 +36,7 @@ import Testing
         #expect(json["daemon"] as? String == "nudged")
         #expect(daemon.received == [.nudge])
 
-        let store = try sandbox.store()
-        let job = try #require(try await store.job(Int64(id))).job
-        try await store.close()
+        let job = try await sandbox.job(Int64(id)).job
         #expect(job.priority == 5)
         #expect(job.runAt.timeIntervalSinceNow > 3500 && job.runAt.timeIntervalSinceNow <= 3600)
         #expect(json["run_at"] as? String != nil)
@@ -54,12 +50,10 @@ import Testing
         let fromStdin = try await sandbox.jobctl(["submit", "hello", "--input-file", "-"], stdin: Data("piped\n".utf8))
         #expect(fromFile.status == 0 && fromStdin.status == 0, "\(fromFile)\n\(fromStdin)")
 
-        let store = try sandbox.store()
         let first = try #require(Int64(fromFile.out.trimmingCharacters(in: .newlines)))
         let second = try #require(Int64(fromStdin.out.trimmingCharacters(in: .newlines)))
-        #expect(try await store.job(first)?.job.input == bytes)
-        #expect(try await store.job(second)?.job.input == Data("piped\n".utf8))
-        try await store.close()
+        #expect(try await sandbox.job(first).job.input == bytes)
+        #expect(try await sandbox.job(second).job.input == Data("piped\n".utf8))
     }
 
     @Test func aKeySubmitsOnce() async throws {
@@ -85,10 +79,8 @@ import Testing
         #expect(ids == ids.sorted() && Set(ids).count == 250)
         #expect(result.errLines == ["jobctl: jobd is not running: the 250 jobs are queued and will start when jobd runs"])
 
-        let store = try sandbox.store()
-        #expect(try await store.job(ids[0])?.job.input == Data("line 1".utf8))
-        #expect(try await store.job(ids[249])?.job.input == Data("line 250".utf8))
-        try await store.close()
+        #expect(try await sandbox.job(ids[0]).job.input == Data("line 1".utf8))
+        #expect(try await sandbox.job(ids[249]).job.input == Data("line 250".utf8))
 
         let fromStdin = try await sandbox.jobctl(["submit", "hello", "--batch", "-", "--json"], stdin: Data("x\ny".utf8))
         let jobs = try #require(try fromStdin.json()["jobs"] as? [[String: Any]], "\(fromStdin)")

@@ -20,9 +20,7 @@ import Testing
 
     private func seeded(_ states: [JobState], result: String = "out") async throws -> Sandbox {
         let sandbox = try Sandbox()
-        let store = try sandbox.store()
-        for state in states { try await JobSeeder(store: store).job(state, result: result) }
-        try await store.close()
+        for state in states { _ = try await sandbox.seed(state, result: result) }
         return sandbox
     }
 

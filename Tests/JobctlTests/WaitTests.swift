@@ -57,9 +57,7 @@ import Testing
         let json = try await sandbox.jobctl(["wait", "1", "--timeout", "200ms", "--json"])
         #expect(json.status == 75)
         #expect(try json.json()["state"] as? String == "pending")
-        let store = try sandbox.store()
-        #expect(try await store.job(1)?.job.state == .pending)
-        try await store.close()
+        #expect(try await sandbox.job(1).job.state == .pending)
     }
 
     @Test func waitForACancelledJobExitsOne() async throws {
@@ -74,9 +72,7 @@ import Testing
 
     @Test func waitForAFulfilledJobPrintsItsResultAtOnce() async throws {
         let sandbox = try Sandbox()
-        let store = try sandbox.store()
-        let id = try await JobSeeder(store: store).job(.fulfilled, result: "the result\n")
-        try await store.close()
+        let id = try await sandbox.seed(.fulfilled, result: "the result\n")
         let result = try await sandbox.jobctl(["wait", String(id)])
         #expect(result.status == 0, "\(result)")
         #expect(result.out == "the result\n")

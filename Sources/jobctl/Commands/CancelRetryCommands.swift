@@ -24,10 +24,8 @@ struct Cancel: AsyncParsableCommand {
 
     func run() async throws {
         try await options.run { session in
-            let config = try session.daemonConfig()
-            let outcome = try await session.withStore(config, creating: false) { store in
-                guard let store else { throw Session.unknownJob(id, config, storeExists: false) }
-                return try await store.requestCancellation(of: id)
+            let (config, outcome) = try await session.withJobStore(job: id) { config, store in
+                (config, try await store.requestCancellation(of: id))
             }
             let (word, text): (String, String)
             switch outcome {
@@ -75,10 +73,8 @@ struct Retry: AsyncParsableCommand {
 
     func run() async throws {
         try await options.run { session in
-            let config = try session.daemonConfig()
-            let job = try await session.withStore(config, creating: false) { store in
-                guard let store else { throw Session.unknownJob(id, config, storeExists: false) }
-                return try await store.retry(id, delay: delay ?? .zero)
+            let (config, job) = try await session.withJobStore(job: id) { config, store in
+                (config, try await store.retry(id, delay: delay ?? .zero))
             }
             let daemon = session.nudge(
                 config, notRunningNote: "jobd is not running: job \(id) is queued and will start when jobd runs")

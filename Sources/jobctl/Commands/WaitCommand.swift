@@ -31,11 +31,8 @@ struct Wait: AsyncParsableCommand {
 
     func run() async throws {
         try await options.run { session in
-            let config = try session.daemonConfig()
-            try await session.withStore(config, creating: false) { store in
-                guard let store, try await store.job(id) != nil else {
-                    throw Session.unknownJob(id, config, storeExists: store != nil)
-                }
+            try await session.withJobStore(job: id) { config, store in
+                guard try await store.job(id) != nil else { throw Session.unknownJob(id, config) }
                 let outcome = try await JobWaiter(session: session, store: store, id: id, timeout: timeout).wait()
                 try Self.report(outcome, timeout: timeout, session)
             }

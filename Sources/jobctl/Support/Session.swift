@@ -104,6 +104,18 @@ struct Session: Sendable {
         }
     }
 
+    /// For the commands about one job: jobd.yaml, then the database, which
+    /// must exist (if it does not, job `id` does not either).
+    func withJobStore<T: Sendable>(
+        job id: Int64, _ body: (DaemonConfig, SQLiteJobStore) async throws -> T
+    ) async throws -> T {
+        let config = try daemonConfig()
+        return try await withStore(config, creating: false) { store in
+            guard let store else { throw Session.unknownJob(id, config, storeExists: false) }
+            return try await body(config, store)
+        }
+    }
+
     /// The error for a job id that the database does not hold.
     static func unknownJob(_ id: Int64, _ config: DaemonConfig, storeExists: Bool = true) -> JobctlError {
         let why = storeExists

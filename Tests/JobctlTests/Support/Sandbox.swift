@@ -107,6 +107,33 @@ final class Sandbox: Sendable {
         try SQLiteJobStore(JobStoreConfiguration(path: databasePath, checkpointInterval: nil))
     }
 
+    /// Runs `body` with a store on the sandbox's database, closed afterwards.
+    func withStore<T: Sendable>(_ body: (SQLiteJobStore) async throws -> T) async throws -> T {
+        let store = try store()
+        do {
+            let value = try await body(store)
+            try await store.close()
+            return value
+        } catch {
+            try? await store.close()
+            throw error
+        }
+    }
+
+    /// A job left in `state` as an engine would leave it (see ``JobSeeder``).
+    func seed(_ state: JobState, definition: String = "hello", input: String = "in", result: String = "out",
+              error: String = "exit status 3: bad total") async throws -> Int64 {
+        try await withStore { store in
+            try await JobSeeder(store: store).job(state, definition: definition, input: input, result: result, error: error)
+        }
+    }
+
+    /// Job `id` with its stages, as the database holds it.
+    func job(_ id: Int64) async throws -> JobDetail {
+        let detail = try await withStore { try await $0.job(id) }
+        return try #require(detail, "no job \(id)")
+    }
+
     /// How many jobs the database holds (0 if it does not exist).
     func jobCount() async throws -> Int {
         guard FileManager.default.fileExists(atPath: databasePath) else { return 0 }
