@@ -112,5 +112,11 @@ import Testing
         #expect(stages.map { $0["kind"] as? String } == ["then", "map", "map", "done"])
         #expect(stages.map { $0["action"] as? String } == ["run", "transform", "transform", "run"])
         #expect(json["problems"] as? Int == 0)
+
+        try "pipeline: []\n".write(toFile: sandbox.folder + "/config/jobs.d/empty.yaml", atomically: true, encoding: .utf8)
+        let withError = try await sandbox.jobctl(["definitions"])
+        #expect(withError.status == 0, "\(withError)")
+        #expect(withError.outLines.count == 4, "the valid ones are still listed")
+        #expect(withError.errLines == ["jobctl: 1 error in \(sandbox.folder)/config/jobs.d: some definitions were not loaded (jobctl validate lists them)"])
     }
 }

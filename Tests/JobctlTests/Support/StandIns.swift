@@ -49,17 +49,22 @@ final class FakeDaemon: Sendable {
     /// The commands received so far, in order.
     var received: [ControlRequest.Command] { requests.withLock { $0 } }
 
-    /// Stops listening and removes the socket file.
+    /// Stops listening and removes the socket file. The listening socket is
+    /// closed by the serving thread once its `accept` fails: closed here, its
+    /// number could be reused by another test's socket before that thread's
+    /// next `accept`, which would then take that test's connections.
     func stop() {
         shutdown(listener, Int32(SHUT_RDWR))
-        close(listener)
         unlink(path)
     }
 
     private func serve(_ listener: Int32) {
         while true {
             let connection = accept(listener, nil, nil)
-            guard connection >= 0 else { return }
+            guard connection >= 0 else {
+                close(listener)
+                return
+            }
             answer(connection)
             close(connection)
         }
