@@ -46,12 +46,12 @@ final class GroupCommitWriter: Sendable {
     }
 
     private let state = Mutex(State())
-    private let pool: DatabasePool
+    private let pool: any DatabaseWriter
     private let completions = DispatchQueue(label: "jobstore.completions")
     private let maxPerTransaction: Int
     private let path: String
 
-    init(pool: DatabasePool, path: String, maxPerTransaction: Int) {
+    init(pool: any DatabaseWriter, path: String, maxPerTransaction: Int) {
         self.pool = pool
         self.path = path
         self.maxPerTransaction = max(1, maxPerTransaction)

@@ -11,6 +11,19 @@ public struct JobStoreConfiguration: Sendable, Hashable {
         case full
     }
 
+    /// Which connections a store opens.
+    public enum Connections: String, Sendable, Hashable {
+        /// A writing connection and up to ``JobStoreConfiguration/maxReaders``
+        /// read connections that never wait for it: for a daemon. The default.
+        case pool
+        /// One connection for reads and writes: for a short-lived command
+        /// (jobctl). It opens faster and writes nothing to open a database
+        /// (a pool writes a transaction to create the WAL file when there is
+        /// none), and, being writable, it removes `-wal` and `-shm` when it
+        /// is the last connection to close.
+        case single
+    }
+
     /// The database file. Its folder must be writable too (SQLite creates
     /// `PATH-wal` and `PATH-shm` beside it).
     public var path: String
@@ -23,8 +36,9 @@ public struct JobStoreConfiguration: Sendable, Hashable {
     public var maxValueBytes: Int
     /// The most writes one group-commit transaction holds.
     public var maxWritesPerTransaction: Int
-    /// The most concurrent read connections.
+    /// The most concurrent read connections (with ``Connections/pool``).
     public var maxReaders: Int
+    public var connections: Connections
     /// How often a connection of its own copies the WAL back into the
     /// database, so the writer does not have to; `nil` leaves it all to the
     /// writer's automatic checkpoints (every ~40 MB of WAL).
@@ -47,7 +61,8 @@ public struct JobStoreConfiguration: Sendable, Hashable {
         maxReaders: Int = 4,
         checkpointInterval: Duration? = .milliseconds(250),
         readerCacheKiB: Int = 16_384,
-        writerCacheKiB: Int = 65_536
+        writerCacheKiB: Int = 65_536,
+        connections: Connections = .pool
     ) {
         self.path = path
         self.synchronous = synchronous
@@ -58,5 +73,6 @@ public struct JobStoreConfiguration: Sendable, Hashable {
         self.checkpointInterval = checkpointInterval
         self.readerCacheKiB = readerCacheKiB
         self.writerCacheKiB = writerCacheKiB
+        self.connections = connections
     }
 }

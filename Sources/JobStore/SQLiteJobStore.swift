@@ -1,5 +1,6 @@
 import Foundation
 internal import GRDB
+internal import GRDBSQLite
 
 /// The ``JobStore`` over SQLite (through GRDB and the system libsqlite3),
 /// in WAL mode, shared safely by several processes.
@@ -12,10 +13,12 @@ internal import GRDB
 /// Every write goes through one group-commit writer (see `GroupCommitWriter`)
 /// in `BEGIN IMMEDIATE` transactions with a busy timeout, so a writer in
 /// another process makes this one wait, never fail, up to the timeout.
-/// Reads use a pool of read connections and never wait for writers.
+/// Reads use a pool of read connections and never wait for writers (or,
+/// with `connections: .single`, the one connection that writes).
 public final class SQLiteJobStore: JobStore {
     public let configuration: JobStoreConfiguration
-    let pool: DatabasePool
+    /// A `DatabasePool`, or a `DatabaseQueue` for ``JobStoreConfiguration/Connections/single``.
+    let pool: any DatabaseWriter
     let writer: GroupCommitWriter
     let checkpointer: BackgroundCheckpointer?
 
@@ -68,11 +71,18 @@ public final class SQLiteJobStore: JobStore {
         // migrate it can fail with SQLITE_BUSY without SQLite's busy handler
         // ever being called: retry such opens for up to the busy timeout.
         let deadline = ContinuousClock.now + configuration.busyTimeout
-        var opened: DatabasePool?
+        var opened: (any DatabaseWriter)?
         while opened == nil {
             do {
-                let candidate = try DatabasePool(path: path, configuration: grdb)
+                let candidate: any DatabaseWriter = switch configuration.connections {
+                case .pool: try DatabasePool(path: path, configuration: grdb)
+                case .single: try DatabaseQueue(path: path, configuration: grdb)
+                }
                 try candidate.writeWithoutTransaction { db in
+                    if configuration.connections == .single {
+                        // A pool sets WAL mode itself. Persistent, and a read when already set.
+                        try db.execute(sql: "PRAGMA journal_mode = WAL")
+                    }
                     // Per connection; only the writer connection commits.
                     let synchronous = configuration.synchronous == .full ? "FULL" : "NORMAL"
                     try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
@@ -113,6 +123,22 @@ public final class SQLiteJobStore: JobStore {
         } catch {
             throw JobStoreError.wrap(error, path: path, doing: "close the job database")
         }
+        if configuration.connections == .pool { Self.closeWritableLast(path: path) }
+    }
+
+    /// GRDB closes a pool's writer connection before its readers, and when
+    /// the last connection to a WAL database closes read-only, SQLite leaves
+    /// `-wal` and `-shm` behind. A short-lived process (jobctl, run by root
+    /// while jobd is stopped) would leave files of its user that jobd may not
+    /// be able to open. So one writable connection is opened and closed last:
+    /// if no other process has the database open, it checkpoints the WAL and
+    /// removes both files; otherwise it changes nothing.
+    static func closeWritableLast(path: String) {
+        var handle: OpaquePointer?
+        defer { sqlite3_close(handle) }
+        guard sqlite3_open_v2(path, &handle, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK else { return }
+        // The WAL is opened with the first read; closing then checkpoints it.
+        sqlite3_exec(handle, "SELECT count(*) FROM sqlite_schema WHERE 0", nil, nil, nil)
     }
 
     // MARK: Access helpers

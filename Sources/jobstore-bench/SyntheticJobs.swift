@@ -1,3 +1,4 @@
+import Foundation
 @_spi(Maintenance) import JobStore
 
 /// Fills a database with realistic-looking jobs, fast, with SQL run inside
@@ -5,6 +6,26 @@
 /// rejected, one cancelled and 16 fulfilled; 3 stages each; created two
 /// seconds apart, ending now.
 enum SyntheticJobs {
+    /// `jobstore-bench fill PATH JOBS`: grows the database at `path` to
+    /// `jobs` jobs (a bigger one is left as it is), then prints how many
+    /// jobs it holds and its highest id.
+    static func fill(path: String, jobs: Int) async {
+        do {
+            let store = try SQLiteJobStore(path: path)
+            let have = Int(try await store.queryStrings("SELECT count(*) FROM jobs").first.flatMap { $0 } ?? "0") ?? 0
+            let start = ContinuousClock.now
+            if have < jobs { try await fill(store, upTo: jobs, from: have) }
+            let count = try await store.queryStrings("SELECT count(*) FROM jobs").first.flatMap { $0 } ?? "0"
+            let maxID = try await store.queryStrings("SELECT max(id) FROM jobs").first.flatMap { $0 } ?? "0"
+            try await store.close()
+            let seconds = Double((ContinuousClock.now - start).components.seconds)
+            print("jobs \(count) max-id \(maxID) built-in-seconds \(have < jobs ? Int(seconds) : 0)")
+        } catch {
+            FileHandle.standardError.write(Data("jobstore-bench fill: \(error)\n".utf8))
+            exit(1)
+        }
+    }
+
     static func fill(_ store: SQLiteJobStore, upTo total: Int, from existing: Int) async throws {
         var low = existing + 1
         while low <= total {

@@ -9,6 +9,7 @@ import Foundation
 //   jobstore-bench crash-writer PATH
 //   jobstore-bench contend PATH WORKER JOBS
 //   jobstore-bench open PATH
+//   jobstore-bench fill PATH JOBS     (a database of JOBS synthetic jobs, for scripts/bench-jobctl)
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 
@@ -19,6 +20,12 @@ case "contend":
     await ChildCommands.contend(path: arguments[1], worker: Int(arguments[2])!, jobs: Int(arguments[3])!)
 case "open":
     await ChildCommands.open(path: arguments[1])
+case "fill":
+    guard arguments.count == 3, let jobs = Int(arguments[2]), jobs > 0 else {
+        FileHandle.standardError.write(Data("usage: jobstore-bench fill PATH JOBS\n".utf8))
+        exit(2)
+    }
+    await SyntheticJobs.fill(path: arguments[1], jobs: jobs)
 case "-h", "--help":
     print("usage: jobstore-bench [--big-db PATH] [--skip-big] [--only writes,submit,cycle,reads] [--runs N]")
 default:

@@ -258,6 +258,14 @@ import Testing
         #expect((d.first?.position.line ?? 0) >= 3)
     }
 
+    @Test func keysThatReadTheSameAreDuplicatesHoweverQuoted() {
+        // Every scalar is read as its text, so `1` and "1" name one variable.
+        let d = checkDefinition("env: { 1: a, \"1\": b }\npipeline:\n  - then: a\n    run: [x]\n").diagnostics
+        #expect(d.map(\.code) == [.yamlSyntax])
+        #expect(d.first?.message.contains("duplicate key '1'") == true)
+        #expect(d.first?.position.line == 1)
+    }
+
     @Test func twoDocumentsAreRefused() {
         let d = checkDefinition("pipeline: [{then: a, run: [x]}]\n---\npipeline: []\n").diagnostics
         #expect(d.map(\.code) == [.yamlSyntax])

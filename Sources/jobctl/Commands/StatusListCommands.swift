@@ -1,0 +1,128 @@
+import ArgumentParser
+import Foundation
+import JobStore
+
+struct Status: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status",
+        abstract: "Show a job and every one of its stages.",
+        discussion: """
+            For each stage: its state, attempts, how long it took, and its value or error. On a terminal \
+            values and errors are cut to fit a line (--full shows them whole); --json gives every value \
+            whole, with the job's earlier attempts (after a retry) and its events. Reads the database, \
+            so it works while jobd is stopped.
+
+            Examples:
+              jobctl status 42
+              jobctl status 42 --json | jq -r '.stages[] | select(.name == "fetch") | .value'
+            """)
+
+    @OptionGroup var options: GlobalOptions
+
+    @Argument(help: "The job's id.", transform: Arguments.jobID)
+    var id: Int64
+
+    @Flag(help: "Show values and errors whole, even on a terminal.")
+    var full = false
+
+    func run() async throws {
+        try await options.run { session in
+            try await session.withJobStore(job: id) { config, store in
+                guard let detail = try await store.job(id) else { throw Session.unknownJob(id, config) }
+                let history = detail.job.attempt > 1 ? try await store.attemptHistory(of: id) : []
+                let events = try await store.events(of: id)
+                if session.json {
+                    session.console.out(JobJSON.detail(detail, history: history, events: events).pretty)
+                } else {
+                    let text = JobText(console: session.console, shorten: session.console.stdoutIsTerminal && !full, now: Date())
+                    session.console.out(text.page(detail, history: history, events: events))
+                }
+            }
+        }
+    }
+}
+
+struct List: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "list",
+        abstract: "List jobs, newest first, a page at a time.",
+        discussion: """
+            --pending shows jobs waiting or running, --resolved those that ended (fulfilled, rejected, \
+            cancelled), --state one or more states exactly; no filter shows every job. A page holds \
+            --limit jobs (default 20, at most 1000); when more are left, stderr tells the --before to pass \
+            for the next page (--json: next_before). Reads the database, so it works while jobd is stopped.
+
+            Examples:
+              jobctl list --pending
+              jobctl list --state rejected --definition nightly-report --limit 5
+              jobctl list --resolved --before 1200 --json
+            """)
+
+    @OptionGroup var options: GlobalOptions
+
+    @Flag(help: "Only pending and running jobs.")
+    var pending = false
+
+    @Flag(help: "Only fulfilled, rejected and cancelled jobs.")
+    var resolved = false
+
+    @Option(help: ArgumentHelp("Only jobs in this state; repeat for several.", valueName: "state"))
+    var state: [StateArgument] = []
+
+    @Option(help: ArgumentHelp("Only jobs of this definition.", valueName: "name"))
+    var definition: String?
+
+    @Option(help: ArgumentHelp("At most this many jobs (1 to 1000).", valueName: "n"))
+    var limit: Int = 20
+
+    @Option(help: ArgumentHelp("Only jobs older than this id: the next page.", valueName: "id"),
+            transform: Arguments.jobID)
+    var before: Int64?
+
+    func validate() throws {
+        if [pending, resolved, !state.isEmpty].filter({ $0 }).count > 1 {
+            throw ValidationError("give one of --pending, --resolved and --state")
+        }
+        guard (1...1000).contains(limit) else {
+            throw ValidationError("--limit must be within 1…1000, not \(limit)")
+        }
+    }
+
+    var query: JobQuery {
+        let states: Set<JobState>? = if pending {
+            JobState.pendingSet
+        } else if resolved {
+            JobState.resolvedSet
+        } else if !state.isEmpty {
+            Set(state.map(\.state))
+        } else {
+            nil
+        }
+        return JobQuery(states: states, definition: definition, limit: limit, before: before)
+    }
+
+    func run() async throws {
+        try await options.run { session in
+            let config = try session.daemonConfig()
+            let page = try await session.withStore(config, creating: false) { store in
+                try await store?.list(query) ?? JobPage(jobs: [], nextCursor: nil)
+            }
+            if session.json {
+                session.console.out(JSON.object([
+                    ("jobs", .array(page.jobs.map { .object(JobJSON.job($0)) })),
+                    ("next_before", .optional(page.nextCursor)),
+                ]).pretty)
+                return
+            }
+            if page.jobs.isEmpty {
+                session.console.note("no jobs match")
+                return
+            }
+            let text = JobText(console: session.console, shorten: session.console.stdoutIsTerminal, now: Date())
+            session.console.out(text.listTable(page.jobs))
+            if let next = page.nextCursor {
+                session.console.note("more: add --before \(next) for the next page")
+            }
+        }
+    }
+}

@@ -1,0 +1,171 @@
+import ArgumentParser
+import Foundation
+import JobEngine
+import JobStore
+
+struct Submit: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "submit",
+        abstract: "Submit a job of a definition; print its id.",
+        discussion: """
+            The job is written to jobd's database, then jobd is nudged to start it at once. If jobd is not \
+            running the job waits in the database (a note on stderr says so) and the exit status is still 0. \
+            The definition must be one of jobd's (see jobctl definitions); its input is data for the first \
+            stage's stdin, never part of a command line. Nothing is written if any check fails.
+
+            --batch submits one job per input line (the newline is not part of the input) in one \
+            transaction (all or none) and prints one id per line.
+
+            Examples:
+              jobctl submit hello --input world
+              echo world | jobctl submit hello --input-file - --wait
+              jobctl submit report --key 2026-11-20 --delay 10m
+              seq 1 1000 | jobctl submit hello --batch -
+            """)
+
+    @OptionGroup var options: GlobalOptions
+
+    @Argument(help: "The job definition's name (jobs.d/NAME.yaml).")
+    var name: String
+
+    @Option(help: ArgumentHelp("The job's input, as text.", valueName: "text"))
+    var input: String?
+
+    @Option(help: ArgumentHelp("Read the job's input from a file; - for stdin.", valueName: "path"),
+            completion: .file())
+    var inputFile: String?
+
+    @Option(help: ArgumentHelp(
+        "Submit only once: a second submit of this definition with this key prints the first job's id.",
+        valueName: "key"))
+    var key: String?
+
+    @Option(help: ArgumentHelp("Higher runs first (default 0).", valueName: "n"))
+    var priority: Int = 0
+
+    @Option(help: ArgumentHelp("Do not start before this long from now (250ms, 30s, 5m, 1h30m).", valueName: "duration"),
+            transform: Arguments.duration)
+    var delay: Duration?
+
+    @Flag(help: "Wait for the job to end; print its result; exit 0 only if it was fulfilled.")
+    var wait = false
+
+    @Option(help: ArgumentHelp("With --wait: give up waiting after this long (exit 75).", valueName: "duration"),
+            transform: Arguments.positiveDuration)
+    var timeout: Duration?
+
+    @Option(help: ArgumentHelp("Submit one job per line of this file; - for stdin.", valueName: "path"),
+            completion: .file())
+    var batch: String?
+
+    func validate() throws {
+        if input != nil && inputFile != nil { throw ValidationError("give --input or --input-file, not both") }
+        if let batch {
+            if input != nil || inputFile != nil {
+                throw ValidationError("--batch reads each job's input from its lines; drop --input/--input-file")
+            }
+            if key != nil { throw ValidationError("--key names one job; it cannot be used with --batch") }
+            if wait { throw ValidationError("--wait follows one job; it cannot be used with --batch") }
+            if batch == "-" && inputFile == "-" { throw ValidationError("stdin can be read once") }
+        }
+        if timeout != nil && !wait { throw ValidationError("--timeout applies to --wait") }
+        if let key, key.isEmpty { throw ValidationError("--key must not be empty") }
+    }
+
+    func run() async throws {
+        try await options.run { session in
+            let config = try session.daemonConfig()
+            let definition = try Self.definition(named: name, config: config, session)
+            let cap = config.store.valueCap.bytes
+            // Now unless delayed: given explicitly, so that --json can print it.
+            let runAt = Date(timeIntervalSinceNow: Double(delay?.wholeMilliseconds ?? 0) / 1000)
+            if let batch {
+                let jobs = try InputReader.batch(from: batch, cap: cap).map {
+                    definition.newJob(input: $0, priority: priority, runAt: runAt)
+                }
+                try await submitBatch(jobs, config: config, session)
+                return
+            }
+            let data: Data? = if let input {
+                try InputReader.input(text: input, cap: cap)
+            } else if let inputFile {
+                try InputReader.input(from: inputFile, cap: cap)
+            } else {
+                nil
+            }
+            let job = definition.newJob(input: data, priority: priority, runAt: runAt, idempotencyKey: key)
+            try await submitOne(job, config: config, session)
+        }
+    }
+
+    private func submitOne(_ job: NewJob, config: DaemonConfig, _ session: Session) async throws {
+        try await session.withStore(config, creating: true) { store in
+            guard let store else { return }
+            let submission = try await store.submit(job)
+            let daemon: Session.NudgeOutcome? = submission.created
+                ? session.nudge(config, notRunningNote: "jobd is not running: job \(submission.id) is queued and will start when jobd runs")
+                : nil
+            if !submission.created, let key {
+                session.console.note("job \(submission.id) already has the key \(key); nothing new was submitted")
+            }
+            if wait {
+                if session.console.stderrIsTerminal && !session.json { session.console.note("job \(submission.id) submitted") }
+                let outcome = try await JobWaiter(session: session, store: store, id: submission.id, timeout: timeout).wait()
+                try Wait.report(outcome, timeout: timeout, session)
+            } else if session.json {
+                session.console.out(JSON.object(Self.json(submission, job, daemon: daemon)).pretty)
+            } else {
+                session.console.out("\(submission.id)\n")
+            }
+        }
+    }
+
+    private func submitBatch(_ jobs: [NewJob], config: DaemonConfig, _ session: Session) async throws {
+        guard !jobs.isEmpty else {
+            session.console.note("the batch has no lines: nothing was submitted")
+            if session.json { session.console.out(JSON.object([("jobs", .array([]))]).pretty) }
+            return
+        }
+        try await session.withStore(config, creating: true) { store in
+            guard let store else { return }
+            let submissions = try await store.submit(jobs)
+            let daemon = session.nudge(
+                config, notRunningNote: "jobd is not running: the \(jobs.count) jobs are queued and will start when jobd runs")
+            if session.json {
+                let items = zip(submissions, jobs).map { JSON.object(Self.json($0, $1, daemon: daemon)) }
+                session.console.out(JSON.object([("jobs", .array(items))]).pretty)
+            } else {
+                session.console.out(submissions.map { "\($0.id)\n" }.joined())
+            }
+        }
+    }
+
+    static func json(_ submission: Submission, _ job: NewJob, daemon: Session.NudgeOutcome?) -> [(String, JSON)] {
+        [
+            ("id", .int(submission.id)),
+            ("created", .bool(submission.created)),
+            ("definition", .string(job.definition)),
+            ("pool", .string(job.pool)),
+            ("run_at", Formatting.timestamp(job.runAt)),
+            ("daemon", .optional(daemon?.rawValue)),
+        ]
+    }
+
+    /// The loaded definition called `name`, or an error that says why there is none.
+    static func definition(named name: String, config: DaemonConfig, _ session: Session) throws(JobctlError) -> JobDefinition {
+        let set = session.definitions(of: config)
+        if let definition = set[name] { return definition }
+        let own = set.diagnostics.filter { $0.severity == .error && baseName(of: $0.position.path) == name }
+        if let first = own.first {
+            throw JobctlError(.config, "the definition \(name) has errors and cannot be submitted: \(first)",
+                              details: own.dropFirst().map(\.description))
+        }
+        let known = set.names.isEmpty ? "there are none in \(config.definitions)" : "known: " + set.names.joined(separator: ", ")
+        throw JobctlError(.unknownDefinition, "no job definition named \(name) (\(known))")
+    }
+
+    /// `/etc/jobd/jobs.d/hello.yaml` → `hello`.
+    static func baseName(of path: String) -> String {
+        ((path as NSString).lastPathComponent as NSString).deletingPathExtension
+    }
+}

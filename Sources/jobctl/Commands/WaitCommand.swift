@@ -1,0 +1,88 @@
+import ArgumentParser
+import Foundation
+import JobEngine
+import JobStore
+
+struct Wait: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "wait",
+        abstract: "Wait for a job to end; exit 0 only if it was fulfilled.",
+        discussion: """
+            Prints the job's result on stdout if it was fulfilled; its error on stderr otherwise. With \
+            --json, prints the job with its stages, whatever the outcome. On a terminal, stderr shows \
+            which stage runs and for how long.
+
+            Exit status: 0 fulfilled, 1 rejected or cancelled, 75 --timeout ran out (the job goes on), \
+            67 no such job.
+
+            Examples:
+              jobctl wait 42
+              jobctl wait 42 --timeout 5m --json
+            """)
+
+    @OptionGroup var options: GlobalOptions
+
+    @Argument(help: "The job's id.", transform: Arguments.jobID)
+    var id: Int64
+
+    @Option(help: ArgumentHelp("Give up after this long (250ms, 30s, 5m, 1h30m).", valueName: "duration"),
+            transform: Arguments.positiveDuration)
+    var timeout: Duration?
+
+    func run() async throws {
+        try await options.run { session in
+            try await session.withJobStore(job: id) { config, store in
+                guard try await store.job(id) != nil else { throw Session.unknownJob(id, config) }
+                let outcome = try await JobWaiter(session: session, store: store, id: id, timeout: timeout).wait()
+                try Self.report(outcome, timeout: timeout, session)
+            }
+        }
+    }
+
+    /// Prints how the wait ended (for `wait` and `submit --wait`), and
+    /// throws unless the job was fulfilled.
+    static func report(_ outcome: JobWaiter.Outcome, timeout: Duration?, _ session: Session) throws {
+        let console = session.console
+        switch outcome {
+        case .timedOut(let detail):
+            if session.json { console.out(JobJSON.detail(detail).pretty) }
+            var failure = JobctlError(
+                .timedOut,
+                "job \(detail.job.id) is still \(detail.job.state.rawValue) after \((timeout ?? .zero).jobdText); "
+                    + "it goes on (jobctl wait \(detail.job.id) waits again)")
+            failure.reportedOnStdout = session.json
+            throw failure
+        case .resolved(let detail):
+            let job = detail.job
+            if session.json {
+                console.out(JobJSON.detail(detail).pretty)
+            } else if job.state == .fulfilled, let result = job.result {
+                console.outBytes(result)
+                if console.stdoutIsTerminal, result.last != UInt8(ascii: "\n") { console.out("\n") }
+            }
+            if job.state == .fulfilled {
+                if console.stderrIsTerminal && !session.json {
+                    let took = Formatting.milliseconds(from: job.startedAt, to: job.finishedAt)
+                    console.note("job \(job.id) fulfilled" + (took.map { " in " + Formatting.duration(milliseconds: $0) } ?? ""))
+                }
+                return
+            }
+            var failure = JobctlError(
+                job.state == .cancelled ? .jobCancelled : .jobRejected, failureLine(detail))
+            failure.reportedOnStdout = session.json
+            throw failure
+        }
+    }
+
+    /// `job 12 rejected at stage 4/6 check (then): status is degraded, not ok`
+    static func failureLine(_ detail: JobDetail) -> String {
+        let job = detail.job
+        var line = "job \(job.id) \(job.state.rawValue)"
+        if let stage = detail.stages.last(where: { $0.state == .rejected }) {
+            line += " at stage \(stage.position + 1)/\(detail.stages.count) \(stage.name) (\(stage.kind))"
+        }
+        let error = job.error ?? detail.stages.last(where: { $0.state == .rejected })?.error
+        if let error { line += ": " + Formatting.oneLine(error, limit: 400) }
+        return line
+    }
+}

@@ -1,0 +1,79 @@
+import Foundation
+import JobStore
+
+/// Jobs and stages as JSON: the field names of DESIGN.md's jobctl section
+/// first, in its order, then jobctl's additions (docs/jobctl.md).
+enum JobJSON {
+    static func job(_ job: Job) -> [(String, JSON)] {
+        [
+            ("id", .int(job.id)),
+            ("definition", .string(job.definition)),
+            ("state", .string(job.state.rawValue)),
+            ("attempt", .int(job.attempt)),
+            ("input", Formatting.valueJSON(job.input)),
+            ("result", Formatting.valueJSON(job.result)),
+            ("error", .optional(job.error)),
+            ("created_at", Formatting.timestamp(job.createdAt)),
+            ("started_at", Formatting.timestamp(job.startedAt)),
+            ("finished_at", Formatting.timestamp(job.finishedAt)),
+            ("duration_ms", .optional(Formatting.milliseconds(from: job.startedAt, to: job.finishedAt))),
+            ("pool", .string(job.pool)),
+            ("priority", .int(job.priority)),
+            ("idempotency_key", .optional(job.idempotencyKey)),
+            ("run_at", Formatting.timestamp(job.runAt)),
+            ("cancel_requested", .bool(job.cancelRequested)),
+            ("claims", .int(job.claims)),
+        ]
+    }
+
+    static func stage(_ stage: Stage) -> JSON {
+        .object([
+            ("position", .int(stage.position)),
+            ("name", .string(stage.name)),
+            ("kind", .string(stage.kind)),
+            ("state", .string(stage.state.rawValue)),
+            ("attempts", .int(stage.attempts)),
+            ("value", Formatting.valueJSON(stage.value)),
+            ("error", .optional(stage.error)),
+            ("exit_code", .optional(stage.exitCode.map(Int64.init))),
+            ("started_at", Formatting.timestamp(stage.startedAt)),
+            ("finished_at", Formatting.timestamp(stage.finishedAt)),
+            ("duration_ms", .optional(Formatting.milliseconds(from: stage.startedAt, to: stage.finishedAt))),
+        ])
+    }
+
+    /// A job with its stages, and — when given — its earlier attempts and events.
+    static func detail(_ detail: JobDetail, history: [JobAttempt]? = nil, events: [JobEvent]? = nil) -> JSON {
+        var members = job(detail.job)
+        members.append(("stages", .array(detail.stages.map(stage))))
+        if let history {
+            members.append(("history", .array(history.map(attempt))))
+        }
+        if let events {
+            members.append(("events", .array(events.map(event))))
+        }
+        return .object(members)
+    }
+
+    static func attempt(_ attempt: JobAttempt) -> JSON {
+        .object([
+            ("attempt", .int(attempt.attempt)),
+            ("state", .string(attempt.state.rawValue)),
+            ("result", Formatting.valueJSON(attempt.result)),
+            ("error", .optional(attempt.error)),
+            ("started_at", Formatting.timestamp(attempt.startedAt)),
+            ("finished_at", Formatting.timestamp(attempt.finishedAt)),
+            ("stages", .array(attempt.stages.map(stage))),
+        ])
+    }
+
+    static func event(_ event: JobEvent) -> JSON {
+        .object([
+            ("id", .int(event.id)),
+            ("position", .optional(event.position.map(Int64.init))),
+            ("kind", .string(event.kind)),
+            ("message", .string(event.message)),
+            ("created_at", Formatting.timestamp(event.createdAt)),
+        ])
+    }
+}

@@ -1,0 +1,132 @@
+import Foundation
+import JobStore
+
+/// Jobs for people: `status`'s page of one job, `list`'s table rows.
+struct JobText {
+    let console: Console
+    /// Values and errors are cut to fit the terminal; whole when false.
+    let shorten: Bool
+    let now: Date
+
+    static func color(_ state: JobState) -> Console.Color? {
+        switch state {
+        case .pending: nil
+        case .running: .cyan
+        case .fulfilled: .green
+        case .rejected: .red
+        case .cancelled: .yellow
+        }
+    }
+
+    static func color(_ state: StageState) -> Console.Color? {
+        switch state {
+        case .pending, .skipped: .dim
+        case .running: .cyan
+        case .fulfilled: .green
+        case .rejected: .red
+        }
+    }
+
+    /// How long it ran: start to finish, or start to now while it runs.
+    func duration(from start: Date?, to end: Date?, running: Bool) -> String {
+        guard let start else { return "-" }
+        guard let end = end ?? (running ? now : nil) else { return "-" }
+        return Formatting.duration(milliseconds: Formatting.milliseconds(from: start, to: end) ?? 0)
+    }
+
+    private func value(_ data: Data?, room: Int) -> String {
+        Formatting.valueText(data, limit: shorten ? max(16, room) : nil)
+    }
+
+    private func text(_ text: String, room: Int) -> String {
+        Formatting.oneLine(text, limit: shorten ? max(16, room) : nil)
+    }
+
+    /// `status ID`: the job, then one row per stage, then earlier attempts and events.
+    func page(_ detail: JobDetail, history: [JobAttempt], events: [JobEvent]) -> String {
+        let job = detail.job
+        let width = console.width ?? 100
+        var lines: [String] = []
+        let state = console.paint(job.state.rawValue, Self.color(job.state))
+        lines.append("job \(job.id)  \(job.definition)  \(state)  attempt \(job.attempt)"
+            + (job.cancelRequested && !job.state.isResolved ? "  (cancel requested)" : ""))
+        var facts = Table(["", ""])
+        facts.showsHeader = false
+        func fact(_ label: String, _ value: String) { facts.add([Table.Cell(label, .dim), Table.Cell(value)]) }
+        fact("pool", "\(job.pool), priority \(job.priority)" + (job.idempotencyKey.map { ", key \($0)" } ?? ""))
+        fact("created", Formatting.timestamp(job.createdAt))
+        if job.state == .pending, job.runAt > job.createdAt { fact("runs at", Formatting.timestamp(job.runAt)) }
+        if let started = job.startedAt { fact("started", Formatting.timestamp(started)) }
+        if let finished = job.finishedAt {
+            fact("finished", Formatting.timestamp(finished)
+                + "  (took \(duration(from: job.startedAt, to: finished, running: false)))")
+        }
+        if let owner = job.leaseOwner, job.state == .running { fact("runner", owner) }
+        let room = width - 12
+        fact("input", job.input == nil ? "-" : value(job.input, room: room))
+        if job.result != nil { fact("result", value(job.result, room: room)) }
+        if let error = job.error { fact("error", text(error, room: room)) }
+        lines += facts.render(console, indent: "  ").split(separator: "\n").map(String.init)
+        lines.append("")
+        lines += stageTable(detail.stages, running: job.state == .running, width: width)
+        for attempt in history {
+            let took = duration(from: attempt.startedAt, to: attempt.finishedAt, running: false)
+            let why = attempt.error.map { ": " + text($0, room: width - 40) } ?? ""
+            lines.append("earlier: attempt \(attempt.attempt) \(attempt.state.rawValue) after \(took)\(why)")
+        }
+        for event in events {
+            let place = event.position.map { " (stage \($0 + 1))" } ?? ""
+            lines.append("event \(Formatting.timestamp(event.createdAt)) \(event.kind)\(place): "
+                + text(event.message, room: width - 50))
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    func stageTable(_ stages: [Stage], running: Bool, width: Int) -> [String] {
+        var table = Table(["#", "STAGE", "KIND", "STATE", "TRIES", "TOOK", "VALUE / ERROR"],
+                          alignments: [.right, .left, .left, .left, .right, .right, .left])
+        for stage in stages {
+            table.add([
+                Table.Cell(String(stage.position + 1)), Table.Cell(stage.name), Table.Cell(stage.kind),
+                Table.Cell(stage.state.rawValue, Self.color(stage.state)), Table.Cell(String(stage.attempts)),
+                Table.Cell(duration(from: stage.startedAt, to: stage.finishedAt, running: running && stage.state == .running)),
+                Table.Cell(""),
+            ])
+        }
+        // The last column gets what the others leave of the terminal's width.
+        let used = table.widths.dropLast().reduce(0, +) + 2 * (table.headers.count - 1) + 2
+        for (index, stage) in stages.enumerated() {
+            let room = width - used
+            let shown: String
+            if let error = stage.error {
+                // The engine's error names the exit status itself.
+                shown = text(error, room: room)
+            } else {
+                shown = value(stage.value, room: room)
+            }
+            table.rows[index][6] = Table.Cell(shown, stage.error == nil ? nil : .red)
+        }
+        return table.render(console, indent: "  ").split(separator: "\n", omittingEmptySubsequences: false)
+            .dropLast().map(String.init)
+    }
+
+    /// `list`'s table.
+    func listTable(_ jobs: [Job]) -> String {
+        var table = Table(["ID", "DEFINITION", "STATE", "ATTEMPT", "CREATED", "TOOK", "ERROR"],
+                          alignments: [.right, .left, .left, .right, .left, .right, .left])
+        for job in jobs {
+            table.add([
+                Table.Cell(String(job.id)), Table.Cell(job.definition),
+                Table.Cell(job.state.rawValue, Self.color(job.state)), Table.Cell(String(job.attempt)),
+                Table.Cell(Formatting.timestamp(job.createdAt)),
+                Table.Cell(duration(from: job.startedAt, to: job.finishedAt, running: job.state == .running)),
+                Table.Cell(""),
+            ])
+        }
+        let used = table.widths.dropLast().reduce(0, +) + 2 * (table.headers.count - 1)
+        for (index, job) in jobs.enumerated() {
+            table.rows[index][6] = Table.Cell(job.error.map { text($0, room: (console.width ?? 100) - used) } ?? "")
+        }
+        return table.render(console)
+    }
+}

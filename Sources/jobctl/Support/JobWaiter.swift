@@ -1,0 +1,87 @@
+import Foundation
+import JobStore
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Waits for a job to resolve by reading it from the database, and — when
+/// stderr is a terminal — shows on one line which stage runs and for how long.
+struct JobWaiter {
+    let session: Session
+    let store: SQLiteJobStore
+    let id: Int64
+    var timeout: Duration?
+    var pollInterval: Duration = .milliseconds(100)
+
+    enum Outcome {
+        case resolved(JobDetail)
+        case timedOut(JobDetail)
+    }
+
+    func wait() async throws -> Outcome {
+        let started = ContinuousClock.now
+        let showProgress = session.console.stderrIsTerminal
+        if showProgress { ProgressLine.installInterruptHandler() }
+        defer { if showProgress { ProgressLine.clear() } }
+        while true {
+            guard let detail = try await store.job(id) else {
+                throw JobctlError(.unknownJob, "job \(id) disappeared while waiting for it (pruned?)")
+            }
+            if detail.job.state.isResolved { return .resolved(detail) }
+            if let timeout, ContinuousClock.now - started >= timeout { return .timedOut(detail) }
+            if showProgress {
+                ProgressLine.show(Self.progress(detail, now: Date()), width: session.console.stderrWidth ?? 80)
+            }
+            try await Task.sleep(for: pollInterval)
+        }
+    }
+
+    /// `job 12 running: stage 2/4 shout (map), attempt 2, 1.4s`
+    static func progress(_ detail: JobDetail, now: Date) -> String {
+        let job = detail.job
+        let total = detail.stages.count
+        switch job.state {
+        case .pending where job.runAt > now:
+            let wait = Formatting.milliseconds(from: now, to: job.runAt) ?? 0
+            return "job \(job.id) pending: delayed, starts in \(Formatting.duration(milliseconds: wait))"
+        case .pending:
+            let waited = Formatting.milliseconds(from: max(job.runAt, job.createdAt), to: now) ?? 0
+            let resumed = detail.stages.contains { $0.state == .fulfilled } ? " (resumes where it stopped)" : ""
+            return "job \(job.id) pending\(resumed): waiting for jobd and a free slot in pool \(job.pool), "
+                + Formatting.duration(milliseconds: waited)
+        default:
+            guard let stage = detail.stages.first(where: { $0.state == .running })
+                ?? detail.stages.first(where: { $0.state == .pending })
+            else {
+                return "job \(job.id) \(job.state.rawValue): finishing"
+            }
+            let since = Formatting.milliseconds(from: stage.startedAt ?? job.startedAt, to: now) ?? 0
+            let attempt = stage.attempts > 1 ? ", attempt \(stage.attempts)" : ""
+            let cancelling = job.cancelRequested ? " (cancelling)" : ""
+            return "job \(job.id) \(job.state.rawValue)\(cancelling): stage \(stage.position + 1)/\(total) "
+                + "\(stage.name) (\(stage.kind))\(attempt), \(Formatting.duration(milliseconds: since))"
+        }
+    }
+}
+
+/// One line of stderr, redrawn in place.
+enum ProgressLine {
+    static func show(_ text: String, width: Int) {
+        let line = Formatting.oneLine(text, limit: max(10, width - 1))
+        Console.write(Data(("\r\u{1B}[2K" + line).utf8), to: STDERR_FILENO)
+    }
+
+    static func clear() {
+        Console.write(Data("\r\u{1B}[2K".utf8), to: STDERR_FILENO)
+    }
+
+    /// Ctrl-C while a progress line shows: clear it, then exit as SIGINT would.
+    static func installInterruptHandler() {
+        signal(SIGINT) { _ in
+            let clear: StaticString = "\r\u{1B}[2K"
+            _ = Glibc.write(STDERR_FILENO, clear.utf8Start, clear.utf8CodeUnitCount)
+            _exit(130)
+        }
+    }
+}

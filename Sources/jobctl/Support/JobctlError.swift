@@ -1,0 +1,150 @@
+import Foundation
+import JobEngine
+import JobStore
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Why a jobctl command failed: a stable ``Code`` (which also decides the
+/// exit status) and a one-line message that says what failed and what to do.
+///
+/// `details` holds extra lines printed after the message, for the failures
+/// that are lists by nature (every problem of a definitions folder).
+struct JobctlError: Error, Sendable, CustomStringConvertible {
+    struct Code: Hashable, Sendable, CustomStringConvertible {
+        let rawValue: String
+        let exitStatus: ExitStatus
+
+        private init(_ rawValue: String, _ exitStatus: ExitStatus) {
+            self.rawValue = rawValue
+            self.exitStatus = exitStatus
+        }
+
+        var description: String { rawValue }
+
+        /// The job ended rejected (`wait`, `submit --wait`).
+        static let jobRejected = Code("job-rejected", .notFulfilled)
+        /// The job ended cancelled (`wait`, `submit --wait`).
+        static let jobCancelled = Code("job-cancelled", .notFulfilled)
+        /// A command line that parses but makes no sense.
+        static let usage = Code("usage", .usage)
+        /// A value over the store's cap.
+        static let valueTooLarge = Code("value-too-large", .dataError)
+        /// The job is not in a state that allows the operation.
+        static let invalidState = Code("invalid-state", .dataError)
+        /// `validate` found errors.
+        static let invalidDefinitions = Code("invalid-definitions", .dataError)
+        /// An input or batch file that cannot be read.
+        static let unreadableInput = Code("unreadable-input", .noInput)
+        static let unknownJob = Code("unknown-job", .unknown)
+        static let unknownDefinition = Code("unknown-definition", .unknown)
+        /// `daemon`: jobd is not running.
+        static let daemonNotRunning = Code("daemon-not-running", .unavailable)
+        /// jobd answered, but not as it should.
+        static let daemonFailed = Code("daemon-failed", .unavailable)
+        static let database = Code("database", .ioError)
+        static let busy = Code("busy", .tempFail)
+        /// `wait --timeout` ran out.
+        static let timedOut = Code("timed-out", .tempFail)
+        static let permissionDenied = Code("permission-denied", .noPermission)
+        /// No config file, or one with errors.
+        static let config = Code("config", .config)
+        static let internalError = Code("internal", .software)
+    }
+
+    var code: Code
+    var message: String
+    var details: [String]
+    /// The command already printed its answer on stdout (`wait --json`
+    /// prints the job, then exits 1 if it was rejected): no JSON error follows.
+    var reportedOnStdout = false
+
+    init(_ code: Code, _ message: String, details: [String] = []) {
+        self.code = code
+        self.message = message
+        self.details = details
+    }
+
+    var exitStatus: ExitStatus { code.exitStatus }
+
+    var description: String { message }
+}
+
+extension JobctlError {
+    /// A store failure, in jobctl's words where they help more than the store's.
+    init(_ error: JobStoreError) {
+        switch error.code {
+        case .permissionDenied:
+            self.init(.permissionDenied, error.message)
+        case .jobNotFound:
+            self.init(.unknownJob, error.jobID.map { "no job \($0) (it never existed, or was pruned)" } ?? error.message)
+        case .valueTooLarge:
+            self.init(.valueTooLarge, error.message)
+        case .invalidState:
+            self.init(.invalidState, error.message)
+        case .invalidArgument:
+            self.init(.usage, error.message)
+        case .busy:
+            self.init(.busy, error.message)
+        default:
+            self.init(.database, error.message)
+        }
+    }
+
+    init(_ error: ConfigLocatorError) {
+        self.init(.config, error.message)
+    }
+
+    /// Any error from a command's body: ours as they are, the store's and the
+    /// locator's translated, anything else an internal error.
+    static func from(_ error: any Error) -> JobctlError {
+        switch error {
+        case let error as JobctlError: error
+        case let error as JobStoreError: JobctlError(error)
+        case let error as ConfigLocatorError: JobctlError(error)
+        default: JobctlError(.internalError, "unexpected error: \(error)")
+        }
+    }
+}
+
+/// The one line a user who may not write the job database reads: who they
+/// are, which file, and the group to join.
+enum PermissionAdvice {
+    /// The group an installed jobd gives its database (see the systemd unit).
+    static let defaultGroup = "jobd"
+
+    static func databaseMessage(path: String) -> String {
+        let user = userName()
+        let group = owningGroup(of: path)
+        return "permission denied: user \(user) may not write the job database \(path) (nor create files in its "
+            + "folder); join group `\(group)` (sudo usermod -aG \(group) \(user), then log in again), or run as "
+            + "the user that owns it"
+    }
+
+    static func socketMessage(path: String) -> String {
+        let user = userName()
+        let group = owningGroup(of: path)
+        return "permission denied: user \(user) may not connect to jobd's socket \(path); join group `\(group)` "
+            + "(sudo usermod -aG \(group) \(user), then log in again)"
+    }
+
+    static func userName() -> String {
+        let uid = geteuid()
+        guard let entry = getpwuid(uid) else { return "uid \(uid)" }
+        return String(cString: entry.pointee.pw_name)
+    }
+
+    /// The group of the file, else of its folder (when the folder cannot
+    /// be searched), else jobd's; root's group is never the one to join.
+    static func owningGroup(of path: String) -> String {
+        let folder = (path as NSString).deletingLastPathComponent
+        for candidate in [path, folder.isEmpty ? "." : folder] {
+            var info = stat()
+            guard stat(candidate, &info) == 0 else { continue }
+            guard info.st_gid != 0, let entry = getgrgid(info.st_gid) else { return defaultGroup }
+            return String(cString: entry.pointee.gr_name)
+        }
+        return defaultGroup
+    }
+}

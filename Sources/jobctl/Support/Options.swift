@@ -1,0 +1,82 @@
+import ArgumentParser
+import JobEngine
+import JobStore
+
+/// The options every jobctl command takes.
+struct GlobalOptions: ParsableArguments {
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The jobd.yaml to use.",
+            discussion: "Default: $JOBD_CONFIG, else ./config/jobd.yaml, else /etc/jobd/jobd.yaml, as jobd finds it.",
+            valueName: "path"),
+        completion: .file(extensions: ["yaml", "yml"]))
+    var config: String?
+
+    @Flag(name: .long, help: "Print JSON on stdout instead of text (errors stay one line on stderr).")
+    var json = false
+
+    /// Runs a command's body in a session; on failure, and with `--json`,
+    /// also prints `{"error": {…}}` on stdout before passing the error on.
+    func run(_ body: (Session) async throws -> Void) async throws {
+        let session = Session(options: self)
+        do {
+            try await body(session)
+        } catch {
+            let failure = JobctlError.from(error)
+            if json && !failure.reportedOnStdout {
+                session.console.out(JSON.object([("error", failure.json)]).pretty)
+            }
+            throw failure
+        }
+    }
+}
+
+extension JobctlError {
+    var json: JSON {
+        .object([
+            ("code", .string(code.rawValue)),
+            ("message", .string(message)),
+            ("exit_status", .int(Int64(exitStatus.code))),
+            ("details", .array(details.map(JSON.string))),
+        ])
+    }
+}
+
+/// Parsers for the values jobctl's options take.
+enum Arguments {
+    /// `250ms`, `30s`, `5m`, `1h30m` (see docs/configuration.md); the error
+    /// says what is wrong and what to write.
+    @Sendable
+    static func duration(_ text: String) throws -> Duration {
+        do {
+            return try Duration(parsing: text)
+        } catch {
+            throw ValidationError(error.description)
+        }
+    }
+
+    /// A duration longer than zero (`--timeout`).
+    @Sendable
+    static func positiveDuration(_ text: String) throws -> Duration {
+        let duration = try duration(text)
+        guard duration > .zero else { throw ValidationError("invalid duration \"\(text)\": it must be longer than zero") }
+        return duration
+    }
+
+    /// A job id: a positive integer.
+    @Sendable
+    static func jobID(_ text: String) throws -> Int64 {
+        guard let id = Int64(text), id > 0 else {
+            throw ValidationError("invalid job id \"\(text)\": a job id is a positive integer, as submit prints it")
+        }
+        return id
+    }
+}
+
+/// A state to list (`--state`).
+enum StateArgument: String, CaseIterable, ExpressibleByArgument, Sendable {
+    case pending, running, fulfilled, rejected, cancelled
+
+    var state: JobState { JobState(rawValue: rawValue) ?? .pending }
+}

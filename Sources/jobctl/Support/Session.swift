@@ -1,0 +1,155 @@
+import Foundation
+import JobEngine
+import JobStore
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What one jobctl command works with: its options, the console, the
+/// config found as jobd finds it, the job database, and jobd's socket.
+struct Session: Sendable {
+    let options: GlobalOptions
+    let console: Console
+    let environment: [String: String]
+
+    init(options: GlobalOptions, environment: [String: String] = Session.environment()) {
+        self.options = options
+        self.environment = environment
+        self.console = Console.current(environment: environment)
+    }
+
+    /// The variables jobctl reads. Read one by one: building Foundation's
+    /// dictionary of the whole environment costs more than a command's query.
+    static func environment() -> [String: String] {
+        var values: [String: String] = [:]
+        for name in [ConfigLocator.environmentVariable, "NO_COLOR", "TERM", "COLUMNS"] {
+            if let value = getenv(name) { values[name] = String(cString: value) }
+        }
+        return values
+    }
+
+    var json: Bool { options.json }
+
+    // MARK: Config
+
+    func locateConfig() throws(JobctlError) -> ConfigLocator.Location {
+        do {
+            return try ConfigLocator.locate(
+                explicitPath: options.config, environment: environment,
+                currentDirectory: FileManager.default.currentDirectoryPath)
+        } catch {
+            throw JobctlError(error)
+        }
+    }
+
+    /// jobd.yaml alone: what the commands that only read and write the
+    /// database need.
+    func daemonConfig() throws(JobctlError) -> DaemonConfig {
+        let location = try locateConfig()
+        let result = DaemonConfig.load(path: location.path)
+        guard let config = result.value else {
+            let errors = result.diagnostics.filter { $0.severity == .error }
+            throw JobctlError(
+                .config, "the config \(location.path) has \(Self.count(errors.count, "error")); "
+                    + "fix it (jobctl validate shows each)",
+                details: result.diagnostics.map(\.description))
+        }
+        return config
+    }
+
+    /// The definitions folder of `config`: the valid definitions, and the
+    /// problems of the others.
+    func definitions(of config: DaemonConfig) -> DefinitionSet {
+        DefinitionLoader(config: config).loadFolder(config.definitions)
+    }
+
+    static func count(_ n: Int, _ noun: String) -> String {
+        n == 1 ? "1 \(noun)" : "\(n) \(noun)s"
+    }
+
+    // MARK: The database
+
+    /// Opens the job database, runs `body`, and closes it (so that no `-wal`
+    /// or `-shm` file this user made outlives the command).
+    ///
+    /// With `creating: false`, a database that does not exist yet is not
+    /// created (a root shell must not make a file jobd cannot write):
+    /// `body` gets nil.
+    func withStore<T: Sendable>(
+        _ config: DaemonConfig, creating: Bool, _ body: (SQLiteJobStore?) async throws -> T
+    ) async throws -> T {
+        let path = config.database
+        if !creating, access(path, F_OK) != 0, errno == ENOENT {
+            return try await body(nil)
+        }
+        let store: SQLiteJobStore
+        do {
+            store = try SQLiteJobStore(JobStoreConfiguration(
+                path: path,
+                synchronous: config.store.durability == .full ? .full : .normal,
+                maxValueBytes: config.store.valueCap.bytes,
+                checkpointInterval: nil,
+                connections: .single))
+        } catch let error as JobStoreError where error.code == .permissionDenied {
+            throw JobctlError(.permissionDenied, PermissionAdvice.databaseMessage(path: path))
+        }
+        do {
+            let value = try await body(store)
+            try await store.close()
+            return value
+        } catch {
+            try? await store.close()
+            throw error
+        }
+    }
+
+    /// For the commands about one job: jobd.yaml, then the database, which
+    /// must exist (if it does not, job `id` does not either).
+    func withJobStore<T: Sendable>(
+        job id: Int64, _ body: (DaemonConfig, SQLiteJobStore) async throws -> T
+    ) async throws -> T {
+        let config = try daemonConfig()
+        return try await withStore(config, creating: false) { store in
+            guard let store else { throw Session.unknownJob(id, config, storeExists: false) }
+            return try await body(config, store)
+        }
+    }
+
+    /// The error for a job id that the database does not hold.
+    static func unknownJob(_ id: Int64, _ config: DaemonConfig, storeExists: Bool = true) -> JobctlError {
+        let why = storeExists
+            ? "it never existed, or was pruned"
+            : "the database \(config.database) does not exist yet; jobd creates it when it first starts"
+        return JobctlError(.unknownJob, "no job \(id) (\(why))")
+    }
+
+    // MARK: jobd
+
+    enum NudgeOutcome: String, Sendable {
+        case nudged
+        case notRunning = "not-running"
+        case unreachable
+    }
+
+    /// Tells jobd to look for work now. Never fails the command: what was
+    /// written is in the database whatever jobd says. When jobd is not
+    /// running, `notRunningNote` goes to stderr; when it cannot be reached,
+    /// a note says why.
+    @discardableResult
+    func nudge(_ config: DaemonConfig, notRunningNote: String) -> NudgeOutcome {
+        do {
+            _ = try ControlClient.send(ControlRequest(.nudge), to: config.socket, timeout: .seconds(2))
+            return .nudged
+        } catch where error.code == .notRunning {
+            console.note(notRunningNote)
+            return .notRunning
+        } catch where error.code == .permissionDenied {
+            console.note("could not nudge jobd: " + PermissionAdvice.socketMessage(path: config.socket))
+            return .unreachable
+        } catch {
+            console.note("could not nudge jobd: \(error.message)")
+            return .unreachable
+        }
+    }
+}
