@@ -110,23 +110,16 @@ install-config:
 	    $(INSTALL) -m 644 config/jobs.d/*.yaml $(DESTDIR)$(CONFDIR)/jobs.d/; \
 	fi
 
-# Shell completions and man pages come from scripts/generate-cli-docs, which
-# arrives with jobctl. Until then they are skipped, loudly.
+# Shell completions and man pages, generated from the built binaries'
+# command definitions by scripts/generate-cli-docs.
 install-cli-docs:
-	@if [ ! -e scripts/generate-cli-docs ]; then \
-	    echo "warning: scripts/generate-cli-docs is not in this tree yet:" \
-	         "shell completions and man pages are NOT installed" >&2; \
-	else \
-	    set -e; \
-	    rm -rf $(CLIDOCS); \
-	    echo "scripts/generate-cli-docs $(CLIDOCS) $(BUILT)/jobctl $(BUILT)/jobd"; \
-	    PATH="$(dir $(SWIFT)):$$PATH" scripts/generate-cli-docs $(CLIDOCS) $(BUILT)/jobctl $(BUILT)/jobd; \
-	    $(INSTALL) -d $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(FISHCOMPDIR) $(DESTDIR)$(MANDIR)/man1; \
-	    $(INSTALL) -m 644 $(CLIDOCS)/completions/jobctl.bash $(DESTDIR)$(BASHCOMPDIR)/jobctl; \
-	    $(INSTALL) -m 644 $(CLIDOCS)/completions/_jobctl $(DESTDIR)$(ZSHCOMPDIR)/_jobctl; \
-	    $(INSTALL) -m 644 $(CLIDOCS)/completions/jobctl.fish $(DESTDIR)$(FISHCOMPDIR)/jobctl.fish; \
-	    $(INSTALL) -m 644 $(CLIDOCS)/man/jobctl.1 $(CLIDOCS)/man/jobd.1 $(DESTDIR)$(MANDIR)/man1/; \
-	fi
+	rm -rf $(CLIDOCS)
+	PATH="$(dir $(SWIFT)):$$PATH" scripts/generate-cli-docs $(CLIDOCS) $(BUILT)/jobctl $(BUILT)/jobd
+	$(INSTALL) -d $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(FISHCOMPDIR) $(DESTDIR)$(MANDIR)/man1
+	$(INSTALL) -m 644 $(CLIDOCS)/completions/jobctl.bash $(DESTDIR)$(BASHCOMPDIR)/jobctl
+	$(INSTALL) -m 644 $(CLIDOCS)/completions/_jobctl $(DESTDIR)$(ZSHCOMPDIR)/_jobctl
+	$(INSTALL) -m 644 $(CLIDOCS)/completions/jobctl.fish $(DESTDIR)$(FISHCOMPDIR)/jobctl.fish
+	$(INSTALL) -m 644 $(CLIDOCS)/man/jobctl.1 $(CLIDOCS)/man/jobd.1 $(DESTDIR)$(MANDIR)/man1/
 
 install-docs:
 	$(INSTALL) -d $(DESTDIR)$(DOCDIR)
