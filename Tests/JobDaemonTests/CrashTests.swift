@@ -15,7 +15,7 @@ import Glibc
           - then: first
             shell: 'echo "$JOBD_JOB_ID" >> "$MARKS/first"; sleep 0.3; echo one'
           - then: second
-            shell: 'echo "$JOBD_JOB_ID" >> "$MARKS/second"; sleep 0.3; cat'
+            shell: 'echo "$JOBD_JOB_ID" >> "$MARKS/second"; while [ ! -e "$MARKS/go" ]; do sleep 0.02; done; cat'
           - map: shout
             transform: upper
         """
@@ -29,7 +29,8 @@ import Glibc
         let store = try harness.openStore()
         var ids: [Int64] = []
         for _ in 0..<8 { ids.append(try await harness.submit("marked", to: store)) }
-        // Kill it once some stages have run and others are in flight.
+        // Kill it once some stages have run and others are in flight: a
+        // `second` stage waits for the `go` file, made only after the kill.
         let deadline = ContinuousClock.now + .seconds(20)
         while harness.read("marks/second").isEmpty, ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(10))
@@ -40,6 +41,7 @@ import Glibc
         #expect((before[.running] ?? 0) > 0, "the kill left jobs running: \(before)")
         let fulfilledBefore = try await stagesFulfilled(ids, store)
 
+        #expect(FileManager.default.createFile(atPath: marks + "/go", contents: nil))
         let restartedAt = ContinuousClock.now
         try harness.start(environment: ["MARKS": marks])
         for id in ids {

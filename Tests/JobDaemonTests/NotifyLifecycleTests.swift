@@ -76,6 +76,9 @@ import Glibc
         try harness.start()
         _ = try #require(await harness.notify.waitFor("READY", "1"))
         let store = try harness.openStore()
+        // jobd claims once as it starts (after its recovery pass); let that
+        // pass, so that only a nudge can start what comes next.
+        try await Task.sleep(for: .seconds(1))
         let quiet = try await harness.submit("echo", input: "unheard", to: store, nudge: false)
         try await Task.sleep(for: .milliseconds(500))
         #expect(try await store.job(quiet)?.job.state == .pending, "without a nudge, it waits for the hourly poll")
