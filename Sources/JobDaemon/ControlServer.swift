@@ -42,21 +42,14 @@ public final class ControlServer: Sendable {
                 throw ControlServerError(description: "cannot create the socket's folder \(folder): \(error.localizedDescription)")
             }
         }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        let capacity = MemoryLayout.size(ofValue: address.sun_path)
-        guard bytes.count < capacity else {
-            throw ControlServerError(description: "the socket path \(path) is \(bytes.count) bytes; a unix socket path must be under \(capacity); set a shorter `socket:` in jobd.yaml")
+        guard !path.hasPrefix("@"), let address = UnixSocketAddress(path: path) else {
+            throw ControlServerError(description: "the socket path \(path) is \(path.utf8.count) bytes; a unix socket path must be 1 to \(UnixSocketAddress.maximumPathBytes); set a shorter `socket:` in jobd.yaml")
         }
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw ControlServerError(description: "socket(): \(Self.lastError())") }
         // Owner and group only, from the moment it exists.
         let oldMask = umask(0o117)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
+        let bound = address.withSocketAddress { bind(fd, $0, $1) }
         umask(oldMask)
         guard bound == 0 else {
             let reason = Self.lastError()

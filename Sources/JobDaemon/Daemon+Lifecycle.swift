@@ -41,20 +41,17 @@ extension Daemon {
             notifier.ready(status: "reload refused, see the log; " + state.withLock { $0.lastStatus })
             return
         }
+        // What the engine cannot change while it runs keeps its old value.
         var applied = loaded.daemon
-        for (name, old, new) in [("database", current.database, applied.database), ("socket", current.socket, applied.socket)] where old != new {
-            logger.warning("`\(name)` changed from \(old) to \(new): that takes a restart; this jobd keeps \(old)")
+        func keep<Value: Equatable>(_ key: WritableKeyPath<DaemonConfig, Value>, _ name: String) {
+            guard applied[keyPath: key] != current[keyPath: key] else { return }
+            logger.warning("`\(name)` changed: that takes a restart; this jobd keeps \(current[keyPath: key])")
+            applied[keyPath: key] = current[keyPath: key]
         }
-        applied.database = current.database
-        applied.socket = current.socket
-        if applied.pollInterval != current.pollInterval {
-            logger.warning("`poll-interval` changed: that takes a restart; this jobd keeps \(current.pollInterval.jobdText)")
-            applied.pollInterval = current.pollInterval
-        }
-        if applied.store != current.store {
-            logger.warning("`store` settings changed: they take a restart; this jobd keeps the ones it opened the database with")
-            applied.store = current.store
-        }
+        keep(\.database, "database")
+        keep(\.socket, "socket")
+        keep(\.pollInterval, "poll-interval")
+        keep(\.store, "store")
         engine.reload(config: applied, definitions: loaded.definitions.definitions)
         state.withLock { $0.config = applied }
         let names = loaded.definitions.names.sorted()

@@ -1,4 +1,5 @@
 import Foundation
+import JobEngine
 
 #if canImport(Glibc)
 import Glibc
@@ -11,9 +12,8 @@ import Glibc
 /// jobd sends the datagrams itself, from its main process, so
 /// `NotifyAccess=main` suffices.
 public final class SystemdNotifier: Sendable {
-    private let fd: Int32?
-    private let address: sockaddr_un
-    private let addressLength: socklen_t
+    /// The datagram socket and where it sends, when `NOTIFY_SOCKET` is usable.
+    private let target: (fd: Int32, address: UnixSocketAddress)?
     /// Where `NOTIFY_SOCKET` points, if set.
     public let socketPath: String?
     /// How often to send `WATCHDOG=1` (half of `WATCHDOG_USEC`), when
@@ -22,57 +22,32 @@ public final class SystemdNotifier: Sendable {
 
     public init(environment: [String: String] = ProcessInfo.processInfo.environment, pid: Int32 = getpid()) {
         watchdogInterval = Self.watchdogInterval(environment: environment, pid: pid)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        guard let path = environment["NOTIFY_SOCKET"], !path.isEmpty,
-              path.hasPrefix("/") || path.hasPrefix("@")
-        else {
-            self.fd = nil
-            self.address = address
-            self.addressLength = 0
-            self.socketPath = nil
+        let path = environment["NOTIFY_SOCKET"].flatMap { $0.isEmpty ? nil : $0 }
+        socketPath = path
+        guard let path, path.hasPrefix("/") || path.hasPrefix("@"), let address = UnixSocketAddress(path: path) else {
+            target = nil
             return
         }
-        var bytes = Array(path.utf8)
-        if bytes[0] == UInt8(ascii: "@") { bytes[0] = 0 }
-        let capacity = MemoryLayout.size(ofValue: address.sun_path)
-        let descriptor = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard bytes.count < capacity, descriptor >= 0 else {
-            if descriptor >= 0 { close(descriptor) }
-            self.fd = nil
-            self.address = address
-            self.addressLength = 0
-            self.socketPath = path
-            return
-        }
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
-        self.fd = descriptor
-        self.address = address
-        // An abstract address is exactly as long as its name; a path gets its NUL.
-        let pathLength = bytes[0] == 0 ? bytes.count : bytes.count + 1
-        self.addressLength = socklen_t(MemoryLayout<sa_family_t>.size + pathLength)
-        self.socketPath = path
+        let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        target = fd >= 0 ? (fd, address) : nil
     }
 
     deinit {
-        if let fd { close(fd) }
+        if let target { close(target.fd) }
     }
 
     /// Whether systemd (or a test) listens.
-    public var isActive: Bool { fd != nil }
+    public var isActive: Bool { target != nil }
 
     /// Sends `fields` (`KEY=VALUE`) in one datagram. Gives false if it
     /// could not be sent (no socket, or the send failed).
     @discardableResult
     public func send(_ fields: [String]) -> Bool {
-        guard let fd else { return false }
+        guard let target else { return false }
         let message = Array(fields.joined(separator: "\n").utf8)
-        var address = self.address
-        let sent = withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
-                message.withUnsafeBytes { bytes in
-                    sendto(fd, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL), socketAddress, addressLength)
-                }
+        let sent = target.address.withSocketAddress { address, length in
+            message.withUnsafeBytes { bytes in
+                sendto(target.fd, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL), address, length)
             }
         }
         return sent == message.count

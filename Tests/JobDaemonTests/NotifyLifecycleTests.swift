@@ -1,4 +1,5 @@
 import Foundation
+import JobDaemon
 import JobEngine
 import JobStore
 import Testing
@@ -38,7 +39,7 @@ import Glibc
         harness.signal(SIGHUP)
         let reloading = try #require(await harness.notify.waitFor("RELOADING", "1", from: ready + 1))
         let monotonic = try #require(harness.notify.all[reloading]["MONOTONIC_USEC"].flatMap(UInt64.init))
-        #expect(monotonic > 0 && monotonic <= SystemdNotifierClock.now())
+        #expect(monotonic > 0 && monotonic <= SystemdNotifier.monotonicMicroseconds())
         #expect(await harness.notify.waitFor("READY", "1", from: reloading + 1) != nil)
 
         harness.signal(SIGTERM)
@@ -90,13 +91,5 @@ import Glibc
         harness.signal(SIGINT)
         #expect(await harness.exitStatus() == 0)
         try await store.close()
-    }
-}
-
-enum SystemdNotifierClock {
-    static func now() -> UInt64 {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec) / 1_000
     }
 }

@@ -22,11 +22,15 @@ import Glibc
         // Quieter logs from now on: `debug` lines (like "parked"/claims) stop.
         var config = try String(contentsOfFile: harness.configPath, encoding: .utf8)
         config = config.replacingOccurrences(of: "log: { level: debug }", with: "log: { level: warning }")
+            // A new socket takes a restart: refused with a warning, the old one kept.
+            .replacingOccurrences(of: "socket: state/jobd.sock", with: "socket: state/other.sock")
         try harness.write(config, to: "jobd.yaml")
         harness.signal(SIGHUP)
         let reloading = try #require(await harness.notify.waitFor("RELOADING", "1", from: ready + 1))
         _ = try #require(await harness.notify.waitFor("READY", "1", from: reloading + 1))
         #expect(harness.log.contains("reloaded: 2 definition(s) (shout, whisper)"))
+        #expect(harness.log.contains("`socket` changed: that takes a restart; this jobd keeps \(harness.socketPath)"))
+        #expect(try ControlClient.status(socketPath: harness.socketPath)?.pid == harness.pid)
 
         let id = try await harness.submit("whisper", input: "QUIET", to: store)
         let detail = try await harness.resolved(id, in: store)

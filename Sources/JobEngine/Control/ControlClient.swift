@@ -74,16 +74,8 @@ public enum ControlClient {
     // MARK: Socket calls
 
     private static func connect(to path: String, timeout: Duration) throws(ControlError) -> Int32 {
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        let capacity = MemoryLayout.size(ofValue: address.sun_path)
-        guard !bytes.isEmpty, bytes.count < capacity else {
-            throw ControlError(.failed, socketPath: path, "the socket path \(path) is \(bytes.count) bytes; a unix socket path must be 1 to \(capacity - 1)")
-        }
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            raw.copyBytes(from: bytes)
-            raw[bytes.count] = 0
+        guard let address = UnixSocketAddress(path: path) else {
+            throw ControlError(.failed, socketPath: path, "the socket path \(path) is \(path.utf8.count) bytes; a unix socket path must be 1 to \(UnixSocketAddress.maximumPathBytes)")
         }
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else {
@@ -92,11 +84,7 @@ public enum ControlClient {
         var limit = timeval(timeout)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
+        let result = address.withSocketAddress { Glibc.connect(fd, $0, $1) }
         guard result == 0 else {
             let code = errno
             close(fd)
