@@ -8,7 +8,6 @@ import Synchronization
 /// timer to the next delayed job's `run_at` instead of polling for it.
 final class PoolScheduler: Sendable {
     let name: String
-    var capacity: Int { state.withLock { $0.capacity } }
     private let context: EngineContext
     private let launch: @Sendable (ClaimedJob, PoolScheduler) -> Void
 
