@@ -113,59 +113,56 @@ extension Daemon {
         }
     }
 
-    /// STATUS= for systemctl status, when it changed, every 10 s. (Counting
-    /// the pending jobs reads an index range as long as the queue: about
-    /// 15 ms of CPU for 100,000 pending jobs.)
-    func scheduleStatus() {
-        chores.asyncAfter(deadline: .now() + .seconds(10)) { [weak self] in
-            guard let self else { return }
-            Task {
-                let text = await self.statusText()
-                let changed = self.state.withLock { state -> Bool in
-                    defer { state.lastStatus = text }
-                    return state.lastStatus != text && !state.stopping
-                }
-                if changed { self.notifier.status(text) }
-                self.scheduleStatus()
-            }
-        }
-    }
-
-    /// WATCHDOG=1 every WATCHDOG_USEC/2 — sent from the engine's lease and
-    /// status path being alive: a round trip to the database first, so a
-    /// jobd whose database is stuck stops petting the watchdog.
-    func scheduleWatchdog() {
-        guard let interval = notifier.watchdogInterval else { return }
-        chores.asyncAfter(deadline: .now() + interval.dispatchInterval) { [weak self] in
-            guard let self else { return }
-            Task {
-                if (try? await self.store.countJobs(in: [.running])) != nil {
-                    self.notifier.watchdog()
-                } else {
-                    self.logger.warning("watchdog: the database did not answer; not notifying systemd")
-                }
-                self.scheduleWatchdog()
-            }
-        }
-    }
-
-    /// Deletes resolved jobs older than `store.retention`, hourly.
-    func schedulePrune(after delay: Duration) {
+    /// Runs `chore` after `delay`, then again after the delay it returns,
+    /// for as long as the daemon exists.
+    func repeating(after delay: Duration, _ chore: @escaping @Sendable (Daemon) async -> Duration) {
         chores.asyncAfter(deadline: .now() + delay.dispatchInterval) { [weak self] in
             guard let self else { return }
-            guard case let .duration(retention) = self.state.withLock({ $0.config.store.retention }) else {
-                self.schedulePrune(after: .seconds(3600))
-                return
-            }
             Task {
-                do {
-                    let pruned = try await self.store.prune(olderThan: retention)
-                    if pruned > 0 { self.logger.info("pruned \(pruned) resolved job(s) older than \(retention.jobdText)") }
-                } catch {
-                    self.logger.warning("pruning old jobs failed: \(error)")
-                }
-                self.schedulePrune(after: .seconds(3600))
+                let next = await chore(self)
+                self.repeating(after: next, chore)
             }
+        }
+    }
+
+    func startChores() {
+        // STATUS= for systemctl status, when it changed, every 10 s. (Counting
+        // the pending jobs reads an index range as long as the queue: about
+        // 15 ms of CPU for 100,000 pending jobs.)
+        repeating(after: .seconds(10)) { daemon in
+            let text = await daemon.statusText()
+            let changed = daemon.state.withLock { state -> Bool in
+                defer { state.lastStatus = text }
+                return state.lastStatus != text && !state.stopping
+            }
+            if changed { daemon.notifier.status(text) }
+            return .seconds(10)
+        }
+        // WATCHDOG=1 every WATCHDOG_USEC/2, after a round trip to the
+        // database: a jobd whose database is stuck stops petting the watchdog.
+        if let interval = notifier.watchdogInterval {
+            repeating(after: interval) { daemon in
+                if (try? await daemon.store.countJobs(in: [.running])) != nil {
+                    daemon.notifier.watchdog()
+                } else {
+                    daemon.logger.warning("watchdog: the database did not answer; not notifying systemd")
+                }
+                return interval
+            }
+        }
+        // Resolved jobs older than `store.retention` go, a minute after the
+        // start and then hourly.
+        repeating(after: .seconds(60)) { daemon in
+            guard case let .duration(retention) = daemon.state.withLock({ $0.config.store.retention }) else {
+                return .seconds(3600)
+            }
+            do {
+                let pruned = try await daemon.store.prune(olderThan: retention)
+                if pruned > 0 { daemon.logger.info("pruned \(pruned) resolved job(s) older than \(retention.jobdText)") }
+            } catch {
+                daemon.logger.warning("pruning old jobs failed: \(error)")
+            }
+            return .seconds(3600)
         }
     }
 }

@@ -101,9 +101,7 @@ public final class Daemon: Sendable {
         ])
         notifier.ready(status: status)
         state.withLock { $0.lastStatus = status }
-        scheduleStatus()
-        scheduleWatchdog()
-        schedulePrune(after: .seconds(60))
+        startChores()
         return await withCheckedContinuation { continuation in
             let early = state.withLock { state -> Int32? in
                 if let status = state.exitStatus { return status }
