@@ -120,14 +120,15 @@ extension Box {
     @inlinable
     @inline(__always)
     var empty: EmptyBox<Sealant<T>>? {
-        // `EmptyBox` and `SealedBox` are the only subclasses, both final, so
-        // comparing class pointers is exact — and, unlike `as?`, costs no
-        // runtime call. Compared as raw pointers: the same test written with
-        // `ObjectIdentifier` or `==` on metatypes crashes the Swift 6.3.1
-        // optimiser (SimplifyCFG) in release builds of some callers.
+        // `SealedBox` is final and every other box is an `EmptyBox` (or a
+        // `StepBox`, its subclass), so comparing class pointers is exact —
+        // and, unlike `as?`, costs no runtime call. Compared as raw
+        // pointers: the same test written with `ObjectIdentifier` or `==` on
+        // metatypes crashes the Swift 6.3.1 optimiser (SimplifyCFG) in
+        // release builds of some callers.
         let actual = unsafeBitCast(type(of: self), to: UnsafeRawPointer.self)
-        let expected = unsafeBitCast(EmptyBox<Sealant<T>>.self, to: UnsafeRawPointer.self)
-        return actual == expected ? unsafeDowncast(self, to: EmptyBox<Sealant<T>>.self) : nil
+        let sealed = unsafeBitCast(SealedBox<T>.self, to: UnsafeRawPointer.self)
+        return actual == sealed ? nil : unsafeDowncast(self, to: EmptyBox<Sealant<T>>.self)
     }
 
     /// The box's current state.
@@ -196,7 +197,7 @@ final class SealedBox<T>: Box<T>, @unchecked Sendable {
 /// pending → fulfilled promise), whereas a stored `State` is destroyed with
 /// metadata the class carries as its own generic argument.
 @usableFromInline
-final class EmptyBox<State: SealantStorage>: Box<State.Value>, @unchecked Sendable {
+class EmptyBox<State: SealantStorage>: Box<State.Value>, @unchecked Sendable {
     // @unchecked Sendable: `state` and `flags` are read and written only
     // inside `lock.withLock`, except by `deinit`, when no other reference
     // exists.
@@ -210,11 +211,11 @@ final class EmptyBox<State: SealantStorage>: Box<State.Value>, @unchecked Sendab
     // lookup per access) is switched off for these fields.
     @usableFromInline
     @exclusivity(unchecked)
-    var state: State = State(.pending(Handlers()))
+    final var state: State = State(.pending(Handlers()))
 
     /// The state: the handlers waiting, or the value.
     @inlinable
-    var sealant: Sealant<T> {
+    final var sealant: Sealant<T> {
         get { state.sealant }
         _modify { yield &state.sealant }
     }
@@ -224,14 +225,14 @@ final class EmptyBox<State: SealantStorage>: Box<State.Value>, @unchecked Sendab
     /// box (0 inside chains), and the `BoxFlags`.
     @usableFromInline
     @exclusivity(unchecked)
-    var flags: UInt16
+    final var flags: UInt16
 
     @usableFromInline
-    let lock = Mutex<Void>(())
+    final let lock = Mutex<Void>(())
 
     /// The box's address, which names its lock to ThreadSanitizer.
     @inlinable
-    var address: UnsafeMutableRawPointer {
+    final var address: UnsafeMutableRawPointer {
         Unmanaged.passUnretained(self).toOpaque()
     }
 
@@ -255,29 +256,29 @@ final class EmptyBox<State: SealantStorage>: Box<State.Value>, @unchecked Sendab
 
     /// Where the box was made, if a caller said so.
     @usableFromInline
-    var location: SourceLocation {
-        let id = lock.withLock(announcing: address) { _ in flags & BoxFlags.locationMask }
+    final var location: SourceLocation {
+        let id = lock.withLock(announcing: address) { flags & BoxFlags.locationMask }
         return LocationTable.location(of: UInt32(id))
     }
 
     /// Whether the box is still pending. Reads no `T`-typed state, for
     /// deinitializers.
     @usableFromInline
-    var isPending: Bool {
-        lock.withLock(announcing: address) { _ in flags & BoxFlags.sealed == 0 }
+    final var isPending: Bool {
+        lock.withLock(announcing: address) { flags & BoxFlags.sealed == 0 }
     }
 
     @inlinable
-    func current() -> Sealant<T> {
+    final func current() -> Sealant<T> {
         var copy: Sealant<T>?
-        lock.withLock(announcing: address) { _ in copy = sealant }
+        lock.withLock(announcing: address) { copy = sealant }
         return copy.unsafelyUnwrapped
     }
 
     @inlinable
-    func withSealant(_ body: (inout Sealant<T>) -> Void) {
+    final func withSealant(_ body: (inout Sealant<T>) -> Void) {
         var resolved: Sealant<T>?
-        lock.withLock(announcing: address) { _ in
+        lock.withLock(announcing: address) {
             switch sealant {
             case .pending:
                 body(&sealant)
@@ -294,9 +295,9 @@ final class EmptyBox<State: SealantStorage>: Box<State.Value>, @unchecked Sendab
     }
 
     @inlinable
-    func settle(_ value: T) {
+    final func settle(_ value: T) {
         var handlers: Handlers<T>?
-        lock.withLock(announcing: address) { _ in
+        lock.withLock(announcing: address) {
             guard case .pending(let waiting) = sealant else { return }
             handlers = waiting
             sealant = .resolved(value)
@@ -308,9 +309,9 @@ final class EmptyBox<State: SealantStorage>: Box<State.Value>, @unchecked Sendab
     }
 
     @inlinable
-    func attach(_ handler: @escaping (T) -> Void) {
+    final func attach(_ handler: @escaping (T) -> Void) {
         var resolved: T?
-        lock.withLock(announcing: address) { _ in
+        lock.withLock(announcing: address) {
             switch sealant {
             case .pending(var waiting):
                 // Drop the box's reference before appending, so a `many`

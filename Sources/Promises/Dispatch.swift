@@ -32,11 +32,14 @@ extension DispatchQueue {
     /// bodies go to the queue their caller chose, as in PromiseKit.
     @inlinable
     func dispatch(flags: DispatchWorkItemFlags?, _ body: @escaping () -> Void) {
-        // `@Sendable` is a compile-time promise only: the two function types
-        // have one representation, so this cast hands `body` to Dispatch
-        // without wrapping it in a second closure (one allocation per hop).
-        // The promise itself is PromiseKit's contract, stated above.
-        let work = unsafeBitCast(body, to: (@Sendable () -> Void).self)
+        // `@Sendable` is a compile-time promise only; the promise itself is
+        // PromiseKit's contract, stated above. The closure is made a block
+        // here (Dispatch takes blocks) and the block cast: a block is one
+        // object pointer, so the cast is free. Casting the Swift closure
+        // instead goes through the generic abstraction of `unsafeBitCast`,
+        // which costs two reabstraction thunks — two allocations a hop.
+        let block: @convention(block) () -> Void = body
+        let work = unsafeBitCast(block, to: (@convention(block) @Sendable () -> Void).self)
         if let flags {
             async(flags: flags, execute: work)
         } else {

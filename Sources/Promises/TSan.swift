@@ -48,9 +48,29 @@ struct TSan: Sendable {
     }
 }
 
-extension Mutex where Value: ~Copyable {
+extension Mutex where Value == Void {
     /// `withLock`, announced to ThreadSanitizer as a hand-off on `address`
     /// (the object that owns the lock).
+    ///
+    /// The lock's value is `Void` and `body` is not handed it: an `inout`
+    /// access to a zero-sized value is instrumented as a write to the byte at
+    /// its address, which is the next field of the owner — or, for a lock
+    /// that ends its object, the next heap block — and ThreadSanitizer then
+    /// reports races on memory the lock never touches.
+    @inlinable
+    func withLock<Result: ~Copyable>(announcing address: UnsafeMutableRawPointer, _ body: () -> sending Result) -> sending Result {
+        let tsan = TSan.runtime
+        return withLock { (_: inout sending Void) -> sending Result in
+            if let acquire = tsan.acquire { acquire(address) }
+            defer { if let release = tsan.release { release(address) } }
+            return body()
+        }
+    }
+}
+
+extension Mutex where Value: ~Copyable {
+    /// `withLock`, announced to ThreadSanitizer as a hand-off on `address`
+    /// (the object that owns the lock), for a lock with a value to guard.
     @inlinable
     func withLock<Result: ~Copyable>(announcing address: UnsafeMutableRawPointer, _ body: (inout sending Value) -> sending Result) -> sending Result {
         let tsan = TSan.runtime

@@ -28,88 +28,27 @@ extension Thenable {
     @inlinable
     @inline(never)
     public func then<U: Thenable>(on: DispatchQueue? = conf.Q.map, flags: DispatchWorkItemFlags? = nil, _ body: @escaping (T) throws -> U) -> Promise<U.T> {
-        let (rp, rpbox) = Promise<U.T>.makePending()
-        pipe { result in
-            switch result {
-            case .fulfilled(let value):
-                func step() {
-                    do {
-                        let rv = try body(value)
-                        guard rv !== rp else { throw PMKError.returnedSelf }
-                        rv.pipe { rpbox.settle($0) }
-                    } catch {
-                        rpbox.settle(.rejected(error))
-                    }
-                }
-                if let on { on.dispatch(flags: flags, step) } else { step() }
-            case .rejected(let error):
-                rpbox.settle(.rejected(error))
-            }
-        }
-        return rp
+        chain(ThenStep(queue: on, flags: flags, body: body))
     }
 
     /// A promise of `transform`'s result (a thrown error rejects it).
     @inlinable
     @inline(never)
     public func map<U>(on: DispatchQueue? = conf.Q.map, flags: DispatchWorkItemFlags? = nil, _ transform: @escaping (T) throws -> U) -> Promise<U> {
-        if let result = sealedResult {
-            // Already resolved: no handler to store. Inline, the returned
-            // promise is born sealed; on a queue, the body goes straight there.
+        if on == nil, let result = sealedResult {
+            // Already resolved, inline: the returned promise is born sealed.
             switch result {
             case .fulfilled(let value):
-                guard let on else {
-                    do {
-                        return .value(try transform(value))
-                    } catch {
-                        return Promise(error: error)
-                    }
+                do {
+                    return .value(try transform(value))
+                } catch {
+                    return Promise(error: error)
                 }
-                let (rp, rpbox) = Promise<U>.makePending()
-                on.dispatch(flags: flags) {
-                    do {
-                        rpbox.settle(.fulfilled(try transform(value)))
-                    } catch {
-                        rpbox.settle(.rejected(error))
-                    }
-                }
-                return rp
             case .rejected(let error):
                 return Promise(error: error)
             }
         }
-        let (rp, rpbox) = Promise<U>.makePending()
-        guard let on else {
-            // Inline: a handler that captures no queue is smaller.
-            pipe { result in
-                switch result {
-                case .fulfilled(let value):
-                    do {
-                        rpbox.settle(.fulfilled(try transform(value)))
-                    } catch {
-                        rpbox.settle(.rejected(error))
-                    }
-                case .rejected(let error):
-                    rpbox.settle(.rejected(error))
-                }
-            }
-            return rp
-        }
-        pipe { result in
-            switch result {
-            case .fulfilled(let value):
-                on.dispatch(flags: flags) {
-                    do {
-                        rpbox.settle(.fulfilled(try transform(value)))
-                    } catch {
-                        rpbox.settle(.rejected(error))
-                    }
-                }
-            case .rejected(let error):
-                rpbox.settle(.rejected(error))
-            }
-        }
-        return rp
+        return chain(MapStep(queue: on, flags: flags, transform: transform))
     }
 
     /// Like `map`, but `nil` rejects with `PMKError.compactMap`.
@@ -129,70 +68,21 @@ extension Thenable {
     @inlinable
     @inline(never)
     public func done(on: DispatchQueue? = conf.Q.return, flags: DispatchWorkItemFlags? = nil, _ body: @escaping (T) throws -> Void) -> Promise<Void> {
-        // The same paths as `map`, written out: calling `map` with `body`
-        // converts it to `(T) throws -> U` in generic code, and the
-        // reabstraction thunk that needs cost an allocation and ~1,000
-        // instructions per pending promise (measured with callgrind).
-        if let result = sealedResult {
-            // Already resolved: see `map`.
+        if on == nil, let result = sealedResult {
+            // Already resolved, inline: see `map`.
             switch result {
             case .fulfilled(let value):
-                guard let on else {
-                    do {
-                        try body(value)
-                        return .value(())
-                    } catch {
-                        return Promise(error: error)
-                    }
+                do {
+                    try body(value)
+                    return .value(())
+                } catch {
+                    return Promise(error: error)
                 }
-                let (rp, rpbox) = Promise<Void>.makePending()
-                on.dispatch(flags: flags) {
-                    do {
-                        try body(value)
-                        rpbox.settle(.fulfilled(()))
-                    } catch {
-                        rpbox.settle(.rejected(error))
-                    }
-                }
-                return rp
             case .rejected(let error):
                 return Promise(error: error)
             }
         }
-        let (rp, rpbox) = Promise<Void>.makePending()
-        guard let on else {
-            // Inline: a handler that captures no queue is smaller.
-            pipe { result in
-                switch result {
-                case .fulfilled(let value):
-                    do {
-                        try body(value)
-                        rpbox.settle(.fulfilled(()))
-                    } catch {
-                        rpbox.settle(.rejected(error))
-                    }
-                case .rejected(let error):
-                    rpbox.settle(.rejected(error))
-                }
-            }
-            return rp
-        }
-        pipe { result in
-            switch result {
-            case .fulfilled(let value):
-                on.dispatch(flags: flags) {
-                    do {
-                        try body(value)
-                        rpbox.settle(.fulfilled(()))
-                    } catch {
-                        rpbox.settle(.rejected(error))
-                    }
-                }
-            case .rejected(let error):
-                rpbox.settle(.rejected(error))
-            }
-        }
-        return rp
+        return chain(DoneStep(queue: on, flags: flags, body: body))
     }
 
     /// Runs `body` with the value and passes the value on; a thrown error

@@ -21,7 +21,7 @@ final class Collector<Value>: @unchecked Sendable {
     @usableFromInline
     func store(_ value: Value, at index: Int) -> [Value]? {
         var all: [Value]?
-        lock.withLock(announcing: Unmanaged.passUnretained(self).toOpaque()) { _ in
+        lock.withLock(announcing: Unmanaged.passUnretained(self).toOpaque()) {
             guard !finished else { return }
             values[index] = value
             remaining -= 1
@@ -37,7 +37,7 @@ final class Collector<Value>: @unchecked Sendable {
     /// Marks the collection failed; true for the first caller only.
     @usableFromInline
     func fail() -> Bool {
-        lock.withLock(announcing: Unmanaged.passUnretained(self).toOpaque()) { _ in
+        lock.withLock(announcing: Unmanaged.passUnretained(self).toOpaque()) {
             defer { finished = true }
             return !finished
         }
@@ -178,7 +178,7 @@ final class ConcurrentWhen<It: IteratorProtocol>: @unchecked Sendable where It.E
 
     /// Asks for `count` more elements to be started; pumps if no one is.
     func start(_ count: Int) {
-        let pump = lock.withLock(announcing: address) { _ -> Bool in
+        let pump = lock.withLock(announcing: address) { () -> Bool in
             wanted += count
             guard !pumping else { return false }
             pumping = true
@@ -189,13 +189,13 @@ final class ConcurrentWhen<It: IteratorProtocol>: @unchecked Sendable where It.E
             next.thenable.pipe { [self] result in
                 switch result {
                 case .fulfilled(let value):
-                    lock.withLock(announcing: address) { _ in
+                    lock.withLock(announcing: address) {
                         if !finished { values[next.index] = value }
                         running -= 1
                     }
                     start(1)
                 case .rejected(let error):
-                    let first = lock.withLock(announcing: address) { _ -> Bool in
+                    let first = lock.withLock(announcing: address) { () -> Bool in
                         defer { finished = true }
                         return !finished
                     }
@@ -211,7 +211,7 @@ final class ConcurrentWhen<It: IteratorProtocol>: @unchecked Sendable where It.E
     /// The next element to start; nil stops the pump (checked and cleared
     /// under the lock, so a request that comes after is pumped by its caller).
     func takeNext() -> (index: Int, thenable: It.Element)? {
-        lock.withLock(announcing: address) { _ in
+        lock.withLock(announcing: address) {
             guard wanted > 0, !finished, !exhausted else {
                 pumping = false
                 return nil
@@ -230,7 +230,7 @@ final class ConcurrentWhen<It: IteratorProtocol>: @unchecked Sendable where It.E
 
     func finishIfDone() {
         var all: [Value]?
-        lock.withLock(announcing: address) { _ in
+        lock.withLock(announcing: address) {
             guard !finished, exhausted, running == 0 else { return }
             finished = true
             all = values.map { $0.unsafelyUnwrapped }

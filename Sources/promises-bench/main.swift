@@ -14,7 +14,6 @@ import Foundation
 import Promises
 
 let operations = 200_000
-let rounds = 7
 let queue = DispatchQueue(label: "bench.serial")
 
 /// State touched by one thread at a time (the queue, or the main thread).
@@ -170,21 +169,31 @@ func bytesChainLink() -> Double {
 conf.logHandler = { _ in }
 conf.leakHandler = { _ in }
 
-let only = ProcessInfo.processInfo.environment["BENCH_ONLY"]
-let cases: [(group: String, run: () -> Double)] = [
-    ("raw", rawChained),
-    ("raw", rawEnqueued),
-    ("queue", { mapChain(on: queue) }),
-    ("queue", { mapResolved(on: queue) }),
-    ("inline", { mapChain(on: nil) }),
-    ("inline", { mapResolved(on: nil) }),
+// BENCH_ONLY=prefix runs only the cases whose name starts with it (for
+// profilers); BENCH_ROUNDS sets the number of rounds.
+let environment = ProcessInfo.processInfo.environment
+let only = environment["BENCH_ONLY"]
+let rounds = environment["BENCH_ROUNDS"].flatMap(Int.init) ?? 7
+let cases: [(name: String, run: () -> Double)] = [
+    ("raw-chained", rawChained),
+    ("raw-enqueued", rawEnqueued),
+    ("queue-chain", { mapChain(on: queue) }),
+    ("queue-resolved", { mapResolved(on: queue) }),
+    ("inline-chain", { mapChain(on: nil) }),
+    ("inline-resolved", { mapResolved(on: nil) }),
     ("pending", pendingDoneFulfil),
 ]
 var best = [Double](repeating: .infinity, count: cases.count)
 for _ in 0..<rounds {
-    for (index, entry) in cases.enumerated() where only == nil || only == entry.group {
+    for (index, entry) in cases.enumerated() where only.map(entry.name.hasPrefix) ?? true {
         best[index] = min(best[index], entry.run())
     }
+}
+if only != nil {
+    for (index, entry) in cases.enumerated() where best[index].isFinite {
+        print("\(entry.name): \(String(format: "%.1f", best[index])) ns")
+    }
+    exit(0)
 }
 let (chained, enqueued, mapQueueChain, mapQueueResolved, mapInlineChain, mapInlineResolved, pendingDone) =
     (best[0], best[1], best[2], best[3], best[4], best[5], best[6])
