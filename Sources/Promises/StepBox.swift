@@ -10,14 +10,8 @@ protocol Step: SendableMetatype {
     /// What the step's box is sealed with (`Result<U>` for a promise).
     associatedtype Sealed
 
-    /// The value, from when it arrives until the body takes it.
-    var input: Input? { get set }
-    /// Where the body runs.
-    var target: QueueReference { get }
-    /// The `DispatchWorkItemFlags`' raw value (nil is `[]`, which Dispatch
-    /// treats alike). Stored raw: Dispatch's own struct is resilient, so
-    /// every copy of it goes through a value witness.
-    var flags: UInt { get }
+    /// Where the body runs, and the value once it arrives.
+    var hop: Hop<Input> { get set }
 
     /// Takes the body (so that what it captured is released once it has
     /// run, as when a handler is dropped) and runs it with `input`; seals
@@ -54,7 +48,7 @@ final class StepBox<S: Step>: EmptyBox<Sealant<S.Sealed>>, @unchecked Sendable {
     var step: S
 
     @inlinable
-    init(_ step: S) {
+    init(_ step: consuming S) {
         self.step = step
         super.init()
     }
@@ -62,17 +56,17 @@ final class StepBox<S: Step>: EmptyBox<Sealant<S.Sealed>>, @unchecked Sendable {
     /// The handler for the source's value: runs the step, on its queue.
     @inlinable
     func receive(_ value: S.Input) {
-        step.input = value
+        step.hop.input = value
         start()
     }
 
-    /// Runs the step, on its queue, with the value already in `step.input`.
+    /// Runs the step, on its queue, with the value already in `step.hop`.
     @inlinable
     func start() {
-        if let queue = step.target.queue {
+        if let queue = step.hop.target.queue {
             // The box is `Sendable`, so this closure is too: no cast (see
             // `DispatchQueue.dispatch`), and its context is the box itself.
-            queue.async(flags: DispatchWorkItemFlags(rawValue: step.flags)) { self.fire() }
+            queue.async(flags: DispatchWorkItemFlags(rawValue: step.hop.flags)) { self.fire() }
         } else {
             fire()
         }
@@ -81,7 +75,7 @@ final class StepBox<S: Step>: EmptyBox<Sealant<S.Sealed>>, @unchecked Sendable {
     /// Runs the body with the stored value.
     @inlinable
     func fire() {
-        let input = step.input.take().unsafelyUnwrapped
+        let input = step.hop.input.take().unsafelyUnwrapped
         step.run(input, sealing: self)
     }
 
@@ -96,21 +90,15 @@ final class StepBox<S: Step>: EmptyBox<Sealant<S.Sealed>>, @unchecked Sendable {
 /// `map`'s step: seals the box with the transform's result.
 @usableFromInline
 struct MapStep<T, U>: Step {
-    // Field order keeps the box of a small `T` in a 96-byte malloc chunk.
     @usableFromInline
     var transform: ((T) throws -> U)?
     @usableFromInline
-    let target: QueueReference
-    @usableFromInline
-    let flags: UInt
-    @usableFromInline
-    var input: T?
+    var hop: Hop<T>
 
     @inlinable
     init(queue: DispatchQueue?, flags: DispatchWorkItemFlags?, transform: @escaping (T) throws -> U) {
         self.transform = transform
-        self.target = QueueReference(queue)
-        self.flags = flags?.rawValue ?? 0
+        hop = Hop(queue: queue, flags: flags)
     }
 
     @inlinable
@@ -139,17 +127,12 @@ struct DoneStep<T>: Step {
     @usableFromInline
     var body: ((T) throws -> Void)?
     @usableFromInline
-    let target: QueueReference
-    @usableFromInline
-    let flags: UInt
-    @usableFromInline
-    var input: T?
+    var hop: Hop<T>
 
     @inlinable
     init(queue: DispatchQueue?, flags: DispatchWorkItemFlags?, body: @escaping (T) throws -> Void) {
         self.body = body
-        self.target = QueueReference(queue)
-        self.flags = flags?.rawValue ?? 0
+        hop = Hop(queue: queue, flags: flags)
     }
 
     @inlinable
@@ -175,17 +158,12 @@ struct ThenStep<T, U: Thenable>: Step {
     @usableFromInline
     var body: ((T) throws -> U)?
     @usableFromInline
-    let target: QueueReference
-    @usableFromInline
-    let flags: UInt
-    @usableFromInline
-    var input: T?
+    var hop: Hop<T>
 
     @inlinable
     init(queue: DispatchQueue?, flags: DispatchWorkItemFlags?, body: @escaping (T) throws -> U) {
         self.body = body
-        self.target = QueueReference(queue)
-        self.flags = flags?.rawValue ?? 0
+        hop = Hop(queue: queue, flags: flags)
     }
 
     @inlinable
@@ -214,7 +192,7 @@ extension Thenable {
     /// The promise an operator returns: its box runs `step` with this
     /// thenable's value once there is one, or passes a rejection on.
     @inlinable
-    func chain<S: Step, U>(_ step: S) -> Promise<U> where S.Input == T, S.Sealed == Result<U> {
+    func chain<S: Step, U>(_ step: consuming S) -> Promise<U> where S.Input == T, S.Sealed == Result<U> {
         let box = StepBox(step)
         if let result = sealedResult {
             // Already resolved: no handler to store.
@@ -237,6 +215,29 @@ extension StepBox {
         case .rejected(let error):
             pass(.rejected(error))
         }
+    }
+}
+
+/// What every `Step` keeps beside its body: where the body runs and, from
+/// when it arrives until the body takes it, the value. After the body (16
+/// bytes), this keeps the box of a small `Input` in a 96-byte malloc chunk.
+@usableFromInline
+struct Hop<Input> {
+    /// Where the body runs.
+    @usableFromInline
+    let target: QueueReference
+    /// The `DispatchWorkItemFlags`' raw value (nil is `[]`, which Dispatch
+    /// treats alike). Stored raw: Dispatch's own struct is resilient, so
+    /// every copy of it goes through a value witness.
+    @usableFromInline
+    let flags: UInt
+    @usableFromInline
+    var input: Input?
+
+    @inlinable
+    init(queue: DispatchQueue?, flags: DispatchWorkItemFlags?) {
+        target = QueueReference(queue)
+        self.flags = flags?.rawValue ?? 0
     }
 }
 
