@@ -87,7 +87,11 @@ import Testing
         let ranAt = Double(detail.resultText?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "0") ?? 0
         let delay = ranAt / 1e9 - submitted.timeIntervalSince1970
         #expect(delay >= 0.69, "not before its run_at: \(delay)")
-        #expect(delay < 3, "on time, not at the next poll (an hour away): \(delay)")
+        // The next poll is an hour away, and `resolved(within: 10s)` above
+        // would already have failed waiting for it. The bound is loose
+        // because the whole suite runs in parallel on two cores: a CI run
+        // with a profiler beside it saw 3.3 s.
+        #expect(delay < 8, "on time, not at the next poll (an hour away): \(delay)")
         await harness.stop()
     }
 
