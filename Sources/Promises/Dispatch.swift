@@ -35,9 +35,10 @@ extension DispatchQueue {
         // `@Sendable` is a compile-time promise only; the promise itself is
         // PromiseKit's contract, stated above. The closure is made a block
         // here (Dispatch takes blocks) and the block cast: a block is one
-        // object pointer, so the cast is free. Casting the Swift closure
-        // instead goes through the generic abstraction of `unsafeBitCast`,
-        // which costs two reabstraction thunks — two allocations a hop.
+        // object pointer, so the cast allocates nothing (it may retain the
+        // block once). Casting the Swift closure instead goes through the
+        // generic abstraction of `unsafeBitCast`, which costs two
+        // reabstraction thunks — two allocations a hop.
         let block: @convention(block) () -> Void = body
         let work = unsafeBitCast(block, to: (@convention(block) @Sendable () -> Void).self)
         if let flags {
