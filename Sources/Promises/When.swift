@@ -135,13 +135,8 @@ public func when<It: IteratorProtocol>(fulfilled promiseIterator: It, concurrent
         return Promise(error: PMKError.badInput)
     }
     let run = ConcurrentWhen(promiseIterator)
-    // Read before starting: the lock holds a zero-sized value whose address
-    // is that of `promise`, and ThreadSanitizer counts each `withLock` on
-    // another thread as a write there. A read after `start` released the
-    // lock would be reported as a race (a false one: nothing is written).
-    let promise = run.promise
     run.start(concurrently)
-    return promise
+    return run.promise
 }
 
 /// The state of one `when(fulfilled:concurrently:)`.
