@@ -108,11 +108,11 @@ final class HandlerList<R> {
 /// call on a generic class reaches the unspecialised code, which looks up
 /// generic metadata at run time and costs several times a dispatch hop.
 @usableFromInline
-class Box<T>: @unchecked Sendable {
+class Box<T>: QueueWork, @unchecked Sendable {
     // @unchecked Sendable: the base class has no state; see the subclasses.
 
     @usableFromInline
-    init() {}
+    override init() {}
 }
 
 extension Box {
