@@ -173,7 +173,7 @@ conf.leakHandler = { _ in }
 // profilers); BENCH_ROUNDS sets the number of rounds.
 let environment = ProcessInfo.processInfo.environment
 let only = environment["BENCH_ONLY"]
-let rounds = environment["BENCH_ROUNDS"].flatMap(Int.init) ?? 7
+let rounds = environment["BENCH_ROUNDS"].flatMap(Int.init) ?? 15
 let cases: [(name: String, run: () -> Double)] = [
     ("raw-chained", rawChained),
     ("raw-enqueued", rawEnqueued),
@@ -183,20 +183,29 @@ let cases: [(name: String, run: () -> Double)] = [
     ("inline-resolved", { mapResolved(on: nil) }),
     ("pending", pendingDoneFulfil),
 ]
-var best = [Double](repeating: .infinity, count: cases.count)
+// times[case][round]
+var times = [[Double]](repeating: [], count: cases.count)
 for _ in 0..<rounds {
     for (index, entry) in cases.enumerated() where only.map(entry.name.hasPrefix) ?? true {
-        best[index] = min(best[index], entry.run())
+        times[index].append(entry.run())
     }
 }
+let best = times.map { $0.min() ?? .infinity }
 if only != nil {
     for (index, entry) in cases.enumerated() where best[index].isFinite {
         print("\(entry.name): \(String(format: "%.1f", best[index])) ns")
     }
     exit(0)
 }
-let (chained, enqueued, mapQueueChain, mapQueueResolved, mapInlineChain, mapInlineResolved, pendingDone) =
-    (best[0], best[1], best[2], best[3], best[4], best[5], best[6])
+
+/// The median over rounds of (case ÷ baseline in the same round): a second
+/// view of the ratio, less moved by one lucky or unlucky round than the
+/// ratio of the bests.
+@MainActor
+func medianRatio(_ index: Int, _ baseline: Int) -> Double {
+    let ratios = zip(times[index], times[baseline]).map { $0 / $1 }.sorted()
+    return ratios[ratios.count / 2]
+}
 let pendingBytes = bytesPendingWithHandler()
 let linkBytes = bytesChainLink()
 
@@ -206,22 +215,25 @@ func cell(_ text: String, _ width: Int) -> String {
 func fixed(_ value: Double, _ digits: Int) -> String {
     String(format: "%.\(digits)f", value)
 }
-func row(_ name: String, _ ns: Double, _ baseline: Double, _ baselineName: String, target: Double) {
-    let ratio = ns / baseline
+@MainActor
+func row(_ name: String, _ index: Int, baseline: Int, target: Double) {
+    let ratio = best[index] / best[baseline]
     let verdict = ratio <= target ? "ok" : "MISSED"
-    print(cell(name, 46) + cell(fixed(ns, 1) + " ns", 12)
-          + cell(fixed(ratio, 2) + "× " + baselineName, 18) + "target ≤ \(target)×  " + verdict)
+    print(cell(name, 46) + cell(fixed(best[index], 1) + " ns", 12)
+          + cell(fixed(ratio, 2) + "× " + cases[baseline].name.dropFirst(4), 18)
+          + cell("(median " + fixed(medianRatio(index, baseline), 2) + "×)", 17)
+          + "target ≤ \(target)×  " + verdict)
 }
 
 print("Promises benchmark: \(operations) operations a case, best of \(rounds) interleaved rounds")
-print(cell("raw hop, enqueued (queue.async from a thread)", 46) + fixed(enqueued, 1) + " ns")
-print(cell("raw hop, chained (100-hop chains)", 46) + fixed(chained, 1) + " ns")
+print(cell("raw hop, enqueued (queue.async from a thread)", 46) + fixed(best[1], 1) + " ns")
+print(cell("raw hop, chained (100-hop chains)", 46) + fixed(best[0], 1) + " ns")
 print("")
-row("map(on: serialQueue), on a resolved promise", mapQueueResolved, enqueued, "enqueued", target: 1.5)
-row("map(on: serialQueue), 100-hop chains, per hop", mapQueueChain, chained, "chained", target: 1.5)
-row("map(on: nil), on a resolved promise", mapInlineResolved, enqueued, "enqueued", target: 0.3)
-row("map(on: nil), 100-hop pending chains, per hop", mapInlineChain, enqueued, "enqueued", target: 0.3)
-row("pending() + done(on: nil) + fulfil", pendingDone, enqueued, "enqueued", target: 1.0)
+row("map(on: serialQueue), on a resolved promise", 3, baseline: 1, target: 1.5)
+row("map(on: serialQueue), 100-hop chains, per hop", 2, baseline: 0, target: 1.5)
+row("map(on: nil), on a resolved promise", 5, baseline: 1, target: 0.3)
+row("map(on: nil), 100-hop pending chains, per hop", 4, baseline: 1, target: 0.3)
+row("pending() + done(on: nil) + fulfil", 6, baseline: 1, target: 1.0)
 print("")
 print(cell("pending() + resolver + 1 capturing handler", 46) + fixed(pendingBytes, 0) + " bytes   target ≤ 150  "
       + (pendingBytes <= 150 ? "ok" : "MISSED"))
