@@ -72,7 +72,7 @@ final class StepBox<S: Step>: EmptyBox<Sealant<S.Sealed>>, @unchecked Sendable {
     /// allocation per hop.)
     @usableFromInline
     override func run() {
-        guard let work = queued else { return }
+        guard let work = queued else { preconditionFailure("Promises: a queued box ran twice") }
         queued = nil
         work()
     }
@@ -134,7 +134,8 @@ struct MapStep<T, U>: Step {
 
     @inlinable
     mutating func run(_ input: T, sealing box: EmptyBox<Sealant<Result<U>>>) {
-        let transform = self.transform.take().unsafelyUnwrapped
+        guard let transform = self.transform else { preconditionFailure("Promises: a step ran twice") }
+        self.transform = nil
         do {
             box.settle(.fulfilled(try transform(input)))
         } catch {
@@ -168,7 +169,8 @@ struct DoneStep<T>: Step {
 
     @inlinable
     mutating func run(_ input: T, sealing box: EmptyBox<Sealant<Result<Void>>>) {
-        let body = self.body.take().unsafelyUnwrapped
+        guard let body = self.body else { preconditionFailure("Promises: a step ran twice") }
+        self.body = nil
         do {
             try body(input)
             box.settle(.fulfilled(()))
@@ -199,7 +201,8 @@ struct ThenStep<T, U: Thenable>: Step {
 
     @inlinable
     mutating func run(_ input: T, sealing box: EmptyBox<Sealant<Result<U.T>>>) {
-        let body = self.body.take().unsafelyUnwrapped
+        guard let body = self.body else { preconditionFailure("Promises: a step ran twice") }
+        self.body = nil
         do {
             let rv = try body(input)
             // A body returning the very promise `then` returned would wait

@@ -82,27 +82,7 @@ extension Thenable {
                 return Promise(error: error)
             }
         }
-        guard on == nil else {
-            return chain(DoneStep(queue: on, flags: flags, body: body))
-        }
-        // Inline on a pending promise: a handler closure and a plain box
-        // cost fewer instructions here than a `StepBox` (~260 fewer for
-        // `pending()` + `done(on: nil)` + fulfil, measured with callgrind).
-        let (rp, rpbox) = Promise<Void>.makePending()
-        pipe { result in
-            switch result {
-            case .fulfilled(let value):
-                do {
-                    try body(value)
-                    rpbox.settle(.fulfilled(()))
-                } catch {
-                    rpbox.settle(.rejected(error))
-                }
-            case .rejected(let error):
-                rpbox.settle(.rejected(error))
-            }
-        }
-        return rp
+        return chain(DoneStep(queue: on, flags: flags, body: body))
     }
 
     /// Runs `body` with the value and passes the value on; a thrown error
