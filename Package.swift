@@ -25,7 +25,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
     ],
     targets: [
-        .target(name: "Promises", swiftSettings: strict),
+        // Weak ThreadSanitizer hooks and a thread-local pointer (Swift has neither).
+        .target(name: "CPromisesSupport"),
+        .target(name: "Promises", dependencies: ["CPromisesSupport"], swiftSettings: strict),
         .testTarget(name: "PromisesTests", dependencies: ["Promises"], swiftSettings: strict),
         // PromiseKit 8 client code as it is written: Swift 5 mode, no upcoming features.
         .testTarget(name: "PromisesCompatTests", dependencies: ["Promises"], swiftSettings: [.swiftLanguageMode(.v5)]),

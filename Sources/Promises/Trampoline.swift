@@ -1,3 +1,5 @@
+import CPromisesSupport
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -162,23 +164,36 @@ final class ThreadDrainState {
         runQueue(atDepth: 1)
     }
 
+    /// Frees a thread's state when the thread exits.
     private static let key: pthread_key_t = {
         var key = pthread_key_t()
         let status = pthread_key_create(&key) { pointer in
             guard let pointer else { return }
+            // Runs on the exiting thread: anything it still does with
+            // promises makes a new state (and glibc calls this again).
+            promises_thread_state_set(nil)
             Unmanaged<ThreadDrainState>.fromOpaque(pointer).release()
         }
         precondition(status == 0, "Promises: pthread_key_create failed (\(status))")
         return key
     }()
 
-    /// This thread's state, made on first use. Unmanaged: the pthread key
-    /// owns it, so reaching it costs no retain or release.
+    /// This thread's state, made on first use. Unmanaged: the thread owns
+    /// it, so reaching it costs no retain or release. Kept in a C
+    /// thread-local variable (a load), and under a pthread key only so that
+    /// it is freed when the thread exits.
+    @usableFromInline
     static var current: Unmanaged<ThreadDrainState> {
-        if let pointer = pthread_getspecific(key) {
+        if let pointer = promises_thread_state_get() {
             return Unmanaged<ThreadDrainState>.fromOpaque(pointer)
         }
+        return makeCurrent()
+    }
+
+    @inline(never)
+    private static func makeCurrent() -> Unmanaged<ThreadDrainState> {
         let state = Unmanaged.passRetained(ThreadDrainState())
+        promises_thread_state_set(state.toOpaque())
         pthread_setspecific(key, state.toOpaque())
         return state
     }

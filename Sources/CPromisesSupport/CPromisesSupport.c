@@ -1,0 +1,3 @@
+#include "CPromisesSupport.h"
+
+__thread void *promises_thread_state __attribute__((tls_model("initial-exec"))) = 0;
