@@ -13,20 +13,6 @@ struct UncheckedSendable<Value>: @unchecked Sendable {
     init(_ value: Value) { self.value = value }
 }
 
-extension Optional where Wrapped == DispatchQueue {
-    /// Runs `body` on the queue, or inline when the queue is `nil`.
-    @inlinable
-    @inline(__always)
-    func async(flags: DispatchWorkItemFlags?, _ body: @escaping () -> Void) {
-        switch self {
-        case .none:
-            body()
-        case .some(let queue):
-            queue.dispatch(flags: flags, body)
-        }
-    }
-}
-
 extension DispatchQueue {
     /// Runs `body` on the queue. `body` need not be `@Sendable`: handler
     /// bodies go to the queue their caller chose, as in PromiseKit.

@@ -182,7 +182,6 @@ final class ThreadDrainState {
     /// it, so reaching it costs no retain or release. Kept in a C
     /// thread-local variable (a load), and under a pthread key only so that
     /// it is freed when the thread exits.
-    @usableFromInline
     static var current: Unmanaged<ThreadDrainState> {
         if let pointer = promises_thread_state_get() {
             return Unmanaged<ThreadDrainState>.fromOpaque(pointer)
