@@ -25,7 +25,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
     ],
     targets: [
-        // Weak ThreadSanitizer hooks and a thread-local pointer (Swift has neither).
+        // A thread-local pointer (Swift has no thread-local variables).
         .target(name: "CPromisesSupport"),
         .target(name: "Promises", dependencies: ["CPromisesSupport"], swiftSettings: strict),
         .testTarget(name: "PromisesTests", dependencies: ["Promises"], swiftSettings: strict),
