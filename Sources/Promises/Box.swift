@@ -198,9 +198,9 @@ final class SealedBox<T>: Box<T>, @unchecked Sendable {
 /// metadata the class carries as its own generic argument.
 @usableFromInline
 class EmptyBox<State: SealantStorage>: Box<State.Value>, @unchecked Sendable {
-    // @unchecked Sendable: `state` and `flags` are read and written only
-    // inside `lock.withLock`, except by `deinit`, when no other reference
-    // exists.
+    // @unchecked Sendable: `state` is read and written only inside
+    // `lock.withLock`, except by `deinit`, when no other reference exists;
+    // `flags` is atomic, and written only inside `lock.withLock`.
     @usableFromInline
     typealias T = State.Value
 
@@ -208,7 +208,7 @@ class EmptyBox<State: SealantStorage>: Box<State.Value>, @unchecked Sendable {
     // in what would be padding, then the 4-byte lock — 40 bytes, a 48-byte
     // malloc chunk. Another order costs a 64-byte chunk. Exclusivity is
     // guaranteed by `lock`, so the runtime's dynamic check (a thread-local
-    // lookup per access) is switched off for these fields.
+    // lookup per access) is switched off for the state.
     @usableFromInline
     @exclusivity(unchecked)
     final var state: State = State(.pending(Handlers()))
@@ -223,9 +223,16 @@ class EmptyBox<State: SealantStorage>: Box<State.Value>, @unchecked Sendable {
     /// Bits that need no knowledge of `T`, so that deinitializers can read
     /// them cheaply: the `LocationTable` id of the call site that made the
     /// box (0 inside chains), and the `BoxFlags`.
+    ///
+    /// Written only under `lock` (and by the initializer), but atomic so
+    /// that it can be read without the lock: the sealed bit is stored
+    /// (releasing) after the value, and never cleared, so a reader that sees
+    /// it set knows the box is sealed — `isPending` in a resolver's
+    /// deinitializer costs a load, not a lock. On x86-64 and arm64 these
+    /// loads and stores are plain moves; a 2-byte atomic packs as a plain
+    /// `UInt16` does.
     @usableFromInline
-    @exclusivity(unchecked)
-    final var flags: UInt16
+    final let flags: Atomic<UInt16>
 
     @usableFromInline
     final let lock = Mutex<Void>(())
@@ -238,34 +245,46 @@ class EmptyBox<State: SealantStorage>: Box<State.Value>, @unchecked Sendable {
 
     @inlinable
     override init() {
-        flags = 0
+        flags = Atomic(0)
     }
 
     /// A box made at `file:line`; `reportsLeak` for a guarantee's box,
     /// which has no resolver object to notice the leak.
     @inlinable
     init(file: StaticString, line: UInt, reportsLeak: Bool = false) {
-        flags = UInt16(truncatingIfNeeded: ThreadDrainState.locationID(file: file, line: line)) | (reportsLeak ? BoxFlags.reportsLeak : 0)
+        flags = Atomic(UInt16(truncatingIfNeeded: ThreadDrainState.locationID(file: file, line: line)) | (reportsLeak ? BoxFlags.reportsLeak : 0))
     }
 
     deinit {
-        if flags & (BoxFlags.reportsLeak | BoxFlags.sealed) == BoxFlags.reportsLeak {
+        if flags.load(ordering: .relaxed) & (BoxFlags.reportsLeak | BoxFlags.sealed) == BoxFlags.reportsLeak {
             conf.report(LeakReport(event: .pendingGuaranteeDeallocated, location: location, rejecter: nil))
         }
     }
 
-    /// Where the box was made, if a caller said so.
+    /// Where the box was made, if a caller said so. (The id is written
+    /// before the box is shared and never changes.)
     @usableFromInline
     final var location: SourceLocation {
-        let id = lock.withLock(announcing: address) { flags & BoxFlags.locationMask }
-        return LocationTable.location(of: UInt32(id))
+        LocationTable.location(of: UInt32(flags.load(ordering: .relaxed) & BoxFlags.locationMask))
     }
 
-    /// Whether the box is still pending. Reads no `T`-typed state, for
-    /// deinitializers.
+    /// Whether the box is still pending, without the lock: for a resolver's
+    /// deinitializer, when nothing else can be sealing the box. Reads no
+    /// `T`-typed state.
     @usableFromInline
     final var isPending: Bool {
-        lock.withLock(announcing: address) { flags & BoxFlags.sealed == 0 }
+        flags.load(ordering: .acquiring) & BoxFlags.sealed == 0
+    }
+
+    /// Sets the sealed bit. Called by the one thread that sealed the box,
+    /// after it unlocks (inside the lock, the atomic store would keep the
+    /// optimiser from turning the copy of the handlers and the release of
+    /// the old state into a move: a retain and a release more). The location
+    /// bits never change after `init`, so this is the only writer: a load
+    /// and a store do.
+    @inlinable
+    final func markSealed() {
+        flags.store(flags.load(ordering: .relaxed) | BoxFlags.sealed, ordering: .releasing)
     }
 
     @inlinable
@@ -278,16 +297,20 @@ class EmptyBox<State: SealantStorage>: Box<State.Value>, @unchecked Sendable {
     @inlinable
     final func withSealant(_ body: (inout Sealant<T>) -> Void) {
         var resolved: Sealant<T>?
+        var sealedNow = false
         lock.withLock(announcing: address) {
             switch sealant {
             case .pending:
                 body(&sealant)
                 if case .resolved = sealant {
-                    flags |= BoxFlags.sealed
+                    sealedNow = true
                 }
             case .resolved:
                 resolved = sealant
             }
+        }
+        if sealedNow {
+            markSealed()
         }
         if var resolved {
             body(&resolved)
@@ -297,11 +320,15 @@ class EmptyBox<State: SealantStorage>: Box<State.Value>, @unchecked Sendable {
     @inlinable
     final func settle(_ value: T) {
         var handlers: Handlers<T>?
+        var sealedNow = false
         lock.withLock(announcing: address) {
             guard case .pending(let waiting) = sealant else { return }
             handlers = waiting
             sealant = .resolved(value)
-            flags |= BoxFlags.sealed
+            sealedNow = true
+        }
+        if sealedNow {
+            markSealed()
         }
         if let handlers, !handlers.isEmpty {
             Trampoline.run(handlers, with: value)
