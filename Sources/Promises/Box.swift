@@ -19,6 +19,23 @@ protocol SealantStorage {
     var sealant: Sealant<Value> { get set }
 }
 
+extension Sealant {
+    /// Resolves a pending sealant with `value` and returns the handlers it
+    /// held. The handlers are moved out (swapped, not copied), so each
+    /// handler is still referenced once when it is called.
+    @inlinable
+    mutating func resolve(with value: R) -> Handlers<R> {
+        var old = Sealant.resolved(value)
+        swap(&self, &old)
+        switch old {
+        case .pending(let handlers):
+            return handlers
+        case .resolved:
+            preconditionFailure("Promises: resolve(with:) on a resolved sealant")
+        }
+    }
+}
+
 extension Sealant: SealantStorage {
     @usableFromInline
     typealias Value = R
@@ -73,8 +90,12 @@ struct Handlers<R> {
         }
     }
 
+    /// Calls the bodies. Consuming, so that a body is called through the
+    /// one reference the list had, not a copy: the box a step's handler
+    /// captures is then held once while its step runs (see
+    /// `EmptyBox.isSoleReference`).
     @inlinable
-    func callAll(with value: R) {
+    consuming func callAll(with value: R) {
         switch storage {
         case .none:
             break
@@ -317,20 +338,66 @@ class EmptyBox<State: SealantStorage>: Box<State.Value>, @unchecked Sendable {
         }
     }
 
+    /// Whether the caller holds the only strong reference to the box.
+    ///
+    /// If so, no other thread can reach the box, now or later — a new
+    /// reference can only be copied from an existing one — so the box can
+    /// be sealed without its lock. That is common: the box of a step whose
+    /// promise the caller dropped (`_ = p.done { … }`, or any link inside
+    /// `a.map { … }.done { … }`) is held only by the handler that is
+    /// running its step. The runtime's check loads the reference count with
+    /// acquiring order, and the last release by another thread was a
+    /// releasing decrement, so what that thread wrote is visible.
+    ///
+    /// `isKnownUniquelyReferenced` needs an `inout` reference, and a copy
+    /// of `self` would be a second reference (and a retain): the check is
+    /// made on an unretained copy of the pointer, rebound in place.
+    @inlinable
+    final var isSoleReference: Bool {
+        var unretained = Unmanaged.passUnretained(self)
+        return withUnsafeMutablePointer(to: &unretained) { pointer in
+            pointer.withMemoryRebound(to: EmptyBox.self, capacity: 1) {
+                isKnownUniquelyReferenced(&$0.pointee)
+            }
+        }
+    }
+
     @inlinable
     final func settle(_ value: T) {
-        var handlers: Handlers<T>?
+        if isSoleReference {
+            settleAlone(value)
+            return
+        }
+        var handlers = Handlers<T>()
         var sealedNow = false
         lock.withLock(announcing: address) {
-            guard case .pending(let waiting) = sealant else { return }
-            handlers = waiting
-            sealant = .resolved(value)
+            guard case .pending = sealant else { return }
+            handlers = sealant.resolve(with: value)
             sealedNow = true
         }
         if sealedNow {
             markSealed()
         }
-        if let handlers, !handlers.isEmpty {
+        if !handlers.isEmpty {
+            Trampoline.run(consume handlers, with: value)
+        }
+    }
+
+    /// `settle` for a box no other reference reaches (see
+    /// `isSoleReference`): no lock. The hand-off is still announced to
+    /// ThreadSanitizer, which does not see the reference count's ordering.
+    @inlinable
+    final func settleAlone(_ value: T) {
+        let tsan = TSan.runtime
+        if let acquire = tsan.acquire { acquire(address) }
+        guard case .pending = sealant else {
+            if let release = tsan.release { release(address) }
+            return
+        }
+        let handlers = sealant.resolve(with: value)
+        if let release = tsan.release { release(address) }
+        markSealed()
+        if !handlers.isEmpty {
             Trampoline.run(handlers, with: value)
         }
     }

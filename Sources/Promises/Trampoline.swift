@@ -33,13 +33,17 @@ enum Trampoline {
     static let maxDepth = 32
 
     @inlinable
-    static func run<R>(_ handlers: Handlers<R>, with value: R) {
+    static func run<R>(_ handlers: consuming Handlers<R>, with value: R) {
         let state = enter()
         if let state {
             handlers.callAll(with: value)
             leave(state)
         } else {
-            postpone { handlers.callAll(with: value) }
+            let later = copy handlers
+            postpone {
+                let bodies = later
+                bodies.callAll(with: value)
+            }
         }
     }
 
