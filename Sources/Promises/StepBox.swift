@@ -227,6 +227,12 @@ extension Thenable {
     /// thenable's value once there is one, or passes a rejection on.
     @inlinable
     func chain<S: Step, U>(_ step: consuming S) -> Promise<U> where S.Input == T, S.Sealed == Result<U> {
+        Promise(box: chainBox(step))
+    }
+
+    /// The box of the promise `chain` returns.
+    @inlinable
+    func chainBox<S: Step, U>(_ step: consuming S) -> Box<Result<U>> where S.Input == T, S.Sealed == Result<U> {
         let box = StepBox(step)
         if let result = sealedResult {
             // Already resolved: no handler to store.
@@ -234,7 +240,7 @@ extension Thenable {
         } else {
             pipe { box.take($0) }
         }
-        return Promise(box: box)
+        return box
     }
 }
 
