@@ -81,7 +81,12 @@ enum DirectDispatch {
     static func enqueue(_ work: QueueWork, on queue: OpaquePointer) {
         #if canImport(CDispatch)
         dispatch_async_f(queue, Unmanaged.passUnretained(work).toOpaque()) { context in
-            Unmanaged<QueueWork>.fromOpaque(context.unsafelyUnwrapped).takeUnretainedValue().run()
+            // Without a retain: `run()` keeps the work alive itself for as
+            // long as it needs it (a `StepBox` holds itself until `run()`
+            // takes that hold, and lets go only when its step is done). A
+            // retain here would make the box look shared to its own step,
+            // which then could not seal it without the lock.
+            Unmanaged<QueueWork>.fromOpaque(context.unsafelyUnwrapped)._withUnsafeGuaranteedRef { $0.run() }
         }
         #else
         preconditionFailure("DirectDispatch.enqueue without a queue from cQueue(of:)")

@@ -170,7 +170,8 @@ conf.logHandler = { _ in }
 conf.leakHandler = { _ in }
 
 // BENCH_ONLY=prefix runs only the cases whose name starts with it (for
-// profilers); BENCH_ROUNDS sets the number of rounds.
+// profilers); BENCH_ROUNDS sets the number of rounds; BENCH_VERBOSE=1
+// prints every round's time too.
 let environment = ProcessInfo.processInfo.environment
 let only = environment["BENCH_ONLY"]
 let rounds = environment["BENCH_ROUNDS"].flatMap(Int.init) ?? 15
@@ -191,6 +192,12 @@ for _ in 0..<rounds {
     }
 }
 let best = times.map { $0.min() ?? .infinity }
+if environment["BENCH_VERBOSE"] != nil {
+    // Every round of every case, fastest first: how much a case moves.
+    for (index, entry) in cases.enumerated() where !times[index].isEmpty {
+        print(entry.name + ": " + times[index].sorted().map { String(format: "%.0f", $0) }.joined(separator: " "))
+    }
+}
 if only != nil {
     for (index, entry) in cases.enumerated() where best[index].isFinite {
         print("\(entry.name): \(String(format: "%.1f", best[index])) ns")
