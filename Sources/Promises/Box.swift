@@ -184,7 +184,7 @@ extension Box {
     /// Adds `handler` to run when the box is sealed, or runs it now if the
     /// box is already sealed (outside any lock).
     @inlinable
-    func pipe(_ handler: @escaping (T) -> Void) {
+    func pipe(_ handler: consuming @escaping (T) -> Void) {
         if let empty {
             empty.attach(handler)
         } else {

@@ -237,6 +237,11 @@ extension Thenable {
         if let result = sealedResult {
             // Already resolved: no handler to store.
             box.take(result)
+        } else if let promise = self as? Promise<T> {
+            // Straight to the box, which takes the handler as it is (the
+            // protocol's `pipe(to:)` borrows it, and storing it then costs
+            // a retain and a release more).
+            promise.box.pipe { box.take($0) }
         } else {
             pipe { box.take($0) }
         }

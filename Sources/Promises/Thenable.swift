@@ -25,30 +25,51 @@ public protocol Thenable: AnyObject {
 extension Thenable {
     /// Runs `body` with the value, and resolves as the thenable it returns
     /// does. Runs on `conf.Q.map` by default; `on: nil` runs inline.
+    ///
+    /// `then`, `map` and `done` make their promise here, in the caller's
+    /// code, and the rest out of line: a caller that drops the promise
+    /// (`_ = p.done { … }`) lets the optimiser drop its allocation too, and
+    /// the body is handed over, not copied (a retain and a release less).
+    /// There is no switch in these bodies to splice (see the note at the top
+    /// of this file).
+    @inlinable
+    @inline(__always)
+    public func then<U: Thenable>(on: DispatchQueue? = conf.Q.map, flags: DispatchWorkItemFlags? = nil, _ body: @escaping (T) throws -> U) -> Promise<U.T> {
+        Promise(box: thenBox(on: on, flags: flags, body))
+    }
+
+    /// The box of the promise `then` returns.
     @inlinable
     @inline(never)
-    public func then<U: Thenable>(on: DispatchQueue? = conf.Q.map, flags: DispatchWorkItemFlags? = nil, _ body: @escaping (T) throws -> U) -> Promise<U.T> {
-        chain(ThenStep(queue: on, flags: flags, body: body))
+    func thenBox<U: Thenable>(on: DispatchQueue?, flags: DispatchWorkItemFlags?, _ body: consuming @escaping (T) throws -> U) -> Box<Result<U.T>> {
+        chainBox(ThenStep(queue: on, flags: flags, body: body))
     }
 
     /// A promise of `transform`'s result (a thrown error rejects it).
     @inlinable
-    @inline(never)
+    @inline(__always)
     public func map<U>(on: DispatchQueue? = conf.Q.map, flags: DispatchWorkItemFlags? = nil, _ transform: @escaping (T) throws -> U) -> Promise<U> {
+        Promise(box: mapBox(on: on, flags: flags, transform))
+    }
+
+    /// The box of the promise `map` returns.
+    @inlinable
+    @inline(never)
+    func mapBox<U>(on: DispatchQueue?, flags: DispatchWorkItemFlags?, _ transform: consuming @escaping (T) throws -> U) -> Box<Result<U>> {
         if on == nil, let result = sealedResult {
             // Already resolved, inline: the returned promise is born sealed.
             switch result {
             case .fulfilled(let value):
                 do {
-                    return .value(try transform(value))
+                    return SealedBox(value: .fulfilled(try transform(value)))
                 } catch {
-                    return Promise(error: error)
+                    return SealedBox(value: .rejected(error))
                 }
             case .rejected(let error):
-                return Promise(error: error)
+                return SealedBox(value: .rejected(error))
             }
         }
-        return chain(MapStep(queue: on, flags: flags, transform: transform))
+        return chainBox(MapStep(queue: on, flags: flags, transform: transform))
     }
 
     /// Like `map`, but `nil` rejects with `PMKError.compactMap`.
@@ -64,12 +85,7 @@ extension Thenable {
     }
 
     /// Runs `body` with the value at the end of a chain. Runs on
-    /// `conf.Q.return` by default.
-    ///
-    /// The promise is made here, in the caller's code, and the rest out of
-    /// line (`doneBox`): a caller that drops the promise (`_ = p.done { … }`)
-    /// then lets the optimiser drop its allocation too. There is no switch
-    /// in this body to splice (see the note at the top of this file).
+    /// `conf.Q.return` by default. (Made in two parts: see `then`.)
     @inlinable
     @inline(__always)
     public func done(on: DispatchQueue? = conf.Q.return, flags: DispatchWorkItemFlags? = nil, _ body: @escaping (T) throws -> Void) -> Promise<Void> {
@@ -79,7 +95,7 @@ extension Thenable {
     /// The box of the promise `done` returns.
     @inlinable
     @inline(never)
-    func doneBox(on: DispatchQueue?, flags: DispatchWorkItemFlags?, _ body: @escaping (T) throws -> Void) -> Box<Result<Void>> {
+    func doneBox(on: DispatchQueue?, flags: DispatchWorkItemFlags?, _ body: consuming @escaping (T) throws -> Void) -> Box<Result<Void>> {
         if on == nil, let result = sealedResult {
             // Already resolved, inline: see `map`.
             switch result {
