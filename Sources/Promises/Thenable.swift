@@ -155,11 +155,15 @@ extension Thenable {
     /// turns out to be resolved).
     @inlinable
     var sealedResult: Result<T>? {
+        // A box that is not an `EmptyBox` is a `SealedBox`: its value is
+        // read straight, without building a `Sealant` (see `Box.empty`).
         if let promise = self as? Promise<T> {
-            return promise.box.empty == nil ? promise.result : nil
+            let box = promise.box
+            return box.empty == nil ? unsafeDowncast(box, to: SealedBox<Result<T>>.self).value : nil
         }
         if let guarantee = self as? Guarantee<T> {
-            return guarantee.box.empty == nil ? guarantee.result : nil
+            let box = guarantee.box
+            return box.empty == nil ? .fulfilled(unsafeDowncast(box, to: SealedBox<T>.self).value) : nil
         }
         return result
     }
