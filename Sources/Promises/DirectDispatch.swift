@@ -1,3 +1,4 @@
+import CPromisesSupport
 import Dispatch
 
 #if canImport(CDispatch)
@@ -46,21 +47,40 @@ enum DirectDispatch {
     /// different again, the shortcut is not built.
     @inlinable
     static func cQueue(of queue: DispatchQueue) -> OpaquePointer? {
-        #if canImport(CDispatch)
-        guard layoutHolds else { return nil }
-        return wrapped(queue)
-        #else
-        return nil
-        #endif
+        isUsable ? wrapped(queue) : nil
     }
 
-    #if canImport(CDispatch)
-    /// The first word after the Swift object header of `queue`.
+    /// Whether `wrapped` may be used (see `cQueue(of:)`). A step asks
+    /// before it reads its queue from where it is stored, so that the queue
+    /// needs no retain around the once-check of `layoutHolds` (a call).
+    @inlinable
+    static var isUsable: Bool {
+        // A C global, one load: see CPromisesSupport.h.
+        let state = promises_direct_dispatch_get()
+        return state == 0 ? checkUsable() : state == 1
+    }
+
+    /// Asks `layoutHolds` once and records the answer for `isUsable`.
     @usableFromInline
-    static func wrapped(_ queue: DispatchQueue) -> OpaquePointer? {
+    @inline(never)
+    static func checkUsable() -> Bool {
+        #if canImport(CDispatch)
+        let usable = layoutHolds
+        #else
+        let usable = false
+        #endif
+        promises_direct_dispatch_set(usable ? 1 : 2)
+        return usable
+    }
+
+    /// The first word after the Swift object header of `queue` (a
+    /// `DispatchQueue`; only meaningful where `isUsable`).
+    @inlinable
+    static func wrapped(_ queue: AnyObject) -> OpaquePointer? {
         Unmanaged.passUnretained(queue).toOpaque().load(fromByteOffset: 16, as: OpaquePointer?.self)
     }
 
+    #if canImport(CDispatch)
     /// Whether `wrapped` reads a queue's C queue: inside a `sync` on a new
     /// queue, libdispatch's current queue must be the word `wrapped` reads.
     /// Only pointers are compared; nothing read is followed.

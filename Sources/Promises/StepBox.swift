@@ -87,14 +87,17 @@ final class StepBox<S: Step>: EmptyBox<Sealant<S.Sealed>>, @unchecked Sendable {
     /// Runs the step, on its queue, with the value already in `step.hop`.
     @inlinable
     func start() {
+        // Without flags, the box itself goes to the queue (no block); with
+        // flags, or where `DirectDispatch` cannot be used, a block. The C
+        // queue is read with the step's queue borrowed, not copied out —
+        // which holds only if nothing is called between reading the queue
+        // and using it, hence `isUsable` (a load) first.
+        if step.hop.flags == 0, DirectDispatch.isUsable, let cQueue = step.hop.target.directQueue {
+            queued = { self.fire() }
+            DirectDispatch.enqueue(self, on: cQueue)
+            return
+        }
         if let queue = step.hop.target.queue {
-            // Without flags, the box itself goes to the queue (no block);
-            // with flags, or where `DirectDispatch` cannot be used, a block.
-            if step.hop.flags == 0, let cQueue = DirectDispatch.cQueue(of: queue) {
-                queued = { self.fire() }
-                DirectDispatch.enqueue(self, on: cQueue)
-                return
-            }
             // The box is `Sendable`, so this closure is too: no cast (see
             // `DispatchQueue.dispatch`), and its context is the box itself.
             queue.async(flags: DispatchWorkItemFlags(rawValue: step.hop.flags)) { self.fire() }
@@ -299,6 +302,14 @@ struct QueueReference {
     @inlinable
     init(_ queue: DispatchQueue?) {
         object = queue
+    }
+
+    /// The libdispatch queue to hand a box to, or nil to run inline. Only
+    /// where `DirectDispatch.isUsable`.
+    @inlinable
+    var directQueue: OpaquePointer? {
+        guard let object else { return nil }
+        return DirectDispatch.wrapped(object)
     }
 
     /// The queue; nil runs the step inline.

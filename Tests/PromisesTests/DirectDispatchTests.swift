@@ -21,6 +21,7 @@ struct DirectDispatchTests {
         default: queue = .global()
         }
         #expect(DirectDispatch.layoutHolds)
+        #expect(DirectDispatch.isUsable)
         var current: OpaquePointer?
         queue.sync { current = dispatch_get_current_queue() }
         #expect(current != nil)

@@ -2,7 +2,10 @@
 #define CPROMISESSUPPORT_H
 
 /* What the Promises library needs from C: a thread-local pointer, read with
-   one load. (Swift has no thread-local variables.) */
+   one load (Swift has no thread-local variables), and a flag read with one
+   load rather than through a lazily initialised Swift global (whose
+   once-check is a call, and a call makes the optimiser retain whatever
+   object the caller has borrowed across it). */
 
 /* The calling thread's drain state (an unmanaged Swift object), or null.
    Initial-exec: one load relative to the thread pointer, where the general
@@ -16,6 +19,20 @@ static inline void *promises_thread_state_get(void) {
 
 static inline void promises_thread_state_set(void *state) {
     promises_thread_state = state;
+}
+
+/* Whether Promises may hand work to libdispatch with dispatch_async_f
+   (DirectDispatch): 0 not yet checked, 1 yes, 2 no. Written once per
+   process by whichever thread checks first (every checker writes the same
+   value). */
+extern int promises_direct_dispatch_state;
+
+static inline int promises_direct_dispatch_get(void) {
+    return __atomic_load_n(&promises_direct_dispatch_state, __ATOMIC_ACQUIRE);
+}
+
+static inline void promises_direct_dispatch_set(int state) {
+    __atomic_store_n(&promises_direct_dispatch_state, state, __ATOMIC_RELEASE);
 }
 
 #endif
