@@ -25,21 +25,24 @@ struct JobSeeder {
         }
         let claimed = try await store.claim(pool: pool, owner: Self.owner, limit: 1, leaseDuration: .seconds(60))
         let lease = claimed[0].lease
-        let began = Date(timeIntervalSinceNow: -1.5)
+        // Every stage took exactly 1.5 s, however long these writes take
+        // on a loaded machine (tests compare the TOOK column's width).
+        let ended = Date()
+        let began = ended.addingTimeInterval(-1.5)
         try await store.recordStageResult(StageResult(lease: lease, position: 0, outcome: .fulfilled(Data("fetched \(id)".utf8)),
-                                                      exitCode: 0, startedAt: began))
+                                                      exitCode: 0, startedAt: began, at: ended))
         switch state {
         case .running:
             try await store.recordStageStart(StageStart(lease: lease, position: 1, attempt: 2))
         case .fulfilled:
             try await store.recordStageResult(StageResult(lease: lease, position: 1, outcome: .fulfilled(Data("42\n".utf8)),
-                                                          startedAt: began))
+                                                          startedAt: began, at: ended))
             try await store.recordStageResult(StageResult(lease: lease, position: 2, outcome: .fulfilled(Data(result.utf8)),
-                                                          exitCode: 0, startedAt: began))
+                                                          exitCode: 0, startedAt: began, at: ended))
             try await store.finish(JobFinish(lease: lease, outcome: .fulfilled(Data(result.utf8))))
         case .rejected:
             try await store.recordStageResult(StageResult(lease: lease, position: 1, outcome: .rejected(error),
-                                                          exitCode: 3, attempt: 2, startedAt: began))
+                                                          exitCode: 3, attempt: 2, startedAt: began, at: ended))
             try await store.finish(JobFinish(lease: lease, outcome: .rejected(error)))
         case .pending, .cancelled:
             break
