@@ -220,8 +220,9 @@ final class SealedBox<T>: Box<T>, @unchecked Sendable {
 @usableFromInline
 class EmptyBox<State: SealantStorage>: Box<State.Value>, @unchecked Sendable {
     // @unchecked Sendable: `state` is read and written only inside
-    // `lock.withLock`, except by `deinit`, when no other reference exists;
-    // `flags` is atomic, and written only inside `lock.withLock`.
+    // `lock.withLock`, except where no other reference to the box exists
+    // (`deinit`, `settleAlone`); `flags` is atomic, written by `init` and
+    // then only by the thread that sealed the box.
     @usableFromInline
     typealias T = State.Value
 
@@ -245,13 +246,12 @@ class EmptyBox<State: SealantStorage>: Box<State.Value>, @unchecked Sendable {
     /// them cheaply: the `LocationTable` id of the call site that made the
     /// box (0 inside chains), and the `BoxFlags`.
     ///
-    /// Written only under `lock` (and by the initializer), but atomic so
-    /// that it can be read without the lock: the sealed bit is stored
-    /// (releasing) after the value, and never cleared, so a reader that sees
-    /// it set knows the box is sealed — `isPending` in a resolver's
-    /// deinitializer costs a load, not a lock. On x86-64 and arm64 these
-    /// loads and stores are plain moves; a 2-byte atomic packs as a plain
-    /// `UInt16` does.
+    /// Atomic so that it can be read without the lock: the sealed bit is
+    /// stored (releasing) by the thread that sealed the box, after the
+    /// value, and never cleared, so a reader that sees it set knows the box
+    /// is sealed — `isPending` in a resolver's deinitializer costs a load,
+    /// not a lock. On x86-64 and arm64 these loads and stores are plain
+    /// moves; a 2-byte atomic packs as a plain `UInt16` does.
     @usableFromInline
     final let flags: Atomic<UInt16>
 
