@@ -159,28 +159,14 @@ struct ConcurrencyStressTests {
 
     @Test("reading a resolver's location while another thread fulfils it is race-free (checked by TSan)")
     func locationWhileSealing() {
-        // Two fresh threads per round, released together: concurrentPerform
-        // may run both sides on one thread, which TSan would not flag.
         for _ in 0..<200 {
             let (_, resolver) = Promise<Int>.pending()
-            let start = DispatchSemaphore(value: 0)
-            let finished = DispatchGroup()
             let files = Recorder<String>()
-            finished.enter()
-            Thread.detachNewThread {
-                start.wait()
+            runTogether({
                 for _ in 0..<10 { files.append(resolver.location.file) }
-                finished.leave()
-            }
-            finished.enter()
-            Thread.detachNewThread {
-                start.wait()
+            }, {
                 resolver.fulfill(1)
-                finished.leave()
-            }
-            start.signal()
-            start.signal()
-            finished.wait()
+            })
             #expect(Set(files.all) == ["PromisesTests/ConcurrencyStressTests.swift"])
         }
     }

@@ -37,33 +37,19 @@ struct SoleReferenceTests {
     @Test("another thread adds a handler to a step's promise and drops it while the source is fulfilled: the handler runs once", arguments: [false, true])
     func dropRacesSeal(onQueue: Bool) {
         let queue = QueueTag.queue("sole-reference")
-        // Fresh threads released together, as in the location test: the two
-        // sides must be able to run at the same time.
         for _ in 0..<300 {
             let (root, resolver) = Promise<Int>.pending()
             let held = Locked<Promise<Int>?>(root.map(on: onQueue ? queue : nil) { $0 + 1 })
             let seen = Recorder<Int>()
-            let start = DispatchSemaphore(value: 0)
-            let finished = DispatchGroup()
-            finished.enter()
-            Thread.detachNewThread {
-                start.wait()
+            runTogether({
                 let step = held.withLock { promise in
                     defer { promise = nil }
                     return promise
                 }
                 _ = step?.done(on: nil) { seen.append($0) }
-                finished.leave()
-            }
-            finished.enter()
-            Thread.detachNewThread {
-                start.wait()
+            }, {
                 resolver.fulfill(1)
-                finished.leave()
-            }
-            start.signal()
-            start.signal()
-            finished.wait()
+            })
             if onQueue { queue.sync {} }
             #expect(seen.all == [2])
         }

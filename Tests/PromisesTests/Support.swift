@@ -195,3 +195,23 @@ func withQueues<R>(_ queues: (map: DispatchQueue?, return: DispatchQueue?), _ bo
 /// `conf` alone and never leaks a pending promise, so these can count events.
 @Suite(.serialized)
 enum GlobalConfiguration {}
+
+/// Runs `first` and `second` on two fresh threads released together, and
+/// returns when both have finished. Unlike `concurrentPerform`, which may
+/// run both on one thread, the two sides can really overlap — what
+/// ThreadSanitizer needs to see a missing hand-off.
+func runTogether(_ first: @escaping @Sendable () -> Void, _ second: @escaping @Sendable () -> Void) {
+    let start = DispatchSemaphore(value: 0)
+    let finished = DispatchGroup()
+    for side in [first, second] {
+        finished.enter()
+        Thread.detachNewThread {
+            start.wait()
+            side()
+            finished.leave()
+        }
+    }
+    start.signal()
+    start.signal()
+    finished.wait()
+}
