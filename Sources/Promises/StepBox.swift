@@ -226,14 +226,8 @@ struct ThenStep<T, U: Thenable>: Step {
 }
 
 extension Thenable {
-    /// The promise an operator returns: its box runs `step` with this
+    /// The box of the promise an operator returns: it runs `step` with this
     /// thenable's value once there is one, or passes a rejection on.
-    @inlinable
-    func chain<S: Step, U>(_ step: consuming S) -> Promise<U> where S.Input == T, S.Sealed == Result<U> {
-        Promise(box: chainBox(step))
-    }
-
-    /// The box of the promise `chain` returns.
     @inlinable
     func chainBox<S: Step, U>(_ step: consuming S) -> Box<Result<U>> where S.Input == T, S.Sealed == Result<U> {
         let box = StepBox(step)
