@@ -21,18 +21,14 @@ protocol SealantStorage {
 
 extension Sealant {
     /// Resolves a pending sealant with `value` and returns the handlers it
-    /// held. The handlers are moved out (swapped, not copied), so each
-    /// handler is still referenced once when it is called.
+    /// held.
     @inlinable
     mutating func resolve(with value: R) -> Handlers<R> {
-        var old = Sealant.resolved(value)
-        swap(&self, &old)
-        switch old {
-        case .pending(let handlers):
-            return handlers
-        case .resolved:
+        guard case .pending(let handlers) = self else {
             preconditionFailure("Promises: resolve(with:) on a resolved sealant")
         }
+        self = .resolved(value)
+        return handlers
     }
 }
 
