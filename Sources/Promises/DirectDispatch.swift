@@ -50,9 +50,10 @@ enum DirectDispatch {
         isUsable ? wrapped(queue) : nil
     }
 
-    /// Whether `wrapped` may be used (see `cQueue(of:)`). A step asks
-    /// before it reads its queue from where it is stored, so that the queue
-    /// needs no retain around the once-check of `layoutHolds` (a call).
+    /// Whether `wrapped` may be used (see `cQueue(of:)`): one load, and a
+    /// call (`checkUsable`) only the first time. A step asks before it
+    /// reads its queue from where it is stored: across a call the optimiser
+    /// would retain the queue it had read.
     @inlinable
     static var isUsable: Bool {
         // A C global, one load: see CPromisesSupport.h.

@@ -39,6 +39,9 @@ enum Trampoline {
             handlers.callAll(with: value)
             leave(state)
         } else {
+            // A consuming parameter cannot be captured, nor a captured
+            // constant consumed: hand the closure a copy, and consume a
+            // copy of that.
             let later = copy handlers
             postpone {
                 let bodies = later

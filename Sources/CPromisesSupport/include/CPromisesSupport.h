@@ -22,9 +22,9 @@ static inline void promises_thread_state_set(void *state) {
 }
 
 /* Whether Promises may hand work to libdispatch with dispatch_async_f
-   (DirectDispatch): 0 not yet checked, 1 yes, 2 no. Written once per
-   process by whichever thread checks first (every checker writes the same
-   value). */
+   (DirectDispatch): 0 not yet checked, 1 yes, 2 no. Written by each thread
+   that finds it 0, all with the same answer (a once-initialised Swift
+   global's). */
 extern int promises_direct_dispatch_state;
 
 static inline int promises_direct_dispatch_get(void) {
