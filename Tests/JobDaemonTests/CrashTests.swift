@@ -66,9 +66,15 @@ import Glibc
     }
 
     @Test func twoJobdsOnOneDatabaseNeverRunOneJobTwice() async throws {
-        let one = try DaemonHarness(yaml: "pools: { default: 3 }", definitions: [
-            "tick": "pipeline:\n  - then: note\n    shell: 'echo \"$JOBD_JOB_ID $PPID\" >> \"$MARKS/runs\"; sleep 0.05'\n",
-        ])
+        // Each run notes its job and its jobd, then waits (up to 20 s) until
+        // a run of the other jobd is noted too, so neither jobd can take
+        // every job before the other one has started polling.
+        let tick = """
+            pipeline:
+              - then: note
+                shell: 'echo "$JOBD_JOB_ID $PPID" >> "$MARKS/runs"; n=0; while [ "$(cut -d " " -f 2 "$MARKS/runs" | sort -u | wc -l)" -lt 2 ] && [ $n -lt 400 ]; do sleep 0.05; n=$((n+1)); done'
+            """
+        let one = try DaemonHarness(yaml: "pools: { default: 3 }", definitions: ["tick": tick])
         let marks = one.folder + "/marks"
         try FileManager.default.createDirectory(atPath: marks, withIntermediateDirectories: true)
         // The second jobd: its own folder, socket and notify socket, the first one's database.
@@ -83,8 +89,8 @@ import Glibc
         _ = try #require(await two.notify.waitFor("READY", "1"))
 
         let store = try one.openStore()
-        let tick = try one.definition("tick")
-        let ids = try await store.submit((0..<60).map { _ in tick.newJob() }).map(\.id)
+        let definition = try one.definition("tick")
+        let ids = try await store.submit((0..<60).map { _ in definition.newJob() }).map(\.id)
         _ = try? ControlClient.send(ControlRequest(.nudge), to: one.socketPath)
         _ = try? ControlClient.send(ControlRequest(.nudge), to: two.socketPath)
         for id in ids { #expect(try await one.resolved(id, in: store).job.state == .fulfilled) }
