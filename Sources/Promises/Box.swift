@@ -1,3 +1,4 @@
+import CPromisesSupport
 import Synchronization
 
 /// What a box holds: the handlers still waiting for a value, or the value.
@@ -384,14 +385,13 @@ class EmptyBox<State: SealantStorage>: Box<State.Value>, @unchecked Sendable {
     /// ThreadSanitizer, which does not see the reference count's ordering.
     @inlinable
     final func settleAlone(_ value: T) {
-        let tsan = TSan.runtime
-        if let acquire = tsan.acquire { acquire(address) }
+        promises_tsan_acquire(address)
         guard case .pending = sealant else {
-            if let release = tsan.release { release(address) }
+            promises_tsan_release(address)
             return
         }
         let handlers = sealant.resolve(with: value)
-        if let release = tsan.release { release(address) }
+        promises_tsan_release(address)
         markSealed()
         if !handlers.isEmpty {
             Trampoline.run(handlers, with: value)
