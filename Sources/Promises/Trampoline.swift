@@ -120,27 +120,68 @@ final class ThreadDrainState {
         current._withUnsafeGuaranteedRef { $0.leakLocation }
     }
 
+    /// One remembered call site: `file`'s address, `line`, its id.
+    @usableFromInline
+    struct RecentLocation {
+        @usableFromInline var address: UInt
+        @usableFromInline var line: UInt
+        @usableFromInline var id: UInt32
+    }
+
+    /// How many call sites a thread remembers (a power of two).
+    @usableFromInline
+    static let recentLocationCount = 16
+
     /// Recently seen call sites → `LocationTable` ids, so making promises in
-    /// a loop hashes nothing and takes no global lock.
-    @exclusivity(unchecked)
-    var recentLocations = [(address: UInt, line: UInt, id: UInt32)](repeating: (0, 0, 0), count: 16)
+    /// a loop hashes nothing and takes no global lock. A fixed block rather
+    /// than an array: the slot index is masked into range, so no bounds or
+    /// uniqueness check is needed on the way.
+    @usableFromInline
+    let recentLocations: UnsafeMutablePointer<RecentLocation> = {
+        let slots = UnsafeMutablePointer<RecentLocation>.allocate(capacity: recentLocationCount)
+        slots.initialize(repeating: RecentLocation(address: 0, line: 0, id: 0), count: recentLocationCount)
+        return slots
+    }()
+
+    /// Where `file:line` (`file` at `address`) is remembered.
+    @inlinable
+    static func slotIndex(address: UInt, line: UInt) -> Int {
+        Int(truncatingIfNeeded: (address >> 3) ^ line) & (recentLocationCount - 1)
+    }
+
+    deinit {
+        recentLocations.deinitialize(count: Self.recentLocationCount)
+        recentLocations.deallocate()
+    }
 
     /// The `LocationTable` id of `file:line`, from this thread's cache when
-    /// it can be.
-    @usableFromInline
+    /// it can be. Inlined into the code that makes a promise, where a cache
+    /// hit is a dozen instructions; everything else is out of line.
+    @inlinable
     static func locationID(file: StaticString, line: UInt) -> UInt32 {
         guard file.hasPointerRepresentation else { return 0 }
         let address = UInt(bitPattern: file.utf8Start)
-        return current._withUnsafeGuaranteedRef { state in
-            let slot = Int(truncatingIfNeeded: (address >> 3) ^ line) & 15
-            let cached = state.recentLocations[slot]
-            if cached.address == address, cached.line == line {
-                return cached.id
+        if let pointer = promises_thread_state_get() {
+            let slots = Unmanaged<ThreadDrainState>.fromOpaque(pointer)._withUnsafeGuaranteedRef { $0.recentLocations }
+            let slot = slots + slotIndex(address: address, line: line)
+            if slot.pointee.address == address, slot.pointee.line == line {
+                return slot.pointee.id
             }
-            let id = LocationTable.id(file: file, line: line)
-            state.recentLocations[slot] = (address, line, id)
-            return id
         }
+        return rememberLocation(file: file, line: line)
+    }
+
+    /// Looks `file:line` up in the `LocationTable` and keeps its id in this
+    /// thread's cache (making the thread's state if it has none yet).
+    @usableFromInline
+    @inline(never)
+    static func rememberLocation(file: StaticString, line: UInt) -> UInt32 {
+        let address = UInt(bitPattern: file.utf8Start)
+        let id = LocationTable.id(file: file, line: line)
+        current._withUnsafeGuaranteedRef { state in
+            state.recentLocations[slotIndex(address: address, line: line)] = RecentLocation(address: address, line: line, id: id)
+        }
+        return id
     }
 
     /// Index of the next postponed item to run. `drain()` and

@@ -73,6 +73,32 @@ extension GlobalConfiguration {
             #expect(leaks == [SeenLeak(event: guaranteeLeak, location: site, canReject: false)])
         }
 
+        @Test("call sites that share a slot of a thread's location cache each report their own place, on fresh threads too")
+        func sitesSharingACacheSlot() async {
+            // Each thread remembers 16 recent call sites, by file address
+            // and line; lines 16 apart in one file land in one slot, so each
+            // of these evicts the one before it.
+            let lines: [UInt] = (0..<6).map { 3000 + 16 * $0 }
+            let order = lines + lines.reversed() + lines
+            @Sendable func makeAll() {
+                for line in order {
+                    _ = Promise<Int>.pending(file: "PromisesTests/Sites.swift", line: line)
+                    _ = Guarantee<Int>.pending(file: "PromisesTests/Other.swift", line: line)
+                }
+            }
+            let expected = order.flatMap { line in [
+                SeenLeak(event: promiseLeak, location: .init(file: "PromisesTests/Sites.swift", line: line), canReject: true),
+                SeenLeak(event: guaranteeLeak, location: .init(file: "PromisesTests/Other.swift", line: line), canReject: false),
+            ] }
+            let here = await recordingLeaks { makeAll() }
+            #expect(here == expected)
+            // Two threads that have made no promise yet: the first lookup
+            // also makes the thread's state.
+            let fresh = await recordingLeaks { runTogether(makeAll, makeAll) }
+            let key = { (leak: SeenLeak) in "\(leak.location) \(leak.event)" }
+            #expect(fresh.map(key).sorted() == (expected + expected).map(key).sorted())
+        }
+
         @Test("the leak is reported when the last reference goes, not before")
         func reportedWhenLastReferenceGoes() async {
             var during: [SeenLeak] = []
