@@ -81,8 +81,8 @@ struct BridgingTests {
         let group = DispatchGroup()
         let ran = Counter()
         _ = DispatchQueue.global().async(.promise, group: group) { ran.increment() }
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            group.notify(queue: .global()) { continuation.resume() }
+        await awaitHandOff { resume in
+            group.notify(queue: .global()) { resume(()) }
         }
         #expect(ran.value == 1)
     }

@@ -210,11 +210,11 @@ struct QueueCase: Sendable, CustomTestStringConvertible {
 /// Runs `queueCase` and returns the tag of the queue its handler ran on.
 func tagOfHandler(_ queueCase: QueueCase, _ placement: Placement) async -> String?? {
     let seen = Recorder<Unchecked<String?>>()
-    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+    await awaitHandOff { resume in
         let once = Once()
         queueCase.run(placement) {
             seen.append(Unchecked(value: QueueTag.current))
-            if once.claim() { continuation.resume() }
+            if once.claim() { resume(()) }
         }
     }
     #expect(seen.count == 1, "\(queueCase.name) ran its handler \(seen.count) times")
@@ -342,8 +342,8 @@ extension GlobalConfiguration {
             concurrent.async { order.append("later") }
             DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(50)) { release.signal() }
             try await handled.fulfilledValue()
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                concurrent.async(flags: .barrier) { continuation.resume() }
+            await awaitHandOff { resume in
+                concurrent.async(flags: .barrier) { resume(()) }
             }
             #expect(order.all == ["earlier", "barrier", "later"])
         }
