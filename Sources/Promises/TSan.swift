@@ -14,8 +14,7 @@ import Synchronization
 // costs a load and a predictable branch more on each side.
 //
 // (The hooks were a lazily initialised Swift global: its once-check is a
-// call per lock, ~20 instructions. Weak C symbols were tried too; see
-// CPromisesSupport.h.)
+// call per lock side, ~20 instructions.)
 
 extension Mutex where Value == Void {
     /// `withLock`, announced to ThreadSanitizer as a hand-off on `address`
