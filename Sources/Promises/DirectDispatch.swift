@@ -36,8 +36,11 @@ class QueueWork: @unchecked Sendable {
 /// same queue, same order, same thread rules.
 @usableFromInline
 enum DirectDispatch {
-    /// The libdispatch queue behind `queue`, or nil where it cannot be had
-    /// (the caller then uses `DispatchQueue.async`).
+    /// Whether `wrapped` may be used: one load, and a call (`checkUsable`)
+    /// only the first time. Where it may not, callers use
+    /// `DispatchQueue.async`. A step asks before it reads its queue from
+    /// where it is stored: across a call the optimiser would retain the
+    /// queue it had read.
     ///
     /// swift-corelibs-libdispatch's `DispatchQueue` keeps its C queue in a
     /// stored property it does not make public, the object's first word
@@ -45,15 +48,6 @@ enum DirectDispatch {
     /// against libdispatch itself (`layoutHolds`): a Dispatch whose class
     /// looks different only loses the shortcut. On Darwin, where Dispatch is
     /// different again, the shortcut is not built.
-    @inlinable
-    static func cQueue(of queue: DispatchQueue) -> OpaquePointer? {
-        isUsable ? wrapped(queue) : nil
-    }
-
-    /// Whether `wrapped` may be used (see `cQueue(of:)`): one load, and a
-    /// call (`checkUsable`) only the first time. A step asks before it
-    /// reads its queue from where it is stored: across a call the optimiser
-    /// would retain the queue it had read.
     @inlinable
     static var isUsable: Bool {
         // A C global, one load: see CPromisesSupport.h.
@@ -95,7 +89,7 @@ enum DirectDispatch {
     }()
     #endif
 
-    /// Queues `work` on `queue` (from `cQueue(of:)`), which calls its `run()`.
+    /// Queues `work` on `queue` (from `wrapped`), which calls its `run()`.
     /// Dispatch holds a bare pointer: the caller keeps `work` alive until
     /// `run()` has been called.
     @usableFromInline
@@ -110,7 +104,7 @@ enum DirectDispatch {
             Unmanaged<QueueWork>.fromOpaque(context.unsafelyUnwrapped)._withUnsafeGuaranteedRef { $0.run() }
         }
         #else
-        preconditionFailure("DirectDispatch.enqueue without a queue from cQueue(of:)")
+        preconditionFailure("DirectDispatch.enqueue where DirectDispatch.isUsable is false")
         #endif
     }
 }

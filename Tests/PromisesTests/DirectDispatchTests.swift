@@ -25,7 +25,7 @@ struct DirectDispatchTests {
         var current: OpaquePointer?
         queue.sync { current = dispatch_get_current_queue() }
         #expect(current != nil)
-        #expect(DirectDispatch.cQueue(of: queue) == current)
+        #expect(QueueReference(queue).directQueue == current)
     }
     #endif
 
