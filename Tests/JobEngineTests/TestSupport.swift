@@ -9,9 +9,18 @@ let repositoryRoot: String = {
     return url.path
 }()
 
-/// A fresh, empty folder under the system's temporary folder.
-func makeTemporaryFolder() throws -> String {
+/// The one folder this test process keeps its scratch folders in; removed,
+/// with all of them, when the process exits.
+private let scratchRoot: String = {
     let path = NSTemporaryDirectory() + "jobd-tests-" + UUID().uuidString
+    atexit { try? FileManager.default.removeItem(atPath: scratchRoot) }
+    return path
+}()
+
+/// A fresh, empty folder under this process's scratch root (see
+/// `scratchRoot`), so no test leaves folders behind in the temporary folder.
+func makeTemporaryFolder() throws -> String {
+    let path = scratchRoot + "/" + UUID().uuidString
     try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
     return path
 }
