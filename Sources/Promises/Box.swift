@@ -87,6 +87,28 @@ struct Handlers<R> {
         }
     }
 
+    /// Moves `other`'s bodies after this list's, leaving `other` empty.
+    /// When this list is empty — a promise's first handler — the two are
+    /// swapped, so no handler is copied (a copy is a retain of its context,
+    /// and a release when the copy it was made from goes).
+    @inlinable
+    mutating func takeAll(from other: inout Handlers) {
+        if case .none = storage {
+            swap(&self, &other)
+            return
+        }
+        let incoming = other
+        other = Handlers()
+        switch incoming.storage {
+        case .none:
+            break
+        case .one(let body):
+            append(body)
+        case .many(let list):
+            for body in list.bodies { append(body) }
+        }
+    }
+
     /// Calls the bodies. Consuming, so that a body is called through the
     /// one reference the list had, not a copy: the box a step's handler
     /// captures is then held once while its step runs (see
@@ -399,7 +421,12 @@ class EmptyBox<State: SealantStorage>: Box<State.Value>, @unchecked Sendable {
     }
 
     @inlinable
-    final func attach(_ handler: @escaping (T) -> Void) {
+    @inline(__always)
+    final func attach(_ handler: consuming @escaping (T) -> Void) {
+        // The handler goes into a list of its own first, which the box's
+        // list then takes over (see `Handlers.takeAll(from:)`): moved, not
+        // copied, through the lock's closure.
+        var incoming = Handlers<T>(.one(consume handler))
         var resolved: T?
         lock.withLock(announcing: address) {
             switch sealant {
@@ -407,14 +434,14 @@ class EmptyBox<State: SealantStorage>: Box<State.Value>, @unchecked Sendable {
                 // Drop the box's reference before appending, so a `many`
                 // list is mutated in place rather than copied.
                 sealant = .pending(Handlers())
-                waiting.append(handler)
+                waiting.takeAll(from: &incoming)
                 sealant = .pending(waiting)
             case .resolved(let value):
                 resolved = value
             }
         }
         if let resolved {
-            handler(resolved)
+            incoming.callAll(with: resolved)
         }
     }
 }

@@ -11,7 +11,11 @@ public final class Resolver<T> {
     }
 
     deinit {
-        if box.isPending {
+        // Read through an unretained reference: `box` is held by `self`
+        // throughout, and a plain `box.isPending` here retains and releases
+        // the box around the (unspecialised) call — two atomic operations
+        // on every resolver's way out.
+        if Unmanaged.passUnretained(box)._withUnsafeGuaranteedRef({ $0.isPending }) {
             let orphan = UncheckedSendable(box)
             conf.report(LeakReport(
                 event: .pendingPromiseDeallocated,
