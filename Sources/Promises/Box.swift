@@ -156,10 +156,11 @@ class Box<T>: QueueWork, @unchecked Sendable {
 }
 
 extension Box {
-    /// The box as an `EmptyBox`, or nil for a `SealedBox`.
+    /// Whether the box is a `SealedBox` (born resolved) rather than an
+    /// `EmptyBox`.
     @inlinable
     @inline(__always)
-    var empty: EmptyBox<Sealant<T>>? {
+    var isSealedBox: Bool {
         // `SealedBox` is final and every other box is an `EmptyBox` (or a
         // `StepBox`, its subclass), so comparing class pointers is exact —
         // and, unlike `as?`, costs no runtime call. Compared as raw
@@ -168,16 +169,30 @@ extension Box {
         // release builds of some callers.
         let actual = unsafeBitCast(type(of: self), to: UnsafeRawPointer.self)
         let sealed = unsafeBitCast(SealedBox<T>.self, to: UnsafeRawPointer.self)
-        return actual == sealed ? nil : unsafeDowncast(self, to: EmptyBox<Sealant<T>>.self)
+        return actual == sealed
+    }
+
+    /// The box as the `EmptyBox` it is; only where `!isSealedBox`. Used
+    /// straight (`asEmpty.attach(…)`), the cast borrows the box; an
+    /// optional `EmptyBox` returned by a getter is a new reference, which
+    /// costs a retain and a release around the call.
+    @inlinable
+    @inline(__always)
+    var asEmpty: EmptyBox<Sealant<T>> {
+        unsafeDowncast(self, to: EmptyBox<Sealant<T>>.self)
+    }
+
+    /// The box as the `SealedBox` it is; only where `isSealedBox`.
+    @inlinable
+    @inline(__always)
+    var asSealed: SealedBox<T> {
+        unsafeDowncast(self, to: SealedBox<T>.self)
     }
 
     /// The box's current state.
     @inlinable
     func inspect() -> Sealant<T> {
-        if let empty {
-            return empty.current()
-        }
-        return .resolved(unsafeDowncast(self, to: SealedBox<T>.self).value)
+        isSealedBox ? .resolved(asSealed.value) : asEmpty.current()
     }
 
     /// Calls `body` with the box's state: under the box's lock while pending
@@ -185,11 +200,11 @@ extension Box {
     /// box never changes, and calling out under a lock invites deadlock).
     @inlinable
     func inspect(_ body: (inout Sealant<T>) -> Void) {
-        if let empty {
-            empty.withSealant(body)
-        } else {
-            var sealant = Sealant<T>.resolved(unsafeDowncast(self, to: SealedBox<T>.self).value)
+        if isSealedBox {
+            var sealant = Sealant<T>.resolved(asSealed.value)
             body(&sealant)
+        } else {
+            asEmpty.withSealant(body)
         }
     }
 
@@ -197,17 +212,19 @@ extension Box {
     /// box that is already sealed does nothing: the first value wins.
     @inlinable
     func seal(_ value: T) {
-        empty?.settle(value)
+        if !isSealedBox {
+            asEmpty.settle(value)
+        }
     }
 
     /// Adds `handler` to run when the box is sealed, or runs it now if the
     /// box is already sealed (outside any lock).
     @inlinable
     func pipe(_ handler: consuming @escaping (T) -> Void) {
-        if let empty {
-            empty.attach(handler)
+        if isSealedBox {
+            handler(asSealed.value)
         } else {
-            handler(unsafeDowncast(self, to: SealedBox<T>.self).value)
+            asEmpty.attach(handler)
         }
     }
 }

@@ -159,11 +159,11 @@ extension Thenable {
         // read straight, without building a `Sealant` (see `Box.empty`).
         if let promise = self as? Promise<T> {
             let box = promise.box
-            return box.empty == nil ? unsafeDowncast(box, to: SealedBox<Result<T>>.self).value : nil
+            return box.isSealedBox ? box.asSealed.value : nil
         }
         if let guarantee = self as? Guarantee<T> {
             let box = guarantee.box
-            return box.empty == nil ? .fulfilled(unsafeDowncast(box, to: SealedBox<T>.self).value) : nil
+            return box.isSealedBox ? .fulfilled(box.asSealed.value) : nil
         }
         return result
     }
