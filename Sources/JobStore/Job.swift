@@ -48,6 +48,10 @@ public struct Stage: Sendable, Hashable {
     public var attempts: Int
     public var startedAt: Date?
     public var finishedAt: Date?
+    /// Why a rejected stage was rejected, as a stable code (the engine's
+    /// `EngineError.Code`: `stage-failed`, `cancelled`, …); nil for a stage
+    /// that was not rejected, or rejected before the store kept codes.
+    public var errorCode: String?
 }
 
 /// A job with its stages in pipeline order.

@@ -9,8 +9,10 @@ enum Columns {
         cancel_requested, claims, lease_owner, lease_expires_at, run_at, created_at, started_at, finished_at
         """
     static let stage = """
-        job_id, position, name, kind, state, value, error, exit_code, attempts, started_at, finished_at
+        job_id, position, name, kind, state, value, error, exit_code, attempts, started_at, finished_at, error_code
         """
+    /// How many columns `stage` lists: the index of a column selected after them.
+    static let stageCount: Int32 = 12
     static let event = "id, job_id, position, kind, message, created_at"
 
     static func job(_ row: RawRow) throws -> Job {
@@ -59,7 +61,8 @@ enum Columns {
             exitCode: row.optionalInt(7).map { Int32(truncatingIfNeeded: $0) },
             attempts: row.int(8),
             startedAt: row.date(9),
-            finishedAt: row.date(10))
+            finishedAt: row.date(10),
+            errorCode: row.text(11))
     }
 
     /// The stages of a job, in order.

@@ -54,15 +54,15 @@ extension SQLiteJobStore {
             try db.execute(
                 sql: """
                     INSERT INTO stage_attempts (job_id, attempt, position, name, kind, state, value, error,
-                                                exit_code, attempts, started_at, finished_at)
+                                                exit_code, attempts, started_at, finished_at, error_code)
                     SELECT job_id, ?, position, name, kind, state, value, error, exit_code, attempts,
-                           started_at, finished_at
+                           started_at, finished_at, error_code
                     FROM stages WHERE job_id = ?
                     """,
                 arguments: [job.attempt, id])
             try db.execute(
                 sql: """
-                    UPDATE stages SET state = 'pending', value = NULL, error = NULL, exit_code = NULL,
+                    UPDATE stages SET state = 'pending', value = NULL, error = NULL, exit_code = NULL, error_code = NULL,
                         attempts = 0, started_at = NULL, finished_at = NULL
                     WHERE job_id = ?
                     """,

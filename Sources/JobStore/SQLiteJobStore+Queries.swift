@@ -86,7 +86,7 @@ extension SQLiteJobStore {
                 """)
             stagesOf.bind(1, jobID)
             var stagesByAttempt: [Int: [Stage]] = [:]
-            for (attempt, stage) in try stagesOf.rows({ ($0.int(11), try Columns.stage($0)) }) {
+            for (attempt, stage) in try stagesOf.rows({ ($0.int(Columns.stageCount), try Columns.stage($0)) }) {
                 stagesByAttempt[attempt, default: []].append(stage)
             }
             return try attempts.map { row in

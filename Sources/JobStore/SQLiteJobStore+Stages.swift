@@ -9,7 +9,7 @@ extension SQLiteJobStore {
             let statement = try RawStatement(db, """
                 UPDATE stages
                 SET state = 'running', attempts = ?, started_at = ?,
-                    finished_at = NULL, value = NULL, error = NULL, exit_code = NULL
+                    finished_at = NULL, value = NULL, error = NULL, exit_code = NULL, error_code = NULL
                 WHERE job_id = ? AND position = ?
                 """)
             statement.bind(1, start.attempt)
@@ -30,6 +30,7 @@ extension SQLiteJobStore {
             let state: StageState
             var value: Data?
             var error: String?
+            var errorCode: String?
             switch result.outcome {
             case .fulfilled(let data):
                 state = .fulfilled
@@ -37,6 +38,7 @@ extension SQLiteJobStore {
             case .rejected(let message):
                 state = .rejected
                 error = message
+                errorCode = result.errorCode
             case .skipped:
                 state = .skipped
             }
@@ -48,7 +50,7 @@ extension SQLiteJobStore {
             let statement = try RawStatement(db, """
                 UPDATE stages
                 SET state = ?, value = ?, error = ?, exit_code = ?, attempts = ?,
-                    started_at = coalesce(?, started_at), finished_at = ?
+                    started_at = coalesce(?, started_at), finished_at = ?, error_code = ?
                 WHERE job_id = ? AND position = ?
                 """)
             statement.bind(1, state.rawValue)
@@ -58,8 +60,9 @@ extension SQLiteJobStore {
             statement.bind(5, result.attempt)
             statement.bind(6, result.startedAt.map(Timestamp.text))
             statement.bind(7, Timestamp.text(result.at))
-            statement.bind(8, lease.jobID)
-            statement.bind(9, result.position)
+            statement.bind(8, errorCode)
+            statement.bind(9, lease.jobID)
+            statement.bind(10, result.position)
             try statement.execute()
             if db.changesCount == 0 {
                 throw try Self.fenceError(lease, position: result.position, doing: "record the result of", db)
@@ -140,7 +143,8 @@ extension SQLiteJobStore {
         let statement = try RawStatement(db, """
             UPDATE stages
             SET state = CASE state WHEN 'pending' THEN 'skipped' ELSE 'rejected' END,
-                error = CASE state WHEN 'running' THEN ? ELSE error END
+                error = CASE state WHEN 'running' THEN ? ELSE error END,
+                error_code = CASE state WHEN 'running' THEN 'interrupted' ELSE error_code END
             WHERE job_id = ? AND state IN ('pending', 'running')
             """)
         statement.bind(1, "interrupted: the job was \(state.rawValue) while this stage ran")

@@ -16,6 +16,7 @@ struct Migration: Sendable {
 enum Schema {
     static let migrations: [Migration] = [
         Migration(version: 1, name: "jobs, stages, history, events", sql: version1),
+        Migration(version: 2, name: "stage error codes", sql: version2),
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }
@@ -151,5 +152,18 @@ enum Schema {
                    CAST(round((julianday(finished_at) - julianday(started_at)) * 86400000) AS INTEGER)
                        AS duration_ms
             FROM jobs WHERE state IN ('fulfilled', 'rejected', 'cancelled');
+        """
+
+    /// Version 2: why a stage was rejected, as a stable code beside the
+    /// message (`stage-failed`, `stage-timed-out`, `cancelled`,
+    /// `job-timed-out`, `interrupted`, …: `EngineError.Code`). A job that
+    /// resumes after a crash reads it back, so a rejection that ends the job
+    /// (a cancellation, the job's timeout) is not taken, after the restart,
+    /// for a stage's own failure that a `recover` stage may turn into a
+    /// value. NULL for stages that were not rejected, and for rejections
+    /// recorded before this version.
+    static let version2 = """
+        ALTER TABLE stages ADD COLUMN error_code TEXT;
+        ALTER TABLE stage_attempts ADD COLUMN error_code TEXT;
         """
 }

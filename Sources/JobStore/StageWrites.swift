@@ -33,6 +33,9 @@ public struct StageResult: Sendable, Hashable {
     public var outcome: StageOutcome
     /// The exit status of the stage's process, if it ran one.
     public var exitCode: Int32?
+    /// For a rejection: why, as a stable code (`stages.error_code`), which a
+    /// runner that resumes the job after a crash reads back.
+    public var errorCode: String?
     /// 1-based attempt at this stage; stored in `stages.attempts`.
     public var attempt: Int
     /// When the attempt started, for an engine that records start and end in
@@ -42,13 +45,14 @@ public struct StageResult: Sendable, Hashable {
     public var at: Date
 
     public init(
-        lease: Lease, position: Int, outcome: StageOutcome, exitCode: Int32? = nil,
+        lease: Lease, position: Int, outcome: StageOutcome, exitCode: Int32? = nil, errorCode: String? = nil,
         attempt: Int = 1, startedAt: Date? = nil, at: Date = Date()
     ) {
         self.lease = lease
         self.position = position
         self.outcome = outcome
         self.exitCode = exitCode
+        self.errorCode = errorCode
         self.attempt = attempt
         self.startedAt = startedAt
         self.at = at

@@ -31,6 +31,7 @@ import Testing
         #expect(detail.job.state == .cancelled)
         #expect(detail.stages.map(\.state) == [.rejected, .skipped, .skipped])
         #expect(detail.stages[0].error?.contains("interrupted") == true)
+        #expect(detail.stages.map(\.errorCode) == ["interrupted", nil, nil])
     }
 
     @Test func retryKeepsTheAttemptHistory() async throws {
@@ -39,7 +40,9 @@ import Testing
         let id = try await store.submit(job(input: "in")).id
         var claimed = try #require(try await store.claim(pool: "default", owner: "e", limit: 1, leaseDuration: .seconds(60)).first)
         try await store.recordStageResult(StageResult(lease: claimed.lease, position: 0, outcome: .fulfilled(Data("v0".utf8)), exitCode: 0))
-        try await store.recordStageResult(StageResult(lease: claimed.lease, position: 1, outcome: .rejected("bad total"), exitCode: 3))
+        try await store.recordStageResult(StageResult(
+            lease: claimed.lease, position: 1, outcome: .rejected("bad total"), exitCode: 3, errorCode: "stage-failed"))
+        #expect(try await store.job(id)?.stages.map(\.errorCode) == [nil, "stage-failed", nil])
         await expectStoreError(.invalidState) { try await store.retry(id) }
         try await store.finish(JobFinish(lease: claimed.lease, outcome: .rejected("bad total")))
 
@@ -48,7 +51,7 @@ import Testing
         #expect(retried.attempt == 2)
         #expect(retried.error == nil && retried.finishedAt == nil)
         let fresh = try #require(try await store.job(id))
-        #expect(fresh.stages.allSatisfy { $0.state == .pending && $0.value == nil && $0.attempts == 0 })
+        #expect(fresh.stages.allSatisfy { $0.state == .pending && $0.value == nil && $0.attempts == 0 && $0.errorCode == nil })
 
         let history = try await store.attemptHistory(of: id)
         #expect(history.count == 1)
@@ -58,6 +61,7 @@ import Testing
         #expect(history[0].stages.map(\.state) == [.fulfilled, .rejected, .skipped])
         #expect(history[0].stages[0].value == Data("v0".utf8))
         #expect(history[0].stages[1].exitCode == 3)
+        #expect(history[0].stages[1].errorCode == "stage-failed")
 
         // The second attempt runs from the start and can be retried in turn.
         claimed = try #require(try await store.claim(pool: "default", owner: "e", limit: 1, leaseDuration: .seconds(60)).first)

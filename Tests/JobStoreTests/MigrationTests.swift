@@ -120,8 +120,10 @@ let frozenSchemaVersion1 = """
         let v1 = try SQLiteJobStore(
             JobStoreConfiguration(path: path), migrations: [Migration(version: 1, name: "first", sql: frozenSchemaVersion1)])
         let old = try await v1.submit([job(input: "made by v1"), job(input: "second")]).map(\.id)
-        let running = try #require(try await v1.claim(pool: "default", owner: "v1", limit: 1, leaseDuration: .seconds(60)).first)
-        try await v1.recordStageResult(StageResult(lease: running.lease, position: 0, outcome: .fulfilled(Data([0xff]))))
+        // Today's code reads and writes columns v1 lacks: the first stage's
+        // result goes in as v1 wrote it, in SQL.
+        try await v1.executeInWriteTransaction(
+            "UPDATE stages SET state = 'fulfilled', value = X'ff', attempts = 1 WHERE job_id = \(old[0]) AND position = 0")
         try await v1.close()
 
         // Today's schema, plus one more step, as a later release would add.
@@ -132,10 +134,18 @@ let frozenSchemaVersion1 = """
         #expect(try await upgraded.scalar("PRAGMA user_version") == String(Schema.latestVersion + 1))
         #expect(try await upgraded.count("SELECT count(*) FROM schema_migrations") == Schema.latestVersion + 1)
         #expect(try await upgraded.count("SELECT count(*) FROM pragma_table_info('jobs') WHERE name = 'note'") == 1)
+        for table in ["stages", "stage_attempts"] {
+            #expect(try await upgraded.count(
+                "SELECT count(*) FROM pragma_table_info('\(table)') WHERE name = 'error_code'") == 1, "\(table)")
+        }
         // The old data is there and the store works on it.
         let detail = try #require(try await upgraded.job(old[0]))
         #expect(detail.job.input == Data("made by v1".utf8))
         #expect(detail.stages[0].value == Data([0xff]))
+        #expect(detail.stages.allSatisfy { $0.errorCode == nil }, "rows from before version 2 have no code")
+        let running = try #require(
+            try await upgraded.claim(pool: "default", owner: "v2", limit: 1, leaseDuration: .seconds(60)).first)
+        #expect(running.job.id == old[0] && running.resumePosition == 1 && running.resumeValue == Data([0xff]))
         try await upgraded.finish(JobFinish(lease: running.lease, outcome: .fulfilled(Data("done".utf8))))
         #expect(try await upgraded.job(old[0])?.job.state == .fulfilled)
         _ = try await upgraded.submit(job(input: "made after the upgrade"))

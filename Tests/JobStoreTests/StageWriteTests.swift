@@ -15,9 +15,12 @@ import Testing
         var detail = try #require(try await store.job(id))
         #expect(detail.stages[0].state == .running)
         #expect(detail.stages[0].startedAt == started)
-        try await store.recordStageResult(
-            StageResult(lease: lease, position: 0, outcome: .rejected("exit status 2: boom"), exitCode: 2, attempt: 1))
+        try await store.recordStageResult(StageResult(
+            lease: lease, position: 0, outcome: .rejected("exit status 2: boom"), exitCode: 2, errorCode: "stage-failed",
+            attempt: 1))
+        #expect(try await store.job(id)?.stages[0].errorCode == "stage-failed")
         try await store.recordStageStart(StageStart(lease: lease, position: 0, attempt: 2))
+        #expect(try await store.job(id)?.stages[0].errorCode == nil, "a new attempt clears the last one's code")
         try await store.recordStageResult(
             StageResult(lease: lease, position: 0, outcome: .fulfilled(Data("42\n".utf8)), exitCode: 0, attempt: 2))
         try await store.recordStageResult(
@@ -26,6 +29,7 @@ import Testing
         #expect(detail.stages[0].state == .fulfilled)
         #expect(detail.stages[0].value == Data("42\n".utf8))
         #expect(detail.stages[0].error == nil)
+        #expect(detail.stages[0].errorCode == nil)
         #expect(detail.stages[0].exitCode == 0)
         #expect(detail.stages[0].attempts == 2)
         #expect(detail.stages[0].finishedAt != nil)
