@@ -30,6 +30,18 @@ public struct EngineError: Error, Sendable, CustomStringConvertible {
         public static let leaseLost = Code("lease-lost")
         /// A stage result could not be written to the store.
         public static let storeFailed = Code("store-failed")
+
+        /// The code a stage's rejection was stored with (`stages.error_code`),
+        /// read back when the job resumes; nil for a text this engine does
+        /// not know. Codes that halt a job are never stored with a stage, so
+        /// they are not read back either.
+        static func stored(_ rawValue: String) -> Code? {
+            let recorded: [Code] = [
+                .stageFailed, .stageTimedOut, .jobTimedOut, .cancelled, .interrupted, .promiseLeaked,
+                .resumedRejection, .badDefinition,
+            ]
+            return recorded.first { $0.rawValue == rawValue }
+        }
     }
 
     public var code: Code

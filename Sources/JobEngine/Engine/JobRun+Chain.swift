@@ -107,7 +107,7 @@ extension JobRun {
                     }
                 }
             case let .rejected(failure as EngineError) where failure.code == .stageFailed && failure.position == stage.position:
-                self.record(stage, .rejected(failure.message), exitCode: nil).then(on: nil) { () -> Promise<[UInt8]> in
+                self.record(stage, .rejected(failure.message), exitCode: nil, errorCode: failure.code).then(on: nil) { () -> Promise<[UInt8]> in
                     Promise(error: failure)
                 }.pipe { resolver.resolve($0) }
             case .rejected:

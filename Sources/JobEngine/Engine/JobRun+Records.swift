@@ -60,7 +60,7 @@ extension JobRun {
         if failure.haltsJob { return Promise(error: failure) }
         let written: Promise<Void> = failure.recorded
             ? .value(())
-            : record(stage, .rejected(failure.message), exitCode: failure.exitCode)
+            : record(stage, .rejected(failure.message), exitCode: failure.exitCode, errorCode: failure.code)
         return written.then(on: nil) { () -> Promise<[UInt8]> in
             if stage.kind.failureRejectsChain || failure.code == .promiseLeaked {
                 return Promise(error: failure)
@@ -69,14 +69,17 @@ extension JobRun {
         }
     }
 
-    /// Writes the stage's result (its last attempt's number and start).
-    /// A value over the store's cap is recorded as the stage's failure
-    /// instead; a lost lease or a store that cannot write halts the job.
-    func record(_ stage: StageDefinition, _ outcome: StageOutcome, exitCode: Int32?) -> Promise<Void> {
+    /// Writes the stage's result (its last attempt's number and start; for
+    /// a rejection, `errorCode` says why). A value over the store's cap is
+    /// recorded as the stage's failure instead; a lost lease or a store that
+    /// cannot write halts the job.
+    func record(
+        _ stage: StageDefinition, _ outcome: StageOutcome, exitCode: Int32?, errorCode: EngineError.Code? = nil
+    ) -> Promise<Void> {
         let attempt = self.attempt(at: stage.position)
         let result = StageResult(
             lease: lease, position: stage.position, outcome: outcome, exitCode: exitCode,
-            attempt: attempt.number, startedAt: attempt.startedAt)
+            errorCode: errorCode?.rawValue, attempt: attempt.number, startedAt: attempt.startedAt)
         // The completion runs on the store's writer thread: the common case
         // only resolves the promise (one box, one handler).
         let (promise, resolver) = Promise<Void>.pending()
@@ -96,7 +99,7 @@ extension JobRun {
                 "stage `\(stage.name)` produced \(value.count) bytes, more than the store keeps (\(storeError.message))",
                 jobID: id, position: stage.position, exitCode: exitCode)
             failure.recorded = true
-            return record(stage, .rejected(failure.message), exitCode: exitCode).then(on: nil) { () -> Promise<Void> in
+            return record(stage, .rejected(failure.message), exitCode: exitCode, errorCode: failure.code).then(on: nil) { () -> Promise<Void> in
                 throw failure
             }
         }

@@ -16,7 +16,10 @@ struct ResumePlan {
 
     /// Replays the recorded stages: a fulfilled stage that produces a value
     /// sets the chain's value (its recorded value), a rejected one rejects
-    /// the chain, and `tap` / `catch` / `ensure` / `finally` leave the outcome
+    /// the chain — with the code it was recorded with, so that a rejection
+    /// that ends the job (a cancellation, the job's timeout, an interrupted
+    /// stage) still does after a restart, and a `recover` stage only turns a
+    /// stage's own failure into a value, as it would have before — and `tap` / `catch` / `ensure` / `finally` leave the outcome
     /// as it was. The first stage without a result is where the job goes on;
     /// a stage already fulfilled never runs again.
     init(claimed: ClaimedJob, definition: JobDefinition) {
@@ -36,8 +39,11 @@ struct ResumePlan {
                 if kind == .done { doneValue = stored.value.map(Array.init) ?? [] }
             case .rejected:
                 if kind.failureRejectsChain {
+                    // A rejection stored before the store kept codes reads
+                    // back as `resumedRejection` (recoverable).
+                    let code = stored.errorCode.flatMap(EngineError.Code.stored) ?? .resumedRejection
                     state = .rejected(EngineError(
-                        .resumedRejection, stored.error ?? "stage `\(stored.name)` was rejected",
+                        code, stored.error ?? "stage `\(stored.name)` was rejected",
                         jobID: claimed.job.id, position: stored.position, exitCode: stored.exitCode))
                 }
             case .skipped:
@@ -88,7 +94,7 @@ extension JobRun {
         log(.warning, error.message, position: stage.position)
         note(Attempt(position: stage.position, number: inFlight.attempts, startedAt: nil))
         setCursor(stage.position + 1)
-        record(stage, .rejected(error.message), exitCode: nil).done(on: nil) {
+        record(stage, .rejected(error.message), exitCode: nil, errorCode: error.code).done(on: nil) {
             plan.start = stage.position + 1
             plan.state = .rejected(error)
             self.launch(plan)
