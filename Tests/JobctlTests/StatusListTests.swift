@@ -60,8 +60,8 @@ import Testing
         #expect(created.count == 24 && created.hasSuffix("Z"), "\(created)")
         let stages = try #require(json["stages"] as? [[String: Any]])
         #expect(stages.map { $0["name"] as? String } == ["fetch", "total", "publish"])
-        for key in ["position", "name", "kind", "state", "attempts", "value", "error", "exit_code", "started_at",
-                    "finished_at"] {
+        for key in ["position", "name", "kind", "state", "attempts", "value", "error", "exit_code", "error_code",
+                    "started_at", "finished_at"] {
             #expect(stages.allSatisfy { $0.keys.contains(key) }, "a stage misses \(key)")
         }
         #expect(stages[1]["value"] as? String == "42\n")

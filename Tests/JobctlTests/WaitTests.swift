@@ -65,6 +65,8 @@ import Testing
         let stages = try #require(json["stages"] as? [[String: Any]])
         #expect(stages.map { $0["state"] as? String } == ["fulfilled", "rejected", "fulfilled"])
         #expect(stages[1]["exit_code"] as? Int == 3)
+        #expect(stages[1]["error_code"] as? String == "stage-failed")
+        #expect(stages[0]["error_code"] is NSNull)
         #expect(result.errLines.count == 1, "the reason stays on stderr: \(result)")
     }
 

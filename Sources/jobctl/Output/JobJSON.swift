@@ -36,6 +36,7 @@ enum JobJSON {
             ("value", Formatting.valueJSON(stage.value)),
             ("error", .optional(stage.error)),
             ("exit_code", .optional(stage.exitCode.map(Int64.init))),
+            ("error_code", .optional(stage.errorCode)),
             ("started_at", Formatting.timestamp(stage.startedAt)),
             ("finished_at", Formatting.timestamp(stage.finishedAt)),
             ("duration_ms", .optional(Formatting.milliseconds(from: stage.startedAt, to: stage.finishedAt))),
