@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import JobEngine
 import JobStore
+import Locking
 import Logging
 import Synchronization
 
@@ -27,18 +28,18 @@ extension Daemon {
     /// if anything in them is wrong — logs every problem and keeps running
     /// the configuration it has. systemd sees RELOADING=1 … READY=1 either way.
     func reload() {
-        guard !state.withLock({ $0.stopping }) else { return }
+        guard !state.withAnnouncedLock({ $0.stopping }) else { return }
         notifier.reloading()
         logger.notice("SIGHUP: reloading \(location.path)")
         let result = Configuration.load(at: location)
         for diagnostic in result.diagnostics {
             logger.log(level: diagnostic.severity == .error ? .error : .warning, "\(diagnostic)")
         }
-        let current = state.withLock { $0.config }
+        let current = state.withAnnouncedLock { $0.config }
         guard let loaded = result.value else {
             let count = result.diagnostics.filter { $0.severity == .error }.count
             logger.error("reload refused: \(count) error(s) in the new configuration (above); the running configuration stays in force")
-            notifier.ready(status: "reload refused, see the log; " + state.withLock { $0.lastStatus })
+            notifier.ready(status: "reload refused, see the log; " + state.withAnnouncedLock { $0.lastStatus })
             return
         }
         // What the engine cannot change while it runs keeps its old value.
@@ -53,13 +54,13 @@ extension Daemon {
         keep(\.pollInterval, "poll-interval")
         keep(\.store, "store")
         engine.reload(config: applied, definitions: loaded.definitions.definitions)
-        state.withLock { $0.config = applied }
+        state.withAnnouncedLock { $0.config = applied }
         let names = loaded.definitions.names.sorted()
         logger.notice("reloaded: \(names.count) definition(s) (\(names.joined(separator: ", "))); pools \(Self.describe(applied.pools)); Q \(Self.describe(applied.queues.mapValues(\.concurrency))); log level \(applied.log.level.rawValue)")
         output.minimumLevel = Logger.Level(applied.log.level)
         Task {
             let status = await statusText()
-            state.withLock { $0.lastStatus = status }
+            state.withAnnouncedLock { $0.lastStatus = status }
             notifier.ready(status: status)
         }
     }
@@ -74,7 +75,7 @@ extension Daemon {
     /// their process groups are ended and their jobs left resumable. A
     /// second signal cuts the grace short.
     func shutdown(_ signal: Int32) {
-        let (first, config) = state.withLock { state -> (Bool, DaemonConfig) in
+        let (first, config) = state.withAnnouncedLock { state -> (Bool, DaemonConfig) in
             defer { state.stopping = true }
             return (!state.stopping, state.config)
         }
@@ -87,7 +88,7 @@ extension Daemon {
         notifier.stopping(status: "stopping: \(running) job(s) running, grace \(config.shutdownGrace.jobdText)")
         logger.notice("\(SignalWatcher.name(signal)): stopping; no new jobs start, \(running) running job(s) have \(config.shutdownGrace.jobdText) to finish their stage")
         engine.drain(grace: config.shutdownGrace) { [self] in
-            let server = state.withLock { $0.server }
+            let server = state.withAnnouncedLock { $0.server }
             server?.stop()
             Task {
                 do {
@@ -131,7 +132,7 @@ extension Daemon {
         // 15 ms of CPU for 100,000 pending jobs.)
         repeating(after: .seconds(10)) { daemon in
             let text = await daemon.statusText()
-            let changed = daemon.state.withLock { state -> Bool in
+            let changed = daemon.state.withAnnouncedLock { state -> Bool in
                 defer { state.lastStatus = text }
                 return state.lastStatus != text && !state.stopping
             }
@@ -153,7 +154,7 @@ extension Daemon {
         // Resolved jobs older than `store.retention` go, a minute after the
         // start and then hourly.
         repeating(after: .seconds(60)) { daemon in
-            guard case let .duration(retention) = daemon.state.withLock({ $0.config.store.retention }) else {
+            guard case let .duration(retention) = daemon.state.withAnnouncedLock({ $0.config.store.retention }) else {
                 return .seconds(3600)
             }
             do {

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import JobEngine
 import JobStore
+import Locking
 import Logging
 import Synchronization
 
@@ -78,7 +79,7 @@ public final class Daemon: Sendable {
     }
 
     private func run() async -> Int32 {
-        let config = state.withLock { $0.config }
+        let config = state.withAnnouncedLock { $0.config }
         await recover()
         let server: ControlServer
         do {
@@ -90,7 +91,7 @@ public final class Daemon: Sendable {
             try? await store.close()
             return JobdExit.unavailable
         }
-        state.withLock { $0.server = server }
+        state.withAnnouncedLock { $0.server = server }
         server.start()
         engine.start()
         SignalWatcher.start { [self] signal in handle(signal) }
@@ -100,10 +101,10 @@ public final class Daemon: Sendable {
             "definitions": "\(definitionNames.joined(separator: ","))",
         ])
         notifier.ready(status: status)
-        state.withLock { $0.lastStatus = status }
+        state.withAnnouncedLock { $0.lastStatus = status }
         startChores()
         return await withCheckedContinuation { continuation in
-            let early = state.withLock { state -> Int32? in
+            let early = state.withAnnouncedLock { state -> Int32? in
                 if let status = state.exitStatus { return status }
                 state.finished = { continuation.resume(returning: $0) }
                 return nil
@@ -114,7 +115,7 @@ public final class Daemon: Sendable {
 
     /// jobd stopped: `run` returns `status`.
     func finish(_ status: Int32) {
-        let finished = state.withLock { state -> (@Sendable (Int32) -> Void)? in
+        let finished = state.withAnnouncedLock { state -> (@Sendable (Int32) -> Void)? in
             defer { state.finished = nil }
             if state.finished == nil { state.exitStatus = status }
             return state.finished

@@ -2,6 +2,7 @@ import ArgumentParser
 import Dispatch
 import Foundation
 import JobEngine
+import Locking
 import Logging
 import Synchronization
 
@@ -88,11 +89,11 @@ public struct JobdCommand: ParsableCommand {
         let code = Mutex<Int32>(0)
         Task {
             let result = await body()
-            code.withLock { $0 = result }
+            code.withAnnouncedLock { $0 = result }
             done.signal()
         }
         done.wait()
-        return code.withLock { $0 }
+        return code.withAnnouncedLock { $0 }
     }
 }
 

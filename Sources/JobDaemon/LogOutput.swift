@@ -1,4 +1,5 @@
 import Foundation
+import Locking
 import Logging
 import Synchronization
 
@@ -43,8 +44,8 @@ public final class LogOutput: Sendable {
 
     /// The level below which events are dropped; a reload changes it.
     public var minimumLevel: Logger.Level {
-        get { level.withLock { $0 } }
-        set { level.withLock { $0 = newValue } }
+        get { level.withAnnouncedLock { $0 } }
+        set { level.withAnnouncedLock { $0 = newValue } }
     }
 
     /// syslog's priorities: 2 critical … 7 debug.

@@ -1,5 +1,6 @@
 import Dispatch
 internal import GRDB
+import Locking
 import Synchronization
 
 /// Copies the WAL back into the database from a connection of its own,
@@ -26,13 +27,13 @@ final class BackgroundCheckpointer: Sendable {
 
     /// No more checkpoints; closes the connection (after the one running, if any).
     func stop() {
-        stopped.withLock { $0 = true }
+        stopped.withAnnouncedLock { $0 = true }
         try? connection.close()
     }
 
     private func scheduleNext() {
         queue.asyncAfter(deadline: .now() + interval) { [weak self] in
-            guard let self, !self.stopped.withLock({ $0 }) else { return }
+            guard let self, !self.stopped.withAnnouncedLock({ $0 }) else { return }
             // A failed checkpoint is tried again at the next tick; the
             // writer's automatic checkpoint covers a lasting failure.
             _ = try? self.connection.writeWithoutTransaction { db in try db.checkpoint(.passive) }

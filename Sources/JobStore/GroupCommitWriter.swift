@@ -1,5 +1,6 @@
 import Dispatch
 internal import GRDB
+import Locking
 import Synchronization
 
 /// Group commit: every write of the store goes through here, and writes
@@ -42,7 +43,7 @@ final class GroupCommitWriter: Sendable {
 
     /// Transactions committed (or tried) and writes they held, since the start.
     var statistics: (transactions: Int, writes: Int) {
-        state.withLock { ($0.transactions, $0.writes) }
+        state.withAnnouncedLock { ($0.transactions, $0.writes) }
     }
 
     private let state = Mutex(State())
@@ -69,7 +70,7 @@ final class GroupCommitWriter: Sendable {
                 return { completion(.success(value)) }
             },
             fail: { completion(.failure($0)) })
-        let (accepted, mustSchedule) = state.withLock { state -> (Bool, Bool) in
+        let (accepted, mustSchedule) = state.withAnnouncedLock { state -> (Bool, Bool) in
             guard !state.closed else { return (false, false) }
             state.queue.append(write)
             if state.scheduled { return (true, false) }
@@ -86,7 +87,7 @@ final class GroupCommitWriter: Sendable {
 
     /// Refuses new writes; those already queued still run.
     func close() {
-        state.withLock { $0.closed = true }
+        state.withAnnouncedLock { $0.closed = true }
     }
 
     private func schedule() {
@@ -96,7 +97,7 @@ final class GroupCommitWriter: Sendable {
     }
 
     private func runTransaction(_ db: Database) {
-        let batch = state.withLock { state -> [Write] in
+        let batch = state.withAnnouncedLock { state -> [Write] in
             let count = min(state.queue.count, maxPerTransaction)
             let batch = Array(state.queue.prefix(count))
             state.queue.removeFirst(count)
@@ -132,7 +133,7 @@ final class GroupCommitWriter: Sendable {
         // `scheduled` is still set: writes made by these completions queue
         // up for the next transaction without scheduling one each.
         for deliver in deliveries { deliver() }
-        let more = state.withLock { state -> Bool in
+        let more = state.withAnnouncedLock { state -> Bool in
             if state.queue.isEmpty {
                 state.scheduled = false
                 return false

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Locking
 import Promises
 import Synchronization
 
@@ -196,12 +197,12 @@ private final class FailureList: Sendable {
     }
 
     func set(_ index: Int, _ error: EngineError) {
-        failures.withLock { $0[index] = error }
+        failures.withAnnouncedLock { $0[index] = error }
     }
 
     /// One error for them all: timed out if any timed out, else failed.
     func combined() -> EngineError {
-        let all = failures.withLock { $0.compactMap { $0 } }
+        let all = failures.withAnnouncedLock { $0.compactMap { $0 } }
         if let jobError = all.first(where: { !$0.isRecoverable }) { return jobError }
         let code: EngineError.Code = all.contains { $0.code == .stageTimedOut } ? .stageTimedOut : .stageFailed
         return EngineError(code, "every action of the race failed:\n" + all.map(\.message).joined(separator: "\n"))

@@ -1,4 +1,5 @@
 import Dispatch
+import Locking
 import Synchronization
 
 /// Why the work of an attempt is being stopped from outside.
@@ -24,12 +25,12 @@ final class AttemptControl: Sendable {
     private let state = Mutex(State())
 
     /// Why it was stopped, if it was.
-    var reason: StopReason? { state.withLock { $0.reason } }
+    var reason: StopReason? { state.withAnnouncedLock { $0.reason } }
 
     /// Registers how to stop one piece of running work. If the attempt is
     /// already stopped, `stopper` runs at once.
     func onStop(_ stopper: @escaping @Sendable (StopReason) -> Void) {
-        let reason = state.withLock { state -> StopReason? in
+        let reason = state.withAnnouncedLock { state -> StopReason? in
             if state.finished { return nil }
             if let reason = state.reason { return reason }
             state.stoppers.append(stopper)
@@ -40,7 +41,7 @@ final class AttemptControl: Sendable {
 
     /// Stops everything registered. The first reason sticks.
     func stop(_ reason: StopReason) {
-        let stoppers = state.withLock { state -> [@Sendable (StopReason) -> Void] in
+        let stoppers = state.withAnnouncedLock { state -> [@Sendable (StopReason) -> Void] in
             guard !state.finished, state.reason == nil else { return [] }
             state.reason = reason
             defer { state.stoppers = [] }
@@ -51,7 +52,7 @@ final class AttemptControl: Sendable {
 
     /// The attempt ended: later stops do nothing.
     func finish() {
-        state.withLock {
+        state.withAnnouncedLock {
             $0.finished = true
             $0.stoppers = []
         }

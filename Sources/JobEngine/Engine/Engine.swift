@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import JobStore
+import Locking
 import Promises
 import Synchronization
 
@@ -44,9 +45,9 @@ public final class Engine: Sendable {
     private let state = Mutex(State())
 
     /// The `Q` queues stage bodies of new jobs run on.
-    public var queues: StageQueues { generation.withLock { $0.context.queues } }
+    public var queues: StageQueues { generation.withAnnouncedLock { $0.context.queues } }
 
-    private var pools: [String: PoolScheduler] { generation.withLock { $0.pools } }
+    private var pools: [String: PoolScheduler] { generation.withAnnouncedLock { $0.pools } }
 
     /// The name this engine's leases carry.
     public var owner: String { context.owner }
@@ -98,7 +99,7 @@ public final class Engine: Sendable {
         fresh.queues = queues
         fresh.executor = Self.executor(config: config, options: context.options)
         let launch = launchRelay
-        let removed = generation.withLock { generation -> [PoolScheduler] in
+        let removed = generation.withAnnouncedLock { generation -> [PoolScheduler] in
             var pools: [String: PoolScheduler] = [:]
             for (name, capacity) in config.pools {
                 if let pool = generation.pools[name] {
@@ -128,7 +129,7 @@ public final class Engine: Sendable {
     /// Sets `conf.Q` and the finalizer hooks, requeues the jobs of runners
     /// that died, and starts claiming, renewing leases and polling.
     public func start() {
-        let first = state.withLock { state -> Bool in
+        let first = state.withAnnouncedLock { state -> Bool in
             defer { state.started = true }
             return !state.started
         }
@@ -145,7 +146,7 @@ public final class Engine: Sendable {
 
     /// New work was submitted: claim now instead of at the next poll.
     public func nudge() {
-        guard state.withLock({ $0.started }) else { return }
+        guard state.withAnnouncedLock({ $0.started }) else { return }
         for pool in pools.values { pool.fill() }
     }
 
@@ -156,7 +157,7 @@ public final class Engine: Sendable {
     public func drain(grace: Duration, completion: @escaping @Sendable () -> Void) {
         drainFlag.set()
         for pool in pools.values { pool.stop() }
-        let idle = state.withLock { state -> Bool in
+        let idle = state.withAnnouncedLock { state -> Bool in
             if state.running.isEmpty {
                 state.finished = true
                 return true
@@ -171,7 +172,7 @@ public final class Engine: Sendable {
         }
         context.log(EngineLogRecord(level: .info, message: "draining: running stages have \(grace.jobdText) to finish"))
         context.timers.asyncAfter(deadline: .now() + grace.dispatchInterval) {
-            let runs = self.state.withLock { $0.running.values.map(\.run) }
+            let runs = self.state.withAnnouncedLock { $0.running.values.map(\.run) }
             for run in runs {
                 run.stop(EngineError(
                     .draining, "jobd is stopping and the shutdown grace of \(grace.jobdText) passed: job \(run.id) stops here and resumes later",
@@ -193,7 +194,7 @@ public final class Engine: Sendable {
     // MARK: Status
 
     /// Jobs running in this engine now.
-    public var runningCount: Int { state.withLock { $0.running.count } }
+    public var runningCount: Int { state.withAnnouncedLock { $0.running.count } }
 
     public func status() async throws -> EngineStatus {
         let pending = try await context.store.countJobs(in: [.pending])[.pending] ?? 0
@@ -206,7 +207,7 @@ public final class Engine: Sendable {
 
     private func launch(_ claimed: ClaimedJob, pool: PoolScheduler) {
         let store = context.store
-        let (current, definition) = generation.withLock { ($0.context, $0.definitions[claimed.job.definition]) }
+        let (current, definition) = generation.withAnnouncedLock { ($0.context, $0.definitions[claimed.job.definition]) }
         guard let definition else {
             let message = "no job definition named `\(claimed.job.definition)` is loaded; add jobs.d/\(claimed.job.definition).yaml and retry the job"
             context.log(EngineLogRecord(level: .error, message: message, jobID: claimed.job.id))
@@ -216,12 +217,12 @@ public final class Engine: Sendable {
         let run = JobRun(context: current, claimed: claimed, definition: definition, drain: drainFlag) { [weak self] run in
             self?.ended(run)
         }
-        state.withLock { $0.running[run.id] = (run, pool) }
+        state.withAnnouncedLock { $0.running[run.id] = (run, pool) }
         run.start()
     }
 
     private func ended(_ run: JobRun) {
-        let (pool, waiters) = state.withLock { state -> (PoolScheduler?, [@Sendable () -> Void]) in
+        let (pool, waiters) = state.withAnnouncedLock { state -> (PoolScheduler?, [@Sendable () -> Void]) in
             let pool = state.running.removeValue(forKey: run.id)?.pool
             guard drainFlag.isDraining, state.running.isEmpty else { return (pool, []) }
             state.finished = true
@@ -238,7 +239,7 @@ public final class Engine: Sendable {
 
     private func scheduleRenewal() {
         context.timers.asyncAfter(deadline: .now() + context.options.renewInterval.dispatchInterval) { [weak self] in
-            guard let self, !self.state.withLock({ $0.finished }) else { return }
+            guard let self, !self.state.withAnnouncedLock({ $0.finished }) else { return }
             self.renewLeases()
             self.scheduleRenewal()
         }
@@ -247,7 +248,7 @@ public final class Engine: Sendable {
     /// Extends the running jobs' leases; stops the jobs whose lease was lost
     /// and those with a cancellation requested.
     private func renewLeases() {
-        let runs = state.withLock { Dictionary(uniqueKeysWithValues: $0.running.map { ($0.key, $0.value.run) }) }
+        let runs = state.withAnnouncedLock { Dictionary(uniqueKeysWithValues: $0.running.map { ($0.key, $0.value.run) }) }
         guard !runs.isEmpty else { return }
         context.store.renew(runs.values.map(\.lease), leaseDuration: context.options.leaseDuration) { result in
             switch result {
@@ -267,7 +268,7 @@ public final class Engine: Sendable {
 
     private func schedulePoll() {
         context.timers.asyncAfter(deadline: .now() + context.options.pollInterval.dispatchInterval) { [weak self] in
-            guard let self, !self.state.withLock({ $0.finished }), !self.drainFlag.isDraining else { return }
+            guard let self, !self.state.withAnnouncedLock({ $0.finished }), !self.drainFlag.isDraining else { return }
             self.requeueExpired()
             self.schedulePoll()
         }

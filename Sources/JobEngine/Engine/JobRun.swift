@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import JobStore
+import Locking
 import Promises
 import Synchronization
 
@@ -62,7 +63,7 @@ final class JobRun: Sendable {
     /// reaches them. A halting error (drain, lost lease) overrides a
     /// cancellation or timeout; otherwise the first reason sticks.
     func stop(_ error: EngineError) {
-        let control = state.withLock { state -> AttemptControl? in
+        let control = state.withAnnouncedLock { state -> AttemptControl? in
             if let existing = state.stop, existing.haltsJob || !error.haltsJob { return nil }
             state.stop = error
             guard let current = state.current else { return nil }
@@ -80,14 +81,14 @@ final class JobRun: Sendable {
                 .draining, "jobd is stopping: job \(id) stops before stage `\(stage.name)` and resumes there later",
                 jobID: id, position: stage.position)
         }
-        guard let stop = state.withLock({ $0.stop }) else { return nil }
+        guard let stop = state.withAnnouncedLock({ $0.stop }) else { return nil }
         return stop.haltsJob || !stage.kind.isCleanup ? stop : nil
     }
 
     /// Makes `control` the job's current work; stopped at once if the job
     /// is being stopped and the stop applies to this stage.
     func begin(_ control: AttemptControl, for stage: StageDefinition, attempt: Attempt?) {
-        let stop = state.withLock { state -> EngineError? in
+        let stop = state.withAnnouncedLock { state -> EngineError? in
             state.current = (stage.kind, control)
             if let attempt { state.attempt = attempt }
             guard let stop = state.stop, stop.haltsJob || !stage.kind.isCleanup else { return nil }
@@ -98,12 +99,12 @@ final class JobRun: Sendable {
 
     /// Records an attempt that has nothing to stop (an in-process transform).
     func note(_ attempt: Attempt) {
-        state.withLock { $0.attempt = attempt }
+        state.withAnnouncedLock { $0.attempt = attempt }
     }
 
     func end(_ control: AttemptControl) {
         control.finish()
-        state.withLock { state in
+        state.withAnnouncedLock { state in
             if state.current?.control === control { state.current = nil }
         }
     }
@@ -112,7 +113,7 @@ final class JobRun: Sendable {
 
     /// The last attempt at `position`.
     func attempt(at position: Int) -> Attempt {
-        state.withLock { state in
+        state.withAnnouncedLock { state in
             if let attempt = state.attempt, attempt.position == position { return attempt }
             return Attempt(position: position, number: 1, startedAt: nil)
         }
@@ -121,31 +122,31 @@ final class JobRun: Sendable {
     /// The number of the first attempt at `position`: 1, or one more than
     /// were made before a crash.
     func firstAttemptNumber(at position: Int) -> Int {
-        state.withLock { state in
+        state.withAnnouncedLock { state in
             if let resumed = state.resumedAttempt, resumed.position == position { return resumed.number }
             return 1
         }
     }
 
     func setResumedAttempt(_ attempt: Attempt) {
-        state.withLock { $0.resumedAttempt = attempt }
+        state.withAnnouncedLock { $0.resumedAttempt = attempt }
     }
 
     func setCursor(_ position: Int) {
-        state.withLock { $0.cursor = position }
+        state.withAnnouncedLock { $0.cursor = position }
     }
 
     func setDoneValue(_ value: [UInt8]) {
-        state.withLock { $0.doneValue = value }
+        state.withAnnouncedLock { $0.doneValue = value }
     }
 
-    var doneValue: [UInt8]? { state.withLock { $0.doneValue } }
+    var doneValue: [UInt8]? { state.withAnnouncedLock { $0.doneValue } }
 
     /// `stage` is about to run: the stages between the last one that ran and
     /// it did not, and are recorded as skipped (in order, before its own
     /// writes; nobody waits for these).
     func advance(to position: Int) {
-        let skipped = state.withLock { state -> Range<Int> in
+        let skipped = state.withAnnouncedLock { state -> Range<Int> in
             let range = state.cursor..<max(state.cursor, position)
             state.cursor = max(state.cursor, position + 1)
             return range
@@ -167,12 +168,12 @@ final class JobRun: Sendable {
         let timer = OneShotTimer.schedule(after: .milliseconds(Int(delay * 1000))) { [weak self] in
             self?.stop(error)
         }
-        state.withLock { $0.jobTimer = timer }
+        state.withAnnouncedLock { $0.jobTimer = timer }
     }
 
     /// The job is done with (resolved, parked or abandoned): tell the engine, once.
     func ended() {
-        let (first, timer) = state.withLock { state -> (Bool, OneShotTimer?) in
+        let (first, timer) = state.withAnnouncedLock { state -> (Bool, OneShotTimer?) in
             guard !state.ended else { return (false, nil) }
             state.ended = true
             defer { state.jobTimer = nil }

@@ -1,3 +1,4 @@
+import Locking
 import Promises
 import Synchronization
 
@@ -14,7 +15,7 @@ enum LeakRelay {
     private static let loggers = Mutex<[ObjectIdentifier: EngineLogger]>([:])
 
     static func register(_ engine: AnyObject, log: @escaping EngineLogger) {
-        loggers.withLock { $0[ObjectIdentifier(engine)] = log }
+        loggers.withAnnouncedLock { $0[ObjectIdentifier(engine)] = log }
         conf.leakHandler = { leak in
             if leak.canReject {
                 broadcast(EngineLogRecord(
@@ -30,10 +31,10 @@ enum LeakRelay {
     }
 
     static func unregister(_ engine: AnyObject) {
-        loggers.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(engine)) }
+        loggers.withAnnouncedLock { _ = $0.removeValue(forKey: ObjectIdentifier(engine)) }
     }
 
     private static func broadcast(_ record: EngineLogRecord) {
-        for log in loggers.withLock({ Array($0.values) }) { log(record) }
+        for log in loggers.withAnnouncedLock({ Array($0.values) }) { log(record) }
     }
 }

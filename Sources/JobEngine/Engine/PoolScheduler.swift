@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import JobStore
+import Locking
 import Synchronization
 
 /// Claims the jobs of one pool: never more running than the pool's size,
@@ -31,11 +32,11 @@ final class PoolScheduler: Sendable {
         self.launch = launch
     }
 
-    var running: Int { state.withLock { $0.running } }
+    var running: Int { state.withAnnouncedLock { $0.running } }
 
     /// Claims as many jobs as there are free slots (one claim at a time).
     func fill() {
-        let limit = state.withLock { state -> Int in
+        let limit = state.withAnnouncedLock { state -> Int in
             guard !state.stopped else { return 0 }
             if state.claiming {
                 state.again = true
@@ -58,7 +59,7 @@ final class PoolScheduler: Sendable {
     private func claimed(_ result: Swift.Result<[ClaimedJob], any Error>, limit: Int) {
         switch result {
         case let .success(jobs):
-            let again = state.withLock { state -> Bool in
+            let again = state.withAnnouncedLock { state -> Bool in
                 state.claiming = false
                 state.running += jobs.count
                 return state.again || jobs.count == limit
@@ -66,7 +67,7 @@ final class PoolScheduler: Sendable {
             for job in jobs { launch(job, self) }
             if again { fill() } else { probeNextRunAt() }
         case let .failure(error):
-            state.withLock { $0.claiming = false }
+            state.withAnnouncedLock { $0.claiming = false }
             context.log(EngineLogRecord(level: .error, message: "could not claim jobs of pool \(name): \(error)"))
             wake(at: Date() + context.options.pollInterval.timeInterval)
         }
@@ -75,19 +76,19 @@ final class PoolScheduler: Sendable {
     /// A reload changed the pool's size: claims up to the new size (running
     /// jobs over a smaller size finish; no new one starts until below it).
     func resize(to capacity: Int) {
-        state.withLock { $0.capacity = max(1, capacity) }
+        state.withAnnouncedLock { $0.capacity = max(1, capacity) }
         fill()
     }
 
     /// A job of this pool ended: its slot is free.
     func jobEnded() {
-        state.withLock { $0.running -= 1 }
+        state.withAnnouncedLock { $0.running -= 1 }
         fill()
     }
 
     /// Stops claiming (a drain).
     func stop() {
-        let timer = state.withLock { state -> OneShotTimer? in
+        let timer = state.withAnnouncedLock { state -> OneShotTimer? in
             state.stopped = true
             defer { state.wake = nil }
             return state.wake?.timer
@@ -98,7 +99,7 @@ final class PoolScheduler: Sendable {
     /// Asks the store when the next pending job becomes runnable, and sets
     /// a timer for it.
     private func probeNextRunAt() {
-        let go = state.withLock { state -> Bool in
+        let go = state.withAnnouncedLock { state -> Bool in
             guard !state.probing, !state.stopped else { return false }
             state.probing = true
             return true
@@ -106,7 +107,7 @@ final class PoolScheduler: Sendable {
         guard go else { return }
         context.store.nextRunAt(pool: name) { result in
             self.context.control.async {
-                self.state.withLock { $0.probing = false }
+                self.state.withAnnouncedLock { $0.probing = false }
                 switch result {
                 case let .success(date?):
                     // Already due (submitted while the claim ran): claim again shortly.
@@ -123,14 +124,14 @@ final class PoolScheduler: Sendable {
     /// Claims at `date`, unless an earlier wake-up is set.
     private func wake(at date: Date) {
         // Set under the lock so that two wake-ups cannot both replace a third.
-        let old = state.withLock { state -> OneShotTimer?? in
+        let old = state.withAnnouncedLock { state -> OneShotTimer?? in
             guard !state.stopped else { return .none }
             if let wake = state.wake, wake.at <= date { return .none }
             let old = state.wake?.timer
             let delay = Int(max(0, date.timeIntervalSinceNow) * 1000)
             let timer = OneShotTimer.schedule(after: .milliseconds(delay)) { [weak self] in
                 guard let self else { return }
-                self.state.withLock { state in
+                self.state.withAnnouncedLock { state in
                     if state.wake?.at == date { state.wake = nil }
                 }
                 self.fill()

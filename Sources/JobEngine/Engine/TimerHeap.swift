@@ -1,4 +1,5 @@
 import Dispatch
+import Locking
 import Synchronization
 
 /// Deadlines in a binary min-heap, fired by one `DispatchSourceTimer` armed
@@ -33,7 +34,7 @@ final class TimerHeap: Sendable {
     }
 
     func add(deadline: DispatchTime, _ body: @escaping @Sendable () -> Void) -> UInt64 {
-        state.withLock { state -> UInt64 in
+        state.withAnnouncedLock { state -> UInt64 in
             let id = state.nextID
             state.nextID += 1
             state.entries.append(Entry(deadline: deadline.uptimeNanoseconds, id: id, body: body))
@@ -45,7 +46,7 @@ final class TimerHeap: Sendable {
     }
 
     func remove(_ id: UInt64) {
-        state.withLock { state in
+        state.withAnnouncedLock { state in
             guard let slot = state.slots[id] else { return }
             Self.remove(&state, at: slot)
         }
@@ -54,7 +55,7 @@ final class TimerHeap: Sendable {
     private func fire() {
         let now = DispatchTime.now().uptimeNanoseconds
         var due: [@Sendable () -> Void] = []
-        state.withLock { state in
+        state.withAnnouncedLock { state in
             while let first = state.entries.first, first.deadline <= now {
                 due.append(first.body)
                 Self.remove(&state, at: 0)
@@ -119,7 +120,7 @@ final class TimerHeap: Sendable {
         state.slots[state.entries[b].id] = b
     }
 
-    var count: Int { state.withLock { $0.entries.count } }
+    var count: Int { state.withAnnouncedLock { $0.entries.count } }
 }
 
 /// The timer source, shared by every thread that arms it.

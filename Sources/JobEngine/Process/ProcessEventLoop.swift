@@ -1,5 +1,6 @@
 import CProcessSupport
 import Foundation
+import Locking
 import Synchronization
 
 /// One thread, blocked in `epoll_wait`, watching every child's pipes, pidfd
@@ -47,7 +48,7 @@ final class ProcessEventLoop: Sendable {
     /// Watches `fd` for `events` on behalf of `process`; returns the token to
     /// unregister with, or nil with errno set.
     func register(_ fd: Int32, events: UInt32, for process: RunningProcess, as role: Role) -> UInt64? {
-        let token = registry.withLock { registry in
+        let token = registry.withAnnouncedLock { registry in
             let token = registry.nextToken
             registry.nextToken += 1
             registry.targets[token] = Target(process: process, role: role)
@@ -55,7 +56,7 @@ final class ProcessEventLoop: Sendable {
         }
         guard jobd_epoll_add(epollFD, fd, events, token) == 0 else {
             let error = errno
-            _ = registry.withLock { $0.targets.removeValue(forKey: token) }
+            _ = registry.withAnnouncedLock { $0.targets.removeValue(forKey: token) }
             errno = error
             return nil
         }
@@ -65,7 +66,7 @@ final class ProcessEventLoop: Sendable {
     /// Stops watching `fd` (call before closing it).
     func unregister(_ fd: Int32, token: UInt64) {
         _ = jobd_epoll_del(epollFD, fd)
-        _ = registry.withLock { $0.targets.removeValue(forKey: token) }
+        _ = registry.withAnnouncedLock { $0.targets.removeValue(forKey: token) }
     }
 
     private func run() {
@@ -81,7 +82,7 @@ final class ProcessEventLoop: Sendable {
             guard count > 0 else { continue }
             for index in 0..<Int(count) {
                 let token = tokens[index]
-                guard let target = registry.withLock({ $0.targets[token] }) else { continue }
+                guard let target = registry.withAnnouncedLock({ $0.targets[token] }) else { continue }
                 target.process.handle(target.role, events: events[index])
             }
         }

@@ -1,5 +1,6 @@
 import CProcessSupport
 import Dispatch
+import Locking
 import Synchronization
 
 #if canImport(Glibc)
@@ -174,7 +175,7 @@ private final class CancelHandle: Sendable {
     private let state = Mutex<(process: RunningProcess?, cancelled: Bool)>((nil, false))
 
     func set(_ process: RunningProcess) {
-        let cancelled = state.withLock { state in
+        let cancelled = state.withAnnouncedLock { state in
             state.process = process
             return state.cancelled
         }
@@ -182,7 +183,7 @@ private final class CancelHandle: Sendable {
     }
 
     func cancel() {
-        let process = state.withLock { state in
+        let process = state.withAnnouncedLock { state in
             state.cancelled = true
             return state.process
         }

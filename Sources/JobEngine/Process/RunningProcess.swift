@@ -1,5 +1,6 @@
 import CProcessSupport
 import Dispatch
+import Locking
 import Synchronization
 
 /// A child process started by `ProcessRunner`. Its completion fires exactly
@@ -151,7 +152,7 @@ public final class RunningProcess: Sendable {
     /// goes to `completionQueue` (never called on the loop thread, nor under
     /// the lock).
     func withState(_ body: (inout State) -> Void) {
-        let finish = state.withLock { state in
+        let finish = state.withAnnouncedLock { state in
             body(&state)
             return state.finishIfDone(in: self)
         }
