@@ -12,7 +12,7 @@ enum Columns {
         job_id, position, name, kind, state, value, error, exit_code, attempts, started_at, finished_at, error_code
         """
     /// How many columns `stage` lists: the index of a column selected after them.
-    static let stageCount: Int32 = 12
+    static let stageCount = Int32(stage.split(separator: ",").count)
     static let event = "id, job_id, position, kind, message, created_at"
 
     static func job(_ row: RawRow) throws -> Job {
