@@ -238,7 +238,9 @@ extension Thenable {
             // Straight to the box, which takes the handler as it is (the
             // protocol's `pipe(to:)` borrows it, and storing it then costs
             // a retain and a release more).
-            promise.box.pipe { box.take($0) }
+            // Not born resolved, so it has a box (`?.` borrows it; `if let`
+            // would copy it: a retain and a release).
+            promise.box?.pipe { box.take($0) }
         } else {
             pipe { box.take($0) }
         }

@@ -49,27 +49,30 @@ extension Thenable {
     @inlinable
     @inline(__always)
     public func map<U>(on: DispatchQueue? = conf.Q.map, flags: DispatchWorkItemFlags? = nil, _ transform: @escaping (T) throws -> U) -> Promise<U> {
-        Promise(box: mapBox(on: on, flags: flags, transform))
+        mapPromise(on: on, flags: flags, transform)
     }
 
-    /// The box of the promise `map` returns.
+    /// The promise `map` returns. Unlike `then` and `done`, `map` makes its
+    /// promise out of line: on a resolved promise, inline, the promise is
+    /// born resolved as one object (`SealedPromise`), not a promise around a
+    /// box.
     @inlinable
     @inline(never)
-    func mapBox<U>(on: DispatchQueue?, flags: DispatchWorkItemFlags?, _ transform: consuming @escaping (T) throws -> U) -> Box<Result<U>> {
+    func mapPromise<U>(on: DispatchQueue?, flags: DispatchWorkItemFlags?, _ transform: consuming @escaping (T) throws -> U) -> Promise<U> {
         if on == nil, let result = sealedResult {
             // Already resolved, inline: the returned promise is born sealed.
             switch result {
             case .fulfilled(let value):
                 do {
-                    return SealedBox(value: .fulfilled(try transform(value)))
+                    return Promise.holding(.fulfilled(try transform(value)))
                 } catch {
-                    return SealedBox(value: .rejected(error))
+                    return Promise.holding(.rejected(error))
                 }
             case .rejected(let error):
-                return SealedBox(value: .rejected(error))
+                return Promise.holding(.rejected(error))
             }
         }
-        return chainBox(MapStep(queue: on, flags: flags, transform: transform))
+        return Promise(box: chainBox(MapStep(queue: on, flags: flags, transform: transform)))
     }
 
     /// Like `map`, but `nil` rejects with `PMKError.compactMap`.
@@ -158,8 +161,7 @@ extension Thenable {
         // A box that is not an `EmptyBox` is a `SealedBox`: its value is
         // read straight, without building a `Sealant` (see `Box.empty`).
         if let promise = self as? Promise<T> {
-            let box = promise.box
-            return box.isSealedBox ? box.asSealed.value : nil
+            return promise.resultAtBirth
         }
         if let guarantee = self as? Guarantee<T> {
             let box = guarantee.box

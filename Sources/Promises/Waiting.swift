@@ -17,7 +17,7 @@ extension Promise {
             result = resolved
         } else {
             let slot = WaitSlot<Result<T>>()
-            box.pipe { slot.put($0) }
+            pipe { slot.put($0) }
             Trampoline.runPostponed()
             result = slot.take()
         }
@@ -31,7 +31,7 @@ extension Promise {
     /// error. Blocks no thread.
     public func async() async throws -> T {
         let transfer = try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<UncheckedSendable<T>, any Error>) in
-            box.pipe { result in
+            pipe { result in
                 switch result {
                 case .fulfilled(let value): continuation.resume(returning: UncheckedSendable(value))
                 case .rejected(let error): continuation.resume(throwing: error)

@@ -1,0 +1,160 @@
+import Dispatch
+import Promises
+import Testing
+
+/// A class error, so a test can see when the last reference to it goes.
+final class TrackedError: Error, @unchecked Sendable {
+    // @unchecked: `alive` is a `Counter`, which is atomic.
+    let alive: Counter
+
+    init(_ alive: Counter) {
+        self.alive = alive
+        _ = alive.increment()
+    }
+
+    deinit { alive.decrement() }
+}
+
+/// Promises born resolved — `Promise.value(_:)`, `Promise(error:)`,
+/// `Promise()`, and `map(on: nil)` on a resolved promise — are built
+/// differently from pending ones (one object holding its result, or a
+/// promise around a sealed box). Whatever the build, every reader must see
+/// the same result, and the result must be freed with the promise.
+@Suite("Born resolved: value(_:), init(error:) and map(on: nil) on a resolved promise")
+struct BornResolvedTests {
+    /// The ways of making a promise born resolved, with the result each must
+    /// have: a value of 7, or `TestError.first`.
+    static let makers: [(name: String, fulfilled: Bool, make: @Sendable () -> Promise<Int>)] = [
+        ("value", true, { Promise.value(7) }),
+        ("init(error:)", false, { Promise(error: TestError.first) }),
+        ("map(on: nil) of a value", true, { Promise.value(3).map(on: nil) { $0 + 4 } }),
+        ("map(on: nil) that throws", false, { Promise.value(3).map(on: nil) { _ in throw TestError.first } }),
+        ("map(on: nil) of a rejection", false, { Promise<Int>(error: TestError.first).map(on: nil) { $0 + 1 } }),
+        ("map(on: nil) of a map", true, { Promise.value(1).map(on: nil) { $0 + 1 }.map(on: nil) { $0 + 5 } }),
+        ("compactMap(on: nil)", true, { Promise.value("7").compactMap(on: nil) { Int($0) } }),
+        ("compactMap(on: nil) of nil", false, { Promise.value("x").compactMap(on: nil) { Int($0) }.recover(on: nil) { _ -> Promise<Int> in throw TestError.first } }),
+    ]
+
+    @Test("every reader sees the result", arguments: 0..<makers.count)
+    func readers(index: Int) async throws {
+        let (name, fulfilled, make) = Self.makers[index]
+        let promise = make()
+        #expect(promise.isResolved, "\(name)")
+        #expect(!promise.isPending, "\(name)")
+        #expect(promise.isFulfilled == fulfilled, "\(name)")
+        #expect(promise.isRejected == !fulfilled, "\(name)")
+        if fulfilled {
+            #expect(promise.value == 7, "\(name)")
+            #expect(promise.error == nil, "\(name)")
+            #expect(try promise.wait() == 7, "\(name)")
+            #expect(try await promise.async() == 7, "\(name)")
+            #expect(promise.description == "Promise(7)", "\(name)")
+        } else {
+            #expect(promise.value == nil, "\(name)")
+            #expect(promise.error as? TestError == .first, "\(name)")
+            #expect(throws: TestError.first) { try promise.wait() }
+            await #expect(throws: TestError.first) { try await promise.async() }
+            #expect(promise.description == "Promise(first)", "\(name)")
+        }
+        // `pipe` calls its body at once, exactly once, on this thread.
+        var piped: [Promises.Result<Int>] = []
+        promise.pipe { piped.append($0) }
+        #expect(piped.count == 1, "\(name)")
+        if case .fulfilled(let value)? = piped.first {
+            #expect(fulfilled && value == 7, "\(name)")
+        } else {
+            #expect(!fulfilled, "\(name)")
+        }
+    }
+
+    @Test("operators chained off it, inline and on a queue, see the result", arguments: 0..<makers.count)
+    func chained(index: Int) async throws {
+        let (name, fulfilled, make) = Self.makers[index]
+        let queue = QueueTag.queue("born-resolved")
+        for target in [nil, queue] {
+            let mapped = await make().map(on: target) { $0 * 2 }.outcome()
+            let thenned = await make().then(on: target) { Promise.value($0 * 3) }.outcome()
+            let recovered = await make().recover(on: target) { _ in Promise.value(-1) }.outcome()
+            let ensured = await make().ensure(on: target) {}.outcome()
+            let tapped = await make().tap(on: target) { _ in }.outcome()
+            let joined = await when(fulfilled: [make(), Promise.value(1)]).outcome()
+            if fulfilled {
+                #expect(mapped?.value == 14, "\(name)")
+                #expect(thenned?.value == 21, "\(name)")
+                #expect(recovered?.value == 7, "\(name)")
+                #expect(ensured?.value == 7, "\(name)")
+                #expect(tapped?.value == 7, "\(name)")
+                #expect(joined?.value == [7, 1], "\(name)")
+            } else {
+                #expect(mapped?.error as? TestError == .first, "\(name)")
+                #expect(thenned?.error as? TestError == .first, "\(name)")
+                #expect(recovered?.value == -1, "\(name)")
+                #expect(ensured?.error as? TestError == .first, "\(name)")
+                #expect(tapped?.error as? TestError == .first, "\(name)")
+                #expect(joined?.error as? TestError == .first, "\(name)")
+            }
+        }
+    }
+
+    @Test("a Promise<Void> born fulfilled: Promise() and Promise.value")
+    func void() throws {
+        for promise in [Promise(), Promise<Void>.value, Promise.value(()), Promise.value(1).asVoid()] {
+            #expect(promise.isFulfilled)
+            try promise.wait()
+        }
+    }
+
+    @Test("its value or error is freed with it, not before")
+    func freed() {
+        let alive = Counter()
+        var values: [Promise<Tracked>]? = [
+            Promise.value(Tracked(alive)),
+            Promise.value(1).map(on: nil) { _ in Tracked(alive) },
+        ]
+        var errors: [Promise<Int>]? = [
+            Promise(error: TrackedError(alive)),
+            Promise.value(1).map(on: nil) { _ in throw TrackedError(alive) },
+            Promise<Int>(error: TrackedError(alive)).map(on: nil) { $0 },
+        ]
+        #expect(alive.value == 5)
+        // Readers copy the result out; the promise keeps its own.
+        #expect(values?.allSatisfy { $0.value != nil } == true)
+        #expect(errors?.allSatisfy { $0.error is TrackedError } == true)
+        #expect(alive.value == 5)
+        values = nil
+        #expect(alive.value == 3)
+        errors = nil
+        #expect(alive.value == 0)
+    }
+
+    @Test("many threads read and chain off one at once")
+    func sharedAcrossThreads() async {
+        let shared = Promise.value(1).map(on: nil) { $0 + 1 }
+        let sum = Counter()
+        let group = DispatchGroup()
+        for _ in 0..<8 {
+            DispatchQueue.global().async(group: group) {
+                for _ in 0..<500 {
+                    if shared.value == 2 { sum.increment() }
+                    _ = shared.map(on: nil) { $0 }.done(on: nil) { _ in sum.increment() }
+                }
+            }
+        }
+        await withCheckedContinuation { continuation in
+            group.notify(queue: .global()) { continuation.resume() }
+        }
+        #expect(sum.value == 8 * 500 * 2)
+    }
+}
+
+private extension Promises.Result {
+    var value: T? {
+        if case .fulfilled(let value) = self { return value }
+        return nil
+    }
+
+    var error: (any Error)? {
+        if case .rejected(let error) = self { return error }
+        return nil
+    }
+}
