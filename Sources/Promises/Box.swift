@@ -229,7 +229,9 @@ extension Box {
     }
 }
 
-/// A box born resolved: `Promise.value(_:)`, `Promise(error:)`, `Guarantee.value(_:)`.
+/// A box born resolved: `Guarantee.value(_:)`, `Promise(error:)`,
+/// `Promise()`, `done(on: nil)` on a resolved promise. (`Promise.value(_:)`
+/// and `map(on: nil)` make a `SealedPromise`, which needs no box.)
 @usableFromInline
 final class SealedBox<T>: Box<T>, @unchecked Sendable {
     // @unchecked Sendable: `value` is a `let`, written once before the box is shared.

@@ -158,8 +158,8 @@ extension Thenable {
     /// turns out to be resolved).
     @inlinable
     var sealedResult: Result<T>? {
-        // A box that is not an `EmptyBox` is a `SealedBox`: its value is
-        // read straight, without building a `Sealant` (see `Box.empty`).
+        // A `SealedPromise`'s result, or a `SealedBox`'s value, is read
+        // straight, without building a `Sealant` (see `Box.isSealedBox`).
         if let promise = self as? Promise<T> {
             return promise.resultAtBirth
         }
