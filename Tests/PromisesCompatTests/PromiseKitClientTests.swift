@@ -60,6 +60,40 @@ class Service {
     }
 }
 
+/// Extensions client code adds to `Promise`, as it does with PromiseKit's.
+protocol Labelled {
+    var label: String { get }
+}
+
+extension Promise: Labelled {
+    var label: String { return isPending ? "pending" : "resolved" }
+}
+
+extension Promise {
+    convenience init(loading id: Int, from service: Service) where T == Int {
+        self.init { seal in
+            service.load(id) { value, error in
+                seal.resolve(value, error)
+            }
+        }
+    }
+
+    static func failing(_ error: Error) -> Promise<T> {
+        return Promise(error: error)
+    }
+
+    func logged(into model: ViewModel) -> Self {
+        model.events.append(label)
+        return self
+    }
+}
+
+extension Promise where T == Int {
+    func doubled() -> Promise<Int> {
+        return map { $0 * 2 }
+    }
+}
+
 class PromiseKitClientTests: XCTestCase {
     var savedQ: (map: DispatchQueue?, return: DispatchQueue?)!
     var savedPolicy: CatchPolicy!
@@ -406,6 +440,22 @@ class PromiseKitClientTests: XCTestCase {
             case .rejected: XCTFail()
             }
         }.asVoid().wait())
+    }
+
+    func testClientExtensions() throws {
+        let model = ViewModel()
+        let loaded = Promise(loading: 21, from: Service())
+        XCTAssertEqual(try loaded.doubled().wait(), 84)
+        let pending = Promise<Int>.pending()
+        XCTAssertTrue(pending.promise.logged(into: model) === pending.promise)
+        pending.resolver.fulfill(1)
+        let value = Promise.value(5)
+        XCTAssertTrue(value.logged(into: model) === value)
+        XCTAssertEqual(try value.doubled().wait(), 10)
+        XCTAssertEqual(model.events, ["pending", "resolved"])
+        XCTAssertThrowsError(try Promise<Int>.failing(FetchError.offline).wait())
+        let labelled: [Labelled] = [value, Promise<Int>.pending().promise]
+        XCTAssertEqual(labelled.map { $0.label }, ["resolved", "pending"])
     }
 
     func testSequenceHelpers() throws {
