@@ -2,17 +2,10 @@ import Dispatch
 import Promises
 import Testing
 
-/// A class error, so a test can see when the last reference to it goes.
-final class TrackedError: Error, @unchecked Sendable {
-    // @unchecked: `alive` is a `Counter`, which is atomic.
-    let alive: Counter
-
-    init(_ alive: Counter) {
-        self.alive = alive
-        _ = alive.increment()
-    }
-
-    deinit { alive.decrement() }
+/// An error holding a `Tracked`, so a test can see when the last copy of
+/// the error goes.
+struct TrackedError: Error {
+    let tracked: Tracked
 }
 
 /// Promises born resolved — `Promise.value(_:)`, `Promise(error:)`,
@@ -112,9 +105,9 @@ struct BornResolvedTests {
             Promise.value(1).map(on: nil) { _ in Tracked(alive) },
         ]
         var errors: [Promise<Int>]? = [
-            Promise(error: TrackedError(alive)),
-            Promise.value(1).map(on: nil) { _ in throw TrackedError(alive) },
-            Promise<Int>(error: TrackedError(alive)).map(on: nil) { $0 },
+            Promise(error: TrackedError(tracked: Tracked(alive))),
+            Promise.value(1).map(on: nil) { _ in throw TrackedError(tracked: Tracked(alive)) },
+            Promise<Int>(error: TrackedError(tracked: Tracked(alive))).map(on: nil) { $0 },
         ]
         #expect(alive.value == 5)
         // Readers copy the result out; the promise keeps its own.
