@@ -26,10 +26,12 @@ extension Thenable {
     /// Runs `body` with the value, and resolves as the thenable it returns
     /// does. Runs on `conf.Q.map` by default; `on: nil` runs inline.
     ///
-    /// `then`, `map` and `done` make their promise here, in the caller's
-    /// code, and the rest out of line: a caller that drops the promise
+    /// `then` and `done` make their promise here, in the caller's code, and
+    /// the rest out of line: a caller that drops the promise
     /// (`_ = p.done { … }`) lets the optimiser drop its allocation too, and
     /// the body is handed over, not copied (a retain and a release less).
+    /// (`map` hands its body over the same way but makes its promise out of
+    /// line: see `mapPromise`.)
     /// There is no switch in these bodies to splice (see the note at the top
     /// of this file).
     @inlinable
