@@ -230,8 +230,9 @@ extension Box {
 }
 
 /// A box born resolved: `Guarantee.value(_:)`, `Promise(error:)`,
-/// `Promise()`, `done(on: nil)` on a resolved promise. (`Promise.value(_:)`
-/// and `map(on: nil)` make a `SealedPromise`, which needs no box.)
+/// `done(on: nil)` on a resolved promise. (`Promise.value(_:)`, `Promise()`
+/// and `map(on: nil)` of a value that fits an `InlineValue` make a promise
+/// that holds it itself, without a box.)
 @usableFromInline
 final class SealedBox<T>: Box<T>, @unchecked Sendable {
     // @unchecked Sendable: `value` is a `let`, written once before the box is shared.

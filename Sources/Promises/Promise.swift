@@ -6,27 +6,37 @@ public enum PMKUnambiguousInitializer {
 
 /// A value, or an error, that will be there later.
 ///
-/// Not `final` (unlike PromiseKit's), but not `open` either: code outside
-/// this library cannot subclass it. The one subclass, `SealedPromise`, is a
-/// promise born resolved that holds its result itself — one object where a
-/// promise and its box would be two (see `SealedPromise`). Its members are
-/// `final` or in extensions (which cannot be overridden), so no call is
-/// dispatched through the class's table.
-public class Promise<T>: Thenable, CatchMixin {
-    /// The box that holds the result; nil for a `SealedPromise`, which
-    /// holds it itself.
+/// A promise born fulfilled with a small value (`Promise.value(_:)`,
+/// `map(on: nil)` on a resolved promise) holds the value itself, in
+/// `held`, and has no box: one object where a promise and a `SealedBox`
+/// would be two.
+public final class Promise<T>: Thenable, CatchMixin {
+    /// The box that holds the result; nil when the promise holds its
+    /// value itself, in `held`.
     @usableFromInline
-    final let box: Box<Result<T>>?
+    let box: Box<Result<T>>?
+
+    /// The value, when `box` is nil; empty otherwise. See `InlineValue`.
+    @usableFromInline
+    let held: InlineValue
 
     @inlinable
     init(box: Box<Result<T>>) {
         self.box = box
+        held = InlineValue()
     }
 
-    /// For `SealedPromise`.
+    /// A promise holding `value` itself; `T` must fit in an `InlineValue`.
     @inlinable
-    init(holdingResult: Void) {
+    init(holding value: T) {
         box = nil
+        held = InlineValue(value)
+    }
+
+    deinit {
+        if box == nil {
+            held.destroy(as: T.self)
+        }
     }
 
     /// A promise fulfilled with `value`.
@@ -35,17 +45,22 @@ public class Promise<T>: Thenable, CatchMixin {
         holding(.fulfilled(value))
     }
 
-    /// A promise born resolved with `result`, holding it itself.
+    /// A promise born resolved with `result`: holding a value that fits
+    /// itself, else in a `SealedBox`.
     @inlinable
     @inline(__always)
     static func holding(_ result: Result<T>) -> Promise<T> {
-        SealedPromise<Result<T>>(result)
+        if InlineValue.fits(T.self), case .fulfilled(let value) = result {
+            return Promise(holding: value)
+        }
+        return Promise(box: SealedBox(value: result))
     }
 
     /// A promise rejected with `error`.
     @inlinable
     public init(error: any Error) {
         box = SealedBox(value: .rejected(error))
+        held = InlineValue()
     }
 
     /// A promise that resolves as `bridge` does.
@@ -53,6 +68,7 @@ public class Promise<T>: Thenable, CatchMixin {
     public init<U: Thenable>(_ bridge: U) where U.T == T {
         let box = EmptyBox<Sealant<Result<T>>>()
         self.box = box
+        held = InlineValue()
         bridge.pipe { box.settle($0) }
     }
 
@@ -63,6 +79,7 @@ public class Promise<T>: Thenable, CatchMixin {
     public init(file: StaticString = #fileID, line: UInt = #line, resolver body: (Resolver<T>) throws -> Void) {
         let box = EmptyBox<Sealant<Result<T>>>(file: file, line: line)
         self.box = box
+        held = InlineValue()
         let resolver = Resolver(box)
         do {
             try body(resolver)
@@ -75,6 +92,7 @@ public class Promise<T>: Thenable, CatchMixin {
     @inlinable
     public init(_: PMKUnambiguousInitializer) {
         box = EmptyBox<Sealant<Result<T>>>()
+        held = InlineValue()
     }
 
     /// A pending promise and its box, which the library's operators settle
@@ -87,7 +105,7 @@ public class Promise<T>: Thenable, CatchMixin {
 
     /// A pending promise and the resolver that settles it.
     @inlinable
-    public final class func pending(file: StaticString = #fileID, line: UInt = #line) -> (promise: Promise<T>, resolver: Resolver<T>) {
+    public class func pending(file: StaticString = #fileID, line: UInt = #line) -> (promise: Promise<T>, resolver: Resolver<T>) {
         let box = EmptyBox<Sealant<Result<T>>>(file: file, line: line)
         return (Promise(box: box), Resolver(box))
     }
@@ -95,7 +113,7 @@ public class Promise<T>: Thenable, CatchMixin {
     /// Calls `to` with the result when there is one: at once if there is.
     @inlinable
     @inline(never)
-    public final func pipe(to: @escaping (Result<T>) -> Void) {
+    public func pipe(to: @escaping (Result<T>) -> Void) {
         if let box {
             box.pipe(to)
         } else {
@@ -105,7 +123,7 @@ public class Promise<T>: Thenable, CatchMixin {
 
     /// The result, or nil while pending.
     @inlinable
-    public final var result: Result<T>? {
+    public var result: Result<T>? {
         guard let box else { return heldResult }
         switch box.inspect() {
         case .pending: return nil
@@ -113,62 +131,26 @@ public class Promise<T>: Thenable, CatchMixin {
         }
     }
 
-    /// The result a `SealedPromise` holds; only where `box` is nil.
+    /// The value the promise holds itself; only where `box` is nil.
     @inlinable
     @inline(__always)
-    final var heldResult: Result<T> {
-        unsafeDowncast(self, to: SealedPromise<Result<T>>.self).value
+    var heldResult: Result<T> {
+        .fulfilled(held.load(as: T.self))
     }
 
-    /// The result if the promise was born resolved — a `SealedPromise`, or
-    /// a promise of a `SealedBox` — read without a lock; else nil.
+    /// The result if the promise was born resolved — holding its value, or
+    /// of a `SealedBox` — read without a lock; else nil.
     @inlinable
     @inline(__always)
-    final var resultAtBirth: Result<T>? {
+    var resultAtBirth: Result<T>? {
         guard let box else { return heldResult }
         return box.isSealedBox ? box.asSealed.value : nil
     }
 }
 
-/// What a `SealedPromise` stores: a `Result`. A protocol only so that the
-/// promise can be generic over the stored type, as `EmptyBox` is over its
-/// state: a class with a stored `Result<T>` looks that type's metadata up in
-/// the runtime's cache each time one is freed (deinitializers are never
-/// specialised), whereas a stored `Stored` is destroyed with the metadata
-/// the class carries as its own generic argument.
-@usableFromInline
-protocol ResultStorage {
-    associatedtype Value
-}
-
-extension Result: ResultStorage {
-    @usableFromInline
-    typealias Value = T
-}
-
-/// A promise born resolved, holding its result itself: `Promise.value(_:)`
-/// and `map(on: nil)` on a promise already resolved. One allocation, where
-/// a `Promise` and a `SealedBox` are two: `map(on: nil)` on a resolved
-/// promise went from ~690 instructions to ~400.
-///
-/// `Stored` is always `Result<Stored.Value>`; `Promise.heldResult` reads
-/// it as that.
-@usableFromInline
-final class SealedPromise<Stored: ResultStorage>: Promise<Stored.Value>, @unchecked Sendable {
-    // @unchecked Sendable, restated as the compiler asks: see `Promise`'s.
-    @usableFromInline
-    final let value: Stored
-
-    @inlinable
-    init(_ value: Stored) {
-        self.value = value
-        super.init(holdingResult: ())
-    }
-}
-
 extension Promise: @unchecked Sendable where T: Sendable {
-    // Safe: the only state is a `let` reference to a thread-safe box, or
-    // (`SealedPromise`) a `let` result of a Sendable type.
+    // Safe: the state is a `let` reference to a thread-safe box, or a
+    // `let` value of a Sendable type.
 }
 
 extension Promise: CustomStringConvertible {
@@ -185,7 +167,7 @@ extension Promise where T == Void {
     /// A fulfilled `Promise<Void>`.
     @inlinable
     public convenience init() {
-        self.init(box: SealedBox(value: .fulfilled(())))
+        self.init(holding: ())
     }
 
     /// A fulfilled `Promise<Void>`.

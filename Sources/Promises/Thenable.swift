@@ -56,8 +56,8 @@ extension Thenable {
 
     /// The promise `map` returns. Unlike `then` and `done`, `map` makes its
     /// promise out of line: on a resolved promise, inline, the promise is
-    /// born resolved as one object (`SealedPromise`), not a promise around a
-    /// box.
+    /// born resolved as one object holding its value (see `InlineValue`),
+    /// not a promise around a box.
     @inlinable
     @inline(never)
     func mapPromise<U>(on: DispatchQueue?, flags: DispatchWorkItemFlags?, _ transform: consuming @escaping (T) throws -> U) -> Promise<U> {
@@ -159,8 +159,9 @@ extension Thenable {
     /// thenable, and nil for a pending box (whose handlers run at once if it
     /// turns out to be resolved).
     @inlinable
+    @inline(__always)
     var sealedResult: Result<T>? {
-        // A `SealedPromise`'s result, or a `SealedBox`'s value, is read
+        // A promise's own value, or a `SealedBox`'s, is read
         // straight, without building a `Sealant` (see `Box.isSealedBox`).
         if let promise = self as? Promise<T> {
             return promise.resultAtBirth

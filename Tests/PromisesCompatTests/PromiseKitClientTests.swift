@@ -94,6 +94,22 @@ extension Promise where T == Int {
     }
 }
 
+/// A protocol with an initializer requirement, met in an extension: Swift
+/// allows that only for a `final` class, as PromiseKit's `Promise` is.
+protocol MadeFromNumber {
+    init(number: Int)
+}
+
+extension Promise: MadeFromNumber where T == Int {
+    convenience init(number: Int) {
+        self.init { seal in seal.fulfill(number) }
+    }
+}
+
+func make<Made: MadeFromNumber>(_: Made.Type, from number: Int) -> Made {
+    return Made(number: number)
+}
+
 class PromiseKitClientTests: XCTestCase {
     var savedQ: (map: DispatchQueue?, return: DispatchQueue?)!
     var savedPolicy: CatchPolicy!
@@ -456,6 +472,7 @@ class PromiseKitClientTests: XCTestCase {
         XCTAssertThrowsError(try Promise<Int>.failing(FetchError.offline).wait())
         let labelled: [Labelled] = [value, Promise<Int>.pending().promise]
         XCTAssertEqual(labelled.map { $0.label }, ["resolved", "pending"])
+        XCTAssertEqual(try make(Promise<Int>.self, from: 8).wait(), 8)
     }
 
     func testSequenceHelpers() throws {

@@ -1,11 +1,32 @@
 import Dispatch
-import Promises
+@testable import Promises
 import Testing
 
 /// An error holding a `Tracked`, so a test can see when the last copy of
 /// the error goes.
 struct TrackedError: Error {
     let tracked: Tracked
+}
+
+/// Values of the layouts a promise born fulfilled may hold, each with a
+/// number (7) to read back and a `Tracked` to see when it is freed.
+/// A promise holds a value of two words or less that is bitwise takable
+/// itself (`InlineValue`); any other value goes in a box.
+struct PairValue {  // two words, not trivial: held by the promise
+    let tracked: Tracked
+    let number: Int
+}
+
+struct WideValue {  // three words: in a box
+    let tracked: Tracked
+    let number: Int
+    let more = 0
+}
+
+struct WeaklyHeldValue {  // two words, but a weak reference is not bitwise takable: in a box
+    let tracked: Tracked
+    weak var other: Tracked?
+    var number: Int { 7 }
 }
 
 /// Promises born resolved — `Promise.value(_:)`, `Promise(error:)`,
@@ -118,6 +139,52 @@ struct BornResolvedTests {
         #expect(alive.value == 3)
         errors = nil
         #expect(alive.value == 0)
+    }
+
+    @Test("values of every layout, held by the promise or in a box, are read and freed alike")
+    func layouts() async throws {
+        let alive = Counter()
+        try await checkLayout(alive, heldByPromise: true, { Tracked(alive) }, number: { _ in 7 })
+        try await checkLayout(alive, heldByPromise: true, { Optional(Tracked(alive)) }, number: { _ in 7 })
+        try await checkLayout(alive, heldByPromise: true, { PairValue(tracked: Tracked(alive), number: 7) }, number: \.number)
+        try await checkLayout(alive, heldByPromise: false, { WideValue(tracked: Tracked(alive), number: 7) }, number: \.number)
+        try await checkLayout(alive, heldByPromise: false, { WeaklyHeldValue(tracked: Tracked(alive), other: nil) }, number: \.number)
+        try await checkLayout(alive, heldByPromise: true, { (Tracked(alive), 7) }, number: \.1)
+        try await checkLayout(alive, heldByPromise: false, { (Tracked(alive), 7, 0) }, number: \.1)
+        try await checkLayout(alive, heldByPromise: true, { _ = Tracked(alive) }, number: { _ in 7 })
+    }
+
+    /// Makes promises born fulfilled with a `make()` value, as `value(_:)`
+    /// and `map(on: nil)` do, and checks where the value is kept, that every
+    /// reader gets it, and that it lives exactly as long as the promise.
+    /// Generic, so that the library's unspecialised code runs too.
+    private func checkLayout<V>(_ alive: Counter, heldByPromise: Bool, _ make: @escaping @Sendable () -> V, number: @escaping @Sendable (V) -> Int) async throws {
+        let type = "\(V.self)"
+        let before = alive.value
+        let queue = QueueTag.queue("layouts")
+        var promises: [Promise<V>]? = [Promise.value(make()), Promise.value(1).map(on: nil) { _ in make() }]
+        // Each value holds one `Tracked`, but `()`, whose `make` frees its own.
+        let made = V.self == Void.self ? 0 : 2
+        #expect(alive.value == before + made, "\(type)")
+        for promise in promises ?? [] {
+            #expect((promise.box == nil) == heldByPromise, "\(type)")
+            #expect(promise.isFulfilled, "\(type)")
+            #expect(promise.value.map(number) == 7, "\(type)")
+            #expect(number(try promise.wait()) == 7, "\(type)")
+            #expect(number(try await promise.async()) == 7, "\(type)")
+            #expect(try promise.map(on: nil, number).wait() == 7, "\(type)")
+            #expect(try promise.map(on: queue, number).wait() == 7, "\(type)")
+            // `wait` can return before the queue's block has let its copy go.
+            queue.sync {}
+            #expect(try promise.then(on: nil) { Promise.value(number($0)) }.wait() == 7, "\(type)")
+            var piped = 0
+            promise.pipe { if case .fulfilled(let value) = $0 { piped += number(value) } }
+            #expect(piped == 7, "\(type)")
+        }
+        // The readers' copies are gone; the promises still hold theirs.
+        #expect(alive.value == before + made, "\(type)")
+        promises = nil
+        #expect(alive.value == before, "\(type)")
     }
 
     @Test("many threads read and chain off one at once")
