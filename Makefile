@@ -7,6 +7,7 @@
 #   make install-files        install binaries already built (BUILT=DIR to name them)
 #   sudo make uninstall       remove what install put there; data stays
 #   make check-unit           systemd-analyze verify + security on the unit
+#   make test                 install what the tests need (scripts/test-deps), then swift test
 
 PREFIX  ?= /usr/local
 DESTDIR ?=
@@ -53,7 +54,15 @@ CLIDOCS     := .build/cli-docs
 INSTALL := install
 
 .PHONY: all build install install-files install-binaries install-systemd install-config \
-        install-cli-docs install-docs uninstall check-unit
+        install-cli-docs install-docs uninstall check-unit test test-deps
+
+# The README's test command: Debian packages and a Python virtualenv the
+# tests compare against (scripts/test-deps says which), then every test.
+test: test-deps
+	$(SWIFT) test
+
+test-deps:
+	scripts/test-deps
 
 all: build
 
