@@ -102,6 +102,22 @@ extension Daemon {
         }
     }
 
+    /// Stops at once on a failure jobd cannot run past: running stages are
+    /// ended (their jobs resume at the next start) and `run` returns `status`.
+    func fail(_ message: String, status: Int32) {
+        let first = state.withAnnouncedLock { state -> Bool in
+            defer { state.stopping = true }
+            return !state.stopping
+        }
+        guard first else { return }
+        logger.critical("\(message); stopping")
+        notifier.stopping(status: "failed: \(message)")
+        engine.drain(grace: .zero) { [self] in
+            state.withAnnouncedLock { $0.server }?.stop()
+            finish(status)
+        }
+    }
+
     // MARK: Chores
 
     func statusText() async -> String {
@@ -150,6 +166,18 @@ extension Daemon {
                 }
                 return interval
             }
+        }
+        // The database's path must still name the file jobd has open: one
+        // removed or replaced under it (an `rm` of the file or of its `-wal`)
+        // would take every later write with it. jobd stops, and systemd
+        // restarts it on the file the path names now.
+        repeating(after: .seconds(2)) { daemon in
+            do {
+                try daemon.store.checkFiles()
+            } catch {
+                daemon.fail("\(error)", status: JobdExit.ioError)
+            }
+            return .seconds(2)
         }
         // Resolved jobs older than `store.retention` go, a minute after the
         // start and then hourly.

@@ -127,6 +127,8 @@ public final class Daemon: Sendable {
         let folder = (config.database as NSString).deletingLastPathComponent
         if !FileManager.default.fileExists(atPath: folder) {
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            // Owner and group only, whatever the umask (the unit's model: group jobd).
+            chmod(folder, 0o770)
         }
         return try SQLiteJobStore(JobStoreConfiguration(
             path: config.database,
@@ -135,7 +137,8 @@ public final class Daemon: Sendable {
             // jobd's readers count the queue for STATUS (a sweep of the
             // `jobs_state` index) and read little else: small caches keep its
             // memory flat however long the queue.
-            readerCacheKiB: 1024))
+            readerCacheKiB: 1024,
+            checkIntegrity: true))
     }
 
     /// Before claiming anything: jobs left running by a jobd of this host
@@ -211,6 +214,8 @@ public enum JobdExit {
     public static let unavailable: Int32 = 69
     /// The database cannot be opened or created.
     public static let cantCreate: Int32 = 73
+    /// The database was removed or replaced under the running jobd.
+    public static let ioError: Int32 = 74
     /// jobd.yaml or a definition is wrong.
     public static let config: Int32 = 78
 }

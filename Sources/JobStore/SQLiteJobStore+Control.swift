@@ -33,7 +33,7 @@ extension SQLiteJobStore {
         try await write(atomic: true) { db in
             let now = Date()
             let select = try RawStatement(db, "SELECT \(Columns.job) FROM jobs WHERE id = ?")
-            select.bind(1, id)
+            try select.bind(1, id)
             guard let job = try select.firstRow(Columns.job) else {
                 throw JobStoreError(.jobNotFound, "cannot retry job \(id): there is no such job", jobID: id)
             }
@@ -75,8 +75,8 @@ extension SQLiteJobStore {
                 WHERE id = ?
                 RETURNING \(Columns.job)
                 """)
-            update.bind(1, runAt)
-            update.bind(2, id)
+            try update.bind(1, runAt)
+            try update.bind(2, id)
             guard let updated = try update.firstRow(Columns.job) else {
                 throw JobStoreError(.database, "job \(id) vanished while being retried", jobID: id)
             }

@@ -33,27 +33,27 @@ extension SQLiteJobStore {
         submissions.reserveCapacity(jobs.count)
         for job in jobs {
             if let key = job.idempotencyKey {
-                findKey.bind(1, job.definition)
-                findKey.bind(2, key)
+                try findKey.bind(1, job.definition)
+                try findKey.bind(2, key)
                 if let existing = try findKey.firstRow({ $0.int64(0) }) {
                     submissions.append(Submission(id: existing, created: false))
                     continue
                 }
             }
-            insertJob.bind(1, job.definition)
-            insertJob.bind(2, job.pool)
-            insertJob.bind(3, job.priority)
-            insertJob.bind(4, job.idempotencyKey)
-            insertJob.bind(5, value: job.input)
-            insertJob.bind(6, job.runAt.map(Timestamp.text) ?? now)
-            insertJob.bind(7, now)
+            try insertJob.bind(1, job.definition)
+            try insertJob.bind(2, job.pool)
+            try insertJob.bind(3, job.priority)
+            try insertJob.bind(4, job.idempotencyKey)
+            try insertJob.bind(5, value: job.input)
+            try insertJob.bind(6, job.runAt.map(Timestamp.text) ?? now)
+            try insertJob.bind(7, now)
             try insertJob.execute()
             let id = db.lastInsertedRowID
             for (position, stage) in job.stages.enumerated() {
-                insertStage.bind(1, id)
-                insertStage.bind(2, position)
-                insertStage.bind(3, stage.name)
-                insertStage.bind(4, stage.kind)
+                try insertStage.bind(1, id)
+                try insertStage.bind(2, position)
+                try insertStage.bind(3, stage.name)
+                try insertStage.bind(4, stage.kind)
                 try insertStage.execute()
             }
             submissions.append(Submission(id: id, created: true))

@@ -84,7 +84,7 @@ import Testing
         #expect(result.value == nil)
         let d = result.diagnostics
         expectDiagnostic(d, .unknownKey, line: 2, column: 1, contains: "did you mean 'definitions'?")
-        expectDiagnostic(d, .invalidValue, line: 4, contains: "at least 1")
+        expectDiagnostic(d, .invalidValue, line: 4, contains: "between 1 and 1024")
         expectDiagnostic(d, .unknownKey, line: 5, contains: "'concurency'")
         expectDiagnostic(d, .missingKey, line: 5, contains: "'concurrency'")
         expectDiagnostic(d, .wrongType, line: 6, contains: "queue 'io' must be a mapping")

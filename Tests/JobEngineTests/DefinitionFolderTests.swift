@@ -21,13 +21,15 @@ import Testing
 
         let d = set.diagnostics
         #expect(d.map(\.position.path) == [folder + "/beta.yaml", folder + "/broken.yaml",
-                                           folder + "/gamma.yml", folder + "/gamma.yml"])
+                                           folder + "/gamma.yml", folder + "/gamma.yml", folder + "/sub.yaml"])
         #expect(d[0].code == .duplicateJobName)
         #expect(d[0].position.line == 1)
         #expect(d[0].message.contains("\(folder)/alpha.yaml:1:1 declares it already"))
         #expect(d[1].code == .yamlSyntax)
         #expect(d[2].code == .actionNotAllowed && d[2].position.line == 3)
         #expect(d[3].code == .actionNotAllowed && d[3].position.line == 5)
+        // A folder named like a definition is not loaded, and said so.
+        #expect(d[4].severity == .warning && d[4].message.contains("a folder named like a definition file"))
 
         // The same folder loads the same way every time.
         let again = DefinitionLoader(context: .defaults).loadFolder(folder)

@@ -58,9 +58,20 @@ import Testing
         }
     }
 
-    @Test func largestValueStillParses() throws {
-        let max = try Duration(parsing: "9223372036854775807ms")
-        #expect(max.wholeMilliseconds == Int64.max)
+    /// Ten years is the longest duration read: a longer timeout or delay
+    /// would overflow what a timer or a timestamp can hold (issue 23: a
+    /// `timeout: 9223372036854775s` crashed jobd when the job started).
+    @Test func tenYearsIsTheLongest() throws {
+        #expect(try Duration(parsing: "3650d") == Duration.jobdMaximum)
+        #expect(try Duration(parsing: "3649d23h59m59s999ms") < Duration.jobdMaximum)
+        for text in ["3650d1ms", "3651d", "9223372036854775s", "9223372036854775807ms", "106751991167d"] {
+            #expect {
+                try Duration(parsing: text)
+            } throws: { error in
+                let error = error as? ValueParseError
+                return error?.code == .overflow && error?.reason.contains("at most 3650d") == true
+            }
+        }
     }
 
     @Test(arguments: ["0s", "250ms", "30s", "1m30s", "1d", "1d1ms", "2h5m"])

@@ -57,10 +57,14 @@ public enum ConfigLocator {
         fileExists: (String) -> Bool = ConfigLocator.isRegularFile
     ) throws(ConfigLocatorError) -> Location {
         if let explicitPath {
+            guard !explicitPath.isEmpty else {
+                throw ConfigLocatorError(code: .explicitPathMissing, path: nil,
+                                         message: "--config is empty; give the path of jobd.yaml")
+            }
             let path = ConfigPaths.resolve(explicitPath, against: currentDirectory)
             guard fileExists(path) else {
                 throw ConfigLocatorError(code: .explicitPathMissing, path: path,
-                                         message: "the config file \(path) given with --config does not exist")
+                                         message: "the config file \(path) given with --config \(whatIsWrong(path))")
             }
             return Location(path: path, reason: .commandLine)
         }
@@ -69,7 +73,7 @@ public enum ConfigLocator {
             guard fileExists(path) else {
                 throw ConfigLocatorError(
                     code: .environmentPathMissing, path: path,
-                    message: "the config file \(path) named by $\(environmentVariable) does not exist; fix or unset $\(environmentVariable)")
+                    message: "the config file \(path) named by $\(environmentVariable) \(whatIsWrong(path)); fix or unset $\(environmentVariable)")
             }
             return Location(path: path, reason: .environment)
         }
@@ -83,8 +87,12 @@ public enum ConfigLocator {
 
     /// Whether `path` names an existing regular file (or a symlink to one).
     public static func isRegularFile(_ path: String) -> Bool {
-        var isDirectory: ObjCBool = false
-        return FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && !isDirectory.boolValue
+        ConfigFile.kind(of: path) == .regularFile
+    }
+
+    /// Why `path` is not a config file to read: "does not exist", "is a folder, not a file", …
+    static func whatIsWrong(_ path: String) -> String {
+        ConfigFile.problem(with: ConfigFile.kind(of: path)) ?? "cannot be read"
     }
 }
 

@@ -16,21 +16,19 @@ public struct Configuration: Sendable {
     /// checked against its queues and pools. The diagnostics hold every
     /// problem of both (the config's first); `value` is nil if any is an
     /// error. When the config itself has errors, definitions are still
-    /// checked against its default queue and pool names, so one run shows
-    /// as much as it can.
+    /// checked — in the folder and against the queue and pool names the
+    /// config gives as far as it could be read — so one run shows as much as
+    /// it can; a definitions folder that is missing is then not reported, as
+    /// the broken config may be what names it wrongly.
     public static func load(at location: ConfigLocator.Location) -> LoadResult<Configuration> {
-        let daemonResult = DaemonConfig.load(path: location.path)
-        let daemon = daemonResult.value
-        let folder = daemon?.definitions
-            ?? DaemonConfig.defaults(relativeTo: ConfigPaths.folder(of: location.path)).definitions
-        let loader = DefinitionLoader(context: daemon?.definitionContext ?? .defaults)
-        let definitions = daemonResult.diagnostics.contains { $0.code == .unreadableFile || $0.code == .yamlSyntax }
-            ? DefinitionSet(definitions: [], diagnostics: [])
-            : loader.loadFolder(folder)
-        let diagnostics = daemonResult.diagnostics + definitions.diagnostics
-        guard let daemon, !diagnostics.containsErrors else {
-            return LoadResult(value: nil, diagnostics: diagnostics)
+        let (daemon, configDiagnostics) = DaemonConfig.read(path: location.path)
+        guard let daemon else { return LoadResult(value: nil, diagnostics: configDiagnostics) }
+        var definitions = DefinitionLoader(config: daemon).loadFolder(daemon.definitions)
+        if configDiagnostics.containsErrors {
+            definitions.diagnostics.removeAll { $0.code == .missingFolder }
         }
+        let diagnostics = configDiagnostics + definitions.diagnostics
+        guard !diagnostics.containsErrors else { return LoadResult(value: nil, diagnostics: diagnostics) }
         return LoadResult(value: Configuration(location: location, daemon: daemon, definitions: definitions),
                           diagnostics: diagnostics)
     }

@@ -4,29 +4,41 @@ extension DaemonConfig {
     /// Reads and checks the config file at `path` (absolute). Every problem in
     /// the file is reported; `value` is nil if any is an error.
     public static func load(path: String) -> LoadResult<DaemonConfig> {
-        let path = ConfigPaths.normalize(path)
-        let (text, readProblems) = YAMLSource.read(path: path)
-        guard let text else { return LoadResult(value: nil, diagnostics: readProblems) }
-        return parse(yaml: text, path: path)
+        let (config, diagnostics) = read(path: path)
+        return LoadResult(value: diagnostics.containsErrors ? nil : config, diagnostics: diagnostics)
     }
 
     /// Checks `yaml` as the contents of the config file at `path`; relative
     /// paths inside resolve against `path`'s folder. An empty file gives the
     /// defaults.
     public static func parse(yaml: String, path: String) -> LoadResult<DaemonConfig> {
+        let (config, diagnostics) = read(yaml: yaml, path: path)
+        return LoadResult(value: diagnostics.containsErrors ? nil : config, diagnostics: diagnostics)
+    }
+
+    /// The config as far as it could be read, with every problem found: the
+    /// keys that were valid hold their values, the others their defaults. Nil
+    /// only when the file could not be read or is not YAML.
+    static func read(path: String) -> (config: DaemonConfig?, diagnostics: [Diagnostic]) {
+        let path = ConfigPaths.normalize(path)
+        let (text, readProblems) = ConfigFile.read(path: path)
+        guard let text else { return (nil, readProblems) }
+        return read(yaml: text, path: path)
+    }
+
+    static func read(yaml: String, path: String) -> (config: DaemonConfig?, diagnostics: [Diagnostic]) {
         let path = ConfigPaths.normalize(path)
         let folder = ConfigPaths.folder(of: path)
         var config = DaemonConfig.defaults(relativeTo: folder)
         config.sourcePath = path
 
         let (root, syntaxProblems) = YAMLSource.compose(yaml, path: path)
-        guard syntaxProblems.isEmpty else { return LoadResult(value: nil, diagnostics: syntaxProblems) }
-        guard let root, !NodeReader.isNull(root) else { return LoadResult(value: config, diagnostics: []) }
+        guard syntaxProblems.isEmpty else { return (nil, syntaxProblems) }
+        guard let root, !NodeReader.isNull(root) else { return (config, []) }
 
         var reader = NodeReader(path: path)
         ConfigParser(folder: folder).parse(root, into: &config, reader: &reader)
-        let diagnostics = reader.diagnostics.sortedByPosition()
-        return LoadResult(value: diagnostics.containsErrors ? nil : config, diagnostics: diagnostics)
+        return (config, reader.diagnostics.sortedByPosition())
     }
 }
 
@@ -84,6 +96,10 @@ private struct ConfigParser {
     /// defaults unless given.
     func parseQueues(_ node: Node, into queues: inout [String: QueueConfig], reader: inout NodeReader) {
         guard let entries = reader.entries(of: node, "'Q'") else { return }
+        guard entries.count <= DaemonConfig.maxQueues else {
+            reader.error(.invalidValue, at: node, "'Q' names \(entries.count) queues; at most \(DaemonConfig.maxQueues) are allowed")
+            return
+        }
         for entry in entries {
             guard let name = reader.name(entry.keyNode, "the queue name") else { continue }
             let what = "queue '\(name)'"
@@ -94,7 +110,7 @@ private struct ConfigParser {
                 switch field.key {
                 case "concurrency":
                     sawConcurrency = true
-                    concurrency = reader.int(field.value, "'concurrency' of \(what)", minimum: 1)
+                    concurrency = reader.int(field.value, "'concurrency' of \(what)", in: QueueConfig.concurrencyRange)
                 default:
                     reader.unknownKey(field, in: what, known: ["concurrency"])
                 }
@@ -109,9 +125,13 @@ private struct ConfigParser {
     /// `pools: { NAME: N }`; `default` keeps its default unless given.
     func parsePools(_ node: Node, into pools: inout [String: Int], reader: inout NodeReader) {
         guard let entries = reader.entries(of: node, "'pools'") else { return }
+        guard entries.count <= DaemonConfig.maxPools else {
+            reader.error(.invalidValue, at: node, "'pools' names \(entries.count) pools; at most \(DaemonConfig.maxPools) are allowed")
+            return
+        }
         for entry in entries {
             guard let name = reader.name(entry.keyNode, "the pool name") else { continue }
-            if let size = reader.int(entry.value, "pool '\(name)'", minimum: 1) {
+            if let size = reader.int(entry.value, "pool '\(name)'", in: DaemonConfig.poolSizeRange) {
                 pools[name] = size
             }
         }

@@ -49,6 +49,11 @@ public struct DaemonConfig: Sendable, Hashable {
     public static let mapQueue = "map"
     public static let returnQueue = "return"
     public static let defaultPool = "default"
+    /// Jobs of one pool running at once.
+    public static let poolSizeRange = 1...10_000
+    /// How many `Q` entries and pools jobd.yaml may name.
+    public static let maxQueues = 64
+    public static let maxPools = 256
 
     /// Every setting at its default, paths resolved against `folder`.
     public static func defaults(relativeTo folder: String) -> DaemonConfig {
@@ -77,6 +82,9 @@ public struct DaemonConfig: Sendable, Hashable {
 public struct QueueConfig: Sendable, Hashable {
     /// How many stage bodies may run on it at once; 1 makes it serial.
     public var concurrency: Int
+
+    /// What `concurrency` may be: each slot is a dispatch queue, made at start.
+    public static let concurrencyRange = 1...1024
 
     public init(concurrency: Int) {
         self.concurrency = concurrency

@@ -40,6 +40,7 @@ public enum ControlClient {
     public static func send(
         _ request: ControlRequest, to socketPath: String, timeout: Duration = .seconds(2)
     ) throws(ControlError) -> ControlReply {
+        let deadline = ContinuousClock.now + timeout
         let fd = try connect(to: socketPath, timeout: timeout)
         defer { close(fd) }
         let line: Data
@@ -48,8 +49,13 @@ public enum ControlClient {
         } catch {
             throw ControlError(.failed, socketPath: socketPath, "could not encode the request: \(error)")
         }
-        try writeAll(line, to: fd, socketPath: socketPath)
-        let answer = try readLine(from: fd, socketPath: socketPath)
+        let answer: Data
+        do {
+            try ControlSocket.sendAll(line, to: fd, deadline: deadline)
+            answer = try ControlSocket.readLine(from: fd, deadline: deadline)
+        } catch {
+            throw Self.error(error, socketPath: socketPath)
+        }
         let reply: ControlReply
         do {
             reply = try ControlCoding.decodeLine(ControlReply.self, from: answer)
@@ -102,48 +108,17 @@ public enum ControlClient {
         return fd
     }
 
-    private static func writeAll(_ data: Data, to fd: Int32, socketPath: String) throws(ControlError) {
-        var offset = 0
-        while offset < data.count {
-            let written = data.withUnsafeBytes { raw in
-                Glibc.send(fd, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_NOSIGNAL))
-            }
-            if written < 0 {
-                if errno == EINTR { continue }
-                throw errorFromIO(errno, socketPath: socketPath, doing: "write to")
-            }
-            offset += written
+    private static func error(_ failure: ControlSocket.Failure, socketPath: String) -> ControlError {
+        switch failure {
+        case .timedOut:
+            ControlError(.timedOut, socketPath: socketPath, "jobd at \(socketPath) did not answer in time")
+        case .closed:
+            ControlError(.failed, socketPath: socketPath, "jobd at \(socketPath) closed the connection without answering")
+        case .tooLong:
+            ControlError(.failed, socketPath: socketPath, "jobd at \(socketPath) sent a line over \(ControlCoding.maximumLine) bytes")
+        case .system:
+            ControlError(.failed, socketPath: socketPath, "could not talk to jobd at \(socketPath): \(failure.message)")
         }
-    }
-
-    private static func readLine(from fd: Int32, socketPath: String) throws(ControlError) -> Data {
-        var line = Data()
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw errorFromIO(errno, socketPath: socketPath, doing: "read from")
-            }
-            if count == 0 {
-                throw ControlError(.failed, socketPath: socketPath, "jobd at \(socketPath) closed the connection without answering")
-            }
-            if let newline = buffer[0..<count].firstIndex(of: UInt8(ascii: "\n")) {
-                line.append(contentsOf: buffer[0..<newline])
-                return line
-            }
-            line.append(contentsOf: buffer[0..<count])
-            guard line.count <= ControlCoding.maximumLine else {
-                throw ControlError(.failed, socketPath: socketPath, "jobd at \(socketPath) sent a line over \(ControlCoding.maximumLine) bytes")
-            }
-        }
-    }
-
-    private static func errorFromIO(_ code: Int32, socketPath: String, doing what: String) -> ControlError {
-        if code == EAGAIN || code == EWOULDBLOCK {
-            return ControlError(.timedOut, socketPath: socketPath, "jobd at \(socketPath) did not answer in time")
-        }
-        return ControlError(.failed, socketPath: socketPath, "could not \(what) \(socketPath): \(String(cString: strerror(code)))")
     }
 }
 

@@ -57,16 +57,58 @@ public struct DefinitionLoader: Sendable {
                                      "the definitions folder cannot be listed: \(error.localizedDescription)")
             return DefinitionSet(definitions: [], diagnostics: [problem])
         }
-        let files = names.filter(Self.isDefinitionFile).sorted().map { folder + "/" + $0 }
-            .filter(ConfigLocator.isRegularFile)
-        return loadFiles(files)
+        var files: [String] = []
+        var problems: [Diagnostic] = []
+        let trusted = ConfigPaths.folder(of: folder)
+        for name in names.filter(Self.isDefinitionFile).sorted() {
+            let path = folder + "/" + name
+            if ConfigFile.kind(of: path) == .folder {
+                problems.append(Diagnostic(.warning, code: .unreadableFile, at: .file(path),
+                                           "a folder named like a definition file; skipped"))
+            } else if let problem = Self.symlinkProblem(path, trusted: trusted) {
+                problems.append(Diagnostic(code: .unreadableFile, at: .file(path), problem))
+            } else {
+                files.append(path)
+            }
+        }
+        var set = loadFiles(files)
+        set.diagnostics = (set.diagnostics + problems).sortedByPosition()
+        return set
+    }
+
+    /// Why the definition file `path`, a symlink, is not followed; nil when
+    /// it is not a symlink or may be followed.
+    ///
+    /// A symlink is followed only to a file inside `trusted` (the folder
+    /// holding the definitions folder, `/etc/jobd`): jobd and jobctl quote
+    /// lines of a file that is not a valid definition in their errors, which
+    /// reach the journal, and a link to a file elsewhere (`/etc/shadow`) must
+    /// not make them read it. A broken symlink is an error, never skipped.
+    static func symlinkProblem(_ path: String, trusted: String) -> String? {
+        var status = stat()
+        guard lstat(path, &status) == 0, status.st_mode & S_IFMT == S_IFLNK else { return nil }
+        let target = (try? FileManager.default.destinationOfSymbolicLink(atPath: path)) ?? "?"
+        guard let resolved = realpath(path, nil) else {
+            return "is a broken symlink to \(target); remove it or fix its target"
+        }
+        defer { free(resolved) }
+        let root = realpath(trusted, nil).map { pointer in
+            defer { free(pointer) }
+            return String(cString: pointer)
+        } ?? trusted
+        let destination = String(cString: resolved)
+        guard destination.hasPrefix(root == "/" ? "/" : root + "/") else {
+            return "is a symlink to \(destination), outside \(root): definitions are followed through symlinks only "
+                + "within \(root); copy the file there instead"
+        }
+        return nil
     }
 
     /// Loads these files as one set (names must differ across them).
     public func loadFiles(_ paths: [String]) -> DefinitionSet {
         var results: [LoadResult<JobDefinition>] = []
         for path in paths {
-            let (text, problems) = YAMLSource.read(path: path)
+            let (text, problems) = ConfigFile.read(path: path)
             if let text {
                 results.append(parse(yaml: text, path: path))
             } else {

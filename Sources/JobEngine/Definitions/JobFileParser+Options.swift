@@ -60,7 +60,7 @@ extension JobFileParser {
         for entry in entries {
             switch entry.key {
             case "attempts":
-                if let n = reader.int(entry.value, "'attempts' of \(what)", minimum: 1) {
+                if let n = reader.int(entry.value, "'attempts' of \(what)", in: RetryPolicy.attemptsRange) {
                     if n > 1_000 {
                         reader.error(.invalidValue, at: entry.value, "'attempts' of \(what) must be at most 1000, found \(n)")
                         valid = false

@@ -19,6 +19,9 @@ public struct RetryPolicy: Sendable, Hashable {
         self.jitter = jitter
     }
 
+    /// What `attempts` may be in a definition.
+    public static let attemptsRange = 1...1000
+
     /// No retry; when `attempts` is raised, 1s doubling up to 1m, jittered.
     public static let `default` = RetryPolicy(attempts: 1, backoff: .seconds(1), maxBackoff: .seconds(60), jitter: true)
 

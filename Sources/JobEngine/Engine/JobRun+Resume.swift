@@ -111,7 +111,9 @@ extension JobRun {
         guard !fits else { return nil }
         let stored = claimed.stages.map { "\($0.kind) \($0.name)" }
         let defined = definition.stages.map { "\($0.kind.rawValue) \($0.name)" }
-        return "job \(claimed.job.id) was submitted with the stages [\(stored.joined(separator: ", "))] but the definition "
-            + "`\(definition.name)` now has [\(defined.joined(separator: ", "))]; it cannot run — submit it again"
+        return "job \(claimed.job.id) was submitted with the stages [\(stored.joined(separator: ", "))], but the definition "
+            + "`\(definition.name)` that jobd has loaded has [\(defined.joined(separator: ", "))]: its file changed between "
+            + "jobd's last load and the submit, so the job cannot run. Reload jobd (systemctl reload jobd, or SIGHUP) so that "
+            + "jobd and jobctl read the same file, then submit the job again (a retry keeps the stages it was submitted with)"
     }
 }

@@ -164,8 +164,7 @@ final class JobRun: Sendable {
     func armJobTimeout(deadline: Date, _ timeout: Duration) {
         let error = EngineError(
             .jobTimedOut, "job \(id) (\(definition.name)) ran past its timeout of \(timeout.jobdText)", jobID: id)
-        let delay = max(0, deadline.timeIntervalSinceNow)
-        let timer = OneShotTimer.schedule(after: .milliseconds(Int(delay * 1000))) { [weak self] in
+        let timer = OneShotTimer.schedule(at: deadline) { [weak self] in
             self?.stop(error)
         }
         state.withAnnouncedLock { $0.jobTimer = timer }

@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import Synchronization
 
 /// A timer that runs its body once unless cancelled first. No thread waits
@@ -25,8 +26,28 @@ final class OneShotTimer: Sendable {
         return OneShotTimer(heap: heap, id: heap.add(deadline: .now() + delay, body))
     }
 
+    /// Runs `body` at `date`, at once if it is past. Safe for any date, even
+    /// one read back from the database: a wait longer than
+    /// ``Duration/jobdMaximum`` is cut to it (the timer then fires early and
+    /// whoever set it looks again), and a date that is not a number fires at once.
+    @discardableResult
+    static func schedule(at date: Date, _ body: @escaping @Sendable () -> Void) -> OneShotTimer {
+        schedule(after: .until(date), body)
+    }
+
     /// Keeps the body from running, if it has not run yet, and lets it go.
     func cancel() {
         heap.remove(id)
+    }
+}
+
+extension DispatchTimeInterval {
+    /// From now until `date`, between zero and ``Duration/jobdMaximum``.
+    static func until(_ date: Date) -> DispatchTimeInterval {
+        let seconds = date.timeIntervalSinceNow
+        // Also false for NaN.
+        guard seconds > 0 else { return .milliseconds(0) }
+        let maximum = Double(Duration.jobdMaximumMilliseconds) / 1000
+        return .milliseconds(Int(min(seconds, maximum) * 1000))
     }
 }

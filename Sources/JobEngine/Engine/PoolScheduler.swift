@@ -128,8 +128,7 @@ final class PoolScheduler: Sendable {
             guard !state.stopped else { return .none }
             if let wake = state.wake, wake.at <= date { return .none }
             let old = state.wake?.timer
-            let delay = Int(max(0, date.timeIntervalSinceNow) * 1000)
-            let timer = OneShotTimer.schedule(after: .milliseconds(delay)) { [weak self] in
+            let timer = OneShotTimer.schedule(at: date) { [weak self] in
                 guard let self else { return }
                 self.state.withAnnouncedLock { state in
                     if state.wake?.at == date { state.wake = nil }

@@ -5,9 +5,18 @@
 /// once: `1m30s`, `1h30m`, `2s500ms`, `1d12h`. So `30s1m` and `1m1m` are
 /// rejected, as are fractions (`1.5s`: write `1500ms`), signs (`-5s`, `+5s`),
 /// spaces inside (`5 s`), a bare number (`30`: units are never implied) and
-/// totals beyond `Int64.max` milliseconds. Surrounding whitespace is ignored.
-/// `0s` is a valid duration; whether zero makes sense is the caller's call.
+/// totals beyond ``Duration/jobdMaximum`` (3650d, ten years).
+/// Surrounding whitespace is ignored. `0s` is a valid duration; whether zero
+/// makes sense is the caller's call.
 extension Duration {
+    /// The longest duration jobd reads anywhere — a timeout, a delay, a
+    /// retention, a backoff: ten years. Longer ones are refused when they are
+    /// read (`jobd --check`, `jobctl validate`, a `--delay`), so that every
+    /// time jobd computes from one (now + delay, a timer's deadline) stays
+    /// far inside what a `Date`, a timestamp's four-digit year and
+    /// `DispatchTime` can hold.
+    public static let jobdMaximum: Duration = .milliseconds(jobdMaximumMilliseconds)
+
     /// The units, largest first, with their length in milliseconds.
     static let jobdUnits: [(name: String, milliseconds: Int64)] = [
         ("d", 86_400_000), ("h", 3_600_000), ("m", 60_000), ("s", 1_000), ("ms", 1),
@@ -69,13 +78,15 @@ extension Duration {
             lastUnitIndex = unitIndex
             let (part, o3) = number.multipliedReportingOverflow(by: Self.jobdUnits[unitIndex].milliseconds)
             let (sum, o4) = totalMilliseconds.addingReportingOverflow(part)
-            if overflowed || o3 || o4 {
-                throw fail(.overflow, "it is too long (at most \(Int64.max) milliseconds)")
+            if overflowed || o3 || o4 || sum > Self.jobdMaximumMilliseconds {
+                throw fail(.overflow, "it is too long (at most \(Self.jobdMaximum.jobdText), ten years)")
             }
             totalMilliseconds = sum
         }
         self = .milliseconds(totalMilliseconds)
     }
+
+    static let jobdMaximumMilliseconds: Int64 = 3650 * 86_400_000
 
     /// The duration in whole milliseconds, rounded down; nil if it does not
     /// fit an `Int64` (never for a parsed duration).

@@ -54,7 +54,7 @@ struct NodeReader {
     /// Reports `entry` as a key that `what` does not know, suggesting the
     /// nearest known key when one is close.
     mutating func unknownKey(_ entry: Entry, in what: String, known: [String]) {
-        var message = "unknown key '\(entry.key)' in \(what)"
+        var message = "unknown key '\(Self.excerpt(entry.key))' in \(what)"
         if let guess = Self.nearest(to: entry.key, among: known) {
             message += "; did you mean '\(guess)'?"
         } else {
@@ -94,7 +94,10 @@ struct NodeReader {
         return text
     }
 
-    mutating func int(_ node: Node, _ what: String, minimum: Int) -> Int? {
+    /// An integer in `range`. Every count a user writes has an upper bound:
+    /// a number past what jobd can do (ten million queue slots) is an error
+    /// when the file is read, not a stall when it is used.
+    mutating func int(_ node: Node, _ what: String, in range: ClosedRange<Int>) -> Int? {
         guard case let .scalar(scalar) = node, !Self.isNull(node) else {
             error(.wrongType, at: node, "\(what) must be an integer, found \(Self.describe(node))")
             return nil
@@ -103,8 +106,8 @@ struct NodeReader {
             error(.wrongType, at: node, "\(what) must be an integer, found \"\(scalar.string)\"")
             return nil
         }
-        guard value >= minimum else {
-            error(.invalidValue, at: node, "\(what) must be at least \(minimum), found \(value)")
+        guard range.contains(value) else {
+            error(.invalidValue, at: node, "\(what) must be between \(range.lowerBound) and \(range.upperBound), found \(value)")
             return nil
         }
         return value
@@ -224,9 +227,23 @@ struct NodeReader {
         case .alias: return "an alias"
         case let .scalar(scalar):
             if isNull(node) { return "nothing (null)" }
-            let text = scalar.string.count > 40 ? String(scalar.string.prefix(40)) + "…" : scalar.string
-            return "\"\(text)\""
+            return "\"\(excerpt(scalar.string))\""
         }
+    }
+
+    /// At most 32 characters of `text` for a message, control and
+    /// direction-changing characters written as `\u{…}`: what a file holds
+    /// is quoted only as far as a reader needs to find the spot, and never
+    /// reaches a terminal or the journal as raw control sequences.
+    static func excerpt(_ text: String, limit: Int = 32) -> String {
+        var result = ""
+        var count = 0
+        for scalar in text.unicodeScalars {
+            if count == limit { return result + "…" }
+            result += TerminalSafe.escaped(scalar)
+            count += 1
+        }
+        return result
     }
 
     /// The known word closest to `word` (edit distance at most 2), if any.

@@ -23,18 +23,6 @@ enum YAMLSource {
         }
     }
 
-    /// Reads `path` as UTF-8 text.
-    static func read(path: String) -> (text: String?, diagnostics: [Diagnostic]) {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            let reason = FileManager.default.fileExists(atPath: path) ? "cannot be read (check its permissions)" : "does not exist"
-            return (nil, [Diagnostic(code: .unreadableFile, at: .file(path), "the file \(reason)")])
-        }
-        guard let text = String(data: data, encoding: .utf8) else {
-            return (nil, [Diagnostic(code: .unreadableFile, at: .file(path), "the file is not UTF-8 text")])
-        }
-        return (text, [])
-    }
-
     private static func diagnostic(for error: YamlError, in text: String, path: String) -> Diagnostic {
         func at(_ mark: Mark) -> SourcePosition {
             SourcePosition(path: path, line: mark.line, column: mark.column)
@@ -46,6 +34,11 @@ enum YAMLSource {
         switch error {
         case let .scanner(context, problem, mark, _),
              let .parser(context, problem, mark, _):
+            if problem.contains("yaml_set_max_nest_level") {
+                // libyaml's own words name its C API.
+                return Diagnostic(code: .yamlSyntax, at: at(mark),
+                                  "YAML nested too deeply: lists and mappings may nest at most \(maxNesting) levels")
+            }
             return Diagnostic(code: .yamlSyntax, at: at(mark), explain(problem, context))
         case let .composer(context, problem, mark, _):
             if context?.text.contains("single document") == true {
@@ -54,9 +47,17 @@ enum YAMLSource {
             }
             return Diagnostic(code: .yamlSyntax, at: at(mark), explain(problem, context))
         case let .duplicatedKeysInMapping(duplicates, context):
-            let keys = duplicates.map { "'\($0)'" }.joined(separator: ", ")
-            return Diagnostic(code: .yamlSyntax, at: at(context.mark),
-                              "duplicate key \(keys) in one mapping; a key may appear once (a stage has exactly one kind key)")
+            // Yams names the first occurrence of the first duplicate key;
+            // the mistake is usually the repeat, so point there.
+            let key = duplicates.first ?? ""
+            let first = at(context.mark)
+            let repeatAt = repeatedKey(key, firstAt: context.mark, in: text)
+                .map { SourcePosition(path: path, line: $0.line, column: $0.column) }
+            let earlier = repeatAt == nil ? "" : " (first at line \(first.line))"
+            let others = duplicates.dropFirst().map { "'\($0)'" }
+            let also = others.isEmpty ? "" : "; also repeated: " + others.joined(separator: ", ")
+            return Diagnostic(code: .yamlSyntax, at: repeatAt ?? first,
+                              "duplicate key '\(key)'\(earlier): a key may appear once in a mapping\(also)")
         case let .reader(problem, offset, _, _):
             let position = offset.map { lineAndColumn(ofCharacterOffset: $0, in: text) }
                 .map { SourcePosition(path: path, line: $0.line, column: $0.column) } ?? .file(path)
@@ -64,6 +65,32 @@ enum YAMLSource {
         default:
             return Diagnostic(code: .yamlSyntax, at: .file(path), "cannot parse YAML: \(error)")
         }
+    }
+
+    /// libyaml's default nesting limit (`yaml_set_max_nest_level`).
+    static let maxNesting = 1000
+
+    /// Where `key` is written again in the block mapping whose first use of it
+    /// is at `first`: the next line below that starts with `key:` at the same
+    /// column, before the mapping ends (a line indented less). Nil when the
+    /// repeat cannot be found this way (a flow mapping `{a: 1, a: 2}`).
+    static func repeatedKey(_ key: String, firstAt first: Mark, in text: String) -> (line: Int, column: Int)? {
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        guard first.line >= 1, first.line <= lines.count, first.column >= 1 else { return nil }
+        let indent = first.column - 1
+        for index in first.line..<lines.count {
+            let line = Substring(lines[index])
+            let content = line.drop { $0 == " " }
+            if content.isEmpty || content.hasPrefix("#") { continue }
+            let lineIndent = line.count - content.count
+            if lineIndent < indent { return nil }
+            guard lineIndent == indent else { continue }
+            for spelling in [key, "\"\(key)\"", "'\(key)'"] where content.hasPrefix(spelling) {
+                let rest = content.dropFirst(spelling.count).drop { $0 == " " }
+                if rest.hasPrefix(":") { return (index + 1, indent + 1) }
+            }
+        }
+        return nil
     }
 
     private static func lineAndColumn(ofCharacterOffset offset: Int, in text: String) -> (line: Int, column: Int) {

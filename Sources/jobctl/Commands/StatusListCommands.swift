@@ -104,8 +104,8 @@ struct List: AsyncParsableCommand {
     func run() async throws {
         try await options.run { session in
             let config = try session.daemonConfig()
-            let page = try await session.withStore(config, creating: false) { store in
-                try await store?.list(query) ?? JobPage(jobs: [], nextCursor: nil)
+            let page = try await session.withStore(config) { store in
+                try await store.list(query)
             }
             if session.json {
                 session.console.out(JSON.object([

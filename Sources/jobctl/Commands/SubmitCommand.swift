@@ -99,8 +99,7 @@ struct Submit: AsyncParsableCommand {
     }
 
     private func submitOne(_ job: NewJob, config: DaemonConfig, _ session: Session) async throws {
-        try await session.withStore(config, creating: true) { store in
-            guard let store else { return }
+        try await session.withStore(config) { store in
             let submission = try await store.submit(job)
             let daemon: Session.NudgeOutcome? = submission.created
                 ? session.nudge(config, notRunningNote: "jobd is not running: job \(submission.id) is queued and will start when jobd runs")
@@ -126,8 +125,7 @@ struct Submit: AsyncParsableCommand {
             if session.json { session.console.out(JSON.object([("jobs", .array([]))]).pretty) }
             return
         }
-        try await session.withStore(config, creating: true) { store in
-            guard let store else { return }
+        try await session.withStore(config) { store in
             let submissions = try await store.submit(jobs)
             let daemon = session.nudge(
                 config, notRunningNote: "jobd is not running: the \(jobs.count) jobs are queued and will start when jobd runs")
