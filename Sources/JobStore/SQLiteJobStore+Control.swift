@@ -30,7 +30,10 @@ extension SQLiteJobStore {
     }
 
     public func retry(_ id: Int64, delay: Duration) async throws -> Job {
-        try await write(atomic: true) { db in
+        try Self.require(
+            delay >= .zero && Timestamp.isStorable(Date().addingTimeInterval(delay.timeInterval)),
+            "cannot retry job \(id) after \(delay): the delay must be zero or more and end before 9999-12-31")
+        return try await write(atomic: true) { db in
             let now = Date()
             let select = try RawStatement(db, "SELECT \(Columns.job) FROM jobs WHERE id = ?")
             try select.bind(1, id)

@@ -14,6 +14,9 @@ extension SQLiteJobStore {
                     !stage.name.isEmpty && !stage.kind.isEmpty,
                     "stage \(position) of \(which) (\(job.definition)) needs a name and a kind")
             }
+            try Self.require(
+                job.runAt.map(Timestamp.isStorable) != false,
+                "\(which) (\(job.definition)) is to run at \(job.runAt.map { "\($0)" } ?? ""), past the latest time the store holds (9999-12-31)")
             try StoredValue.check(job.input, "the input of \(which) (\(job.definition))", cap: cap, jobID: nil)
         }
         return try await write(atomic: true) { db in

@@ -1,3 +1,4 @@
+import JobStore
 internal import Yams
 
 extension DaemonConfig {
@@ -168,8 +169,13 @@ private struct ConfigParser {
                 }
             case "value-cap":
                 guard let size = reader.size(entry.value, "'value-cap' of 'store'") else { continue }
+                let limit = ByteSize(bytes: JobStoreConfiguration.maxValueBytesLimit)
                 if size.bytes < 1024 {
                     reader.error(.invalidValue, at: entry.value, "'value-cap' of 'store' must be at least 1KiB, found \(size)")
+                } else if size > limit {
+                    reader.error(.invalidValue, at: entry.value,
+                                 "'value-cap' of 'store' must be at most \(limit) (SQLite holds at most 1,000,000,000 bytes "
+                                    + "in a row, and a value is kept in memory whole), found \(size)")
                 } else {
                     store.valueCap = size
                 }

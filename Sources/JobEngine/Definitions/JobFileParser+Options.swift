@@ -89,7 +89,7 @@ extension JobFileParser {
     mutating func parseDirectory(_ node: Node, _ what: String) -> String? {
         guard let path = reader.nonEmptyString(node, what) else { return nil }
         guard path.hasPrefix("/") else {
-            reader.error(.invalidValue, at: node, "\(what) must be an absolute path, found \"\(path)\"")
+            reader.error(.invalidValue, at: node, "\(what) must be an absolute path, found \"\(NodeReader.excerpt(path))\"")
             return nil
         }
         return path

@@ -19,13 +19,17 @@ public struct ProcessSpec: Sendable {
             }
         }
 
-        /// A short name for messages: the program, or `sh -c '…'`.
+        /// A short name for messages: the program, or `sh -c '…'` with the
+        /// script's first line — and `…` when anything was left out (more
+        /// lines, or the rest of a line over 60 characters).
         public var displayName: String {
             switch self {
             case let .argv(argv): return argv.first ?? "(empty argv)"
             case let .shell(script):
-                let oneLine = script.split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
-                let short = oneLine.count > 60 ? String(oneLine.prefix(57)) + "…" : oneLine
+                let lines = script.split(whereSeparator: \.isNewline)
+                let first = lines.first.map(String.init) ?? ""
+                let short = first.count > 60 ? String(first.prefix(57)) + "…"
+                    : lines.count > 1 ? first + " …" : first
                 return "sh -c '\(short)'"
             }
         }

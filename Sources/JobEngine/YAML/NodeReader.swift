@@ -103,7 +103,7 @@ struct NodeReader {
             return nil
         }
         guard let value = Int(scalar.string) else {
-            error(.wrongType, at: node, "\(what) must be an integer, found \"\(scalar.string)\"")
+            error(.wrongType, at: node, "\(what) must be an integer, found \"\(Self.excerpt(scalar.string))\"")
             return nil
         }
         guard range.contains(value) else {
@@ -156,7 +156,7 @@ struct NodeReader {
     mutating func name(_ node: Node, _ what: String) -> String? {
         guard let text = string(node, what) else { return nil }
         if let problem = Self.nameProblem(text) {
-            error(.invalidName, at: node, "\(what) \"\(text)\" \(problem)")
+            error(.invalidName, at: node, "\(what) \"\(Self.excerpt(text))\" \(problem)")
             return nil
         }
         return text

@@ -67,7 +67,7 @@ struct Retry: AsyncParsableCommand {
     @Argument(help: "The job's id.", transform: Arguments.jobID)
     var id: Int64
 
-    @Option(help: ArgumentHelp("Do not start before this long from now.", valueName: "duration"),
+    @Option(parsing: .unconditional, help: ArgumentHelp("Do not start before this long from now.", valueName: "duration"),
             transform: Arguments.duration)
     var delay: Duration?
 

@@ -72,10 +72,10 @@ struct List: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Only jobs of this definition.", valueName: "name"))
     var definition: String?
 
-    @Option(help: ArgumentHelp("At most this many jobs (1 to 1000).", valueName: "n"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("At most this many jobs (1 to 1000).", valueName: "n"))
     var limit: Int = 20
 
-    @Option(help: ArgumentHelp("Only jobs older than this id: the next page.", valueName: "id"),
+    @Option(parsing: .unconditional, help: ArgumentHelp("Only jobs older than this id: the next page.", valueName: "id"),
             transform: Arguments.jobID)
     var before: Int64?
 

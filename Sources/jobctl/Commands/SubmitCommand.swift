@@ -28,29 +28,29 @@ struct Submit: AsyncParsableCommand {
     @Argument(help: "The job definition's name (jobs.d/NAME.yaml).")
     var name: String
 
-    @Option(help: ArgumentHelp("The job's input, as text.", valueName: "text"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("The job's input, as text.", valueName: "text"))
     var input: String?
 
     @Option(help: ArgumentHelp("Read the job's input from a file; - for stdin.", valueName: "path"),
             completion: .file())
     var inputFile: String?
 
-    @Option(help: ArgumentHelp(
+    @Option(parsing: .unconditional, help: ArgumentHelp(
         "Submit only once: a second submit of this definition with this key prints the first job's id.",
         valueName: "key"))
     var key: String?
 
-    @Option(help: ArgumentHelp("Higher runs first (default 0).", valueName: "n"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Higher runs first (default 0).", valueName: "n"))
     var priority: Int = 0
 
-    @Option(help: ArgumentHelp("Do not start before this long from now (250ms, 30s, 5m, 1h30m).", valueName: "duration"),
+    @Option(parsing: .unconditional, help: ArgumentHelp("Do not start before this long from now (250ms, 30s, 5m, 1h30m).", valueName: "duration"),
             transform: Arguments.duration)
     var delay: Duration?
 
     @Flag(help: "Wait for the job to end; print its result; exit 0 only if it was fulfilled.")
     var wait = false
 
-    @Option(help: ArgumentHelp("With --wait: give up waiting after this long (exit 75).", valueName: "duration"),
+    @Option(parsing: .unconditional, help: ArgumentHelp("With --wait: give up waiting after this long (exit 75).", valueName: "duration"),
             transform: Arguments.positiveDuration)
     var timeout: Duration?
 
@@ -69,7 +69,13 @@ struct Submit: AsyncParsableCommand {
             if batch == "-" && inputFile == "-" { throw ValidationError("stdin can be read once") }
         }
         if timeout != nil && !wait { throw ValidationError("--timeout applies to --wait") }
-        if let key, key.isEmpty { throw ValidationError("--key must not be empty") }
+        if let key {
+            if key.isEmpty { throw ValidationError("--key must not be empty") }
+            // Keys are text: two keys whose bytes differ must never read the same.
+            if String(validating: RawArguments.value(of: "--key", parsed: key), as: UTF8.self) == nil {
+                throw ValidationError("--key must be UTF-8 text; use --input for bytes")
+            }
+        }
     }
 
     func run() async throws {
@@ -87,7 +93,7 @@ struct Submit: AsyncParsableCommand {
                 return
             }
             let data: Data? = if let input {
-                try InputReader.input(text: input, cap: cap)
+                try InputReader.input(bytes: RawArguments.value(of: "--input", parsed: input), cap: cap)
             } else if let inputFile {
                 try InputReader.input(from: inputFile, cap: cap)
             } else {
