@@ -65,7 +65,14 @@ let package = Package(
             swiftSettings: strict
         ),
         .executableTarget(name: "jobstore-bench", dependencies: ["JobStore"], swiftSettings: strict),
-        .testTarget(name: "JobStoreTests", dependencies: ["JobStore"], swiftSettings: strict),
+        .testTarget(
+            name: "JobStoreTests",
+            dependencies: [
+                "JobStore",
+                // SQLite's C API, to make SQLite refuse a bind (RawStatementTests).
+                .product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ],
+            swiftSettings: strict),
     
         // The daemon: its parts in a library (testable), a thin executable.
         .target(
