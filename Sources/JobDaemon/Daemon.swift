@@ -128,7 +128,9 @@ public final class Daemon: Sendable {
         if !FileManager.default.fileExists(atPath: folder) {
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
             // Owner and group only, whatever the umask (the unit's model: group jobd).
-            chmod(folder, 0o770)
+            guard chmod(folder, 0o770) == 0 else {
+                throw CocoaError(.fileWriteNoPermission, userInfo: [NSFilePathErrorKey: folder])
+            }
         }
         return try SQLiteJobStore(JobStoreConfiguration(
             path: config.database,

@@ -71,7 +71,12 @@ public final class ControlServer: Sendable {
             close(fd)
             throw ControlServerError(description: "cannot bind the control socket \(path): \(reason)")
         }
-        chmod(path, 0o660)
+        guard chmod(path, 0o660) == 0 else {
+            let reason = Self.lastError()
+            close(fd)
+            unlink(path)
+            throw ControlServerError(description: "cannot set the mode of the control socket \(path): \(reason)")
+        }
         if let groupFile {
             var status = stat()
             if stat(groupFile, &status) == 0, status.st_gid != getegid() {
