@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
-import JobEngine
+import JobConfig
+import JobControl
 
 /// The root command: `jobctl SUBCOMMAND …`.
 ///

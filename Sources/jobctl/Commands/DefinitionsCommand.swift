@@ -1,5 +1,6 @@
 import ArgumentParser
-import JobEngine
+import JobConfig
+import JobControl
 
 struct Definitions: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
-import JobEngine
+import JobConfig
+import JobControl
 
 struct Validate: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

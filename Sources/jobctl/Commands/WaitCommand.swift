@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
-import JobEngine
+import JobConfig
+import JobControl
 import JobStore
 
 struct Wait: AsyncParsableCommand {

@@ -1,5 +1,6 @@
 import Foundation
-import JobEngine
+import JobConfig
+import JobControl
 
 #if canImport(Glibc)
 import Glibc

@@ -1,5 +1,6 @@
 import ArgumentParser
-import JobEngine
+import JobConfig
+import JobControl
 import JobStore
 
 /// The options every jobctl command takes.
