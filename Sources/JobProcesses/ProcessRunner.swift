@@ -24,6 +24,9 @@ import Musl
 public struct ProcessRunner: Sendable {
     /// Where completions are called (never on the event loop's thread).
     public let completionQueue: DispatchQueue
+    /// This runner's one thread that watches every child it started; copies
+    /// of the runner share it.
+    let loop = ProcessEventLoop()
 
     /// Tests turn this off to exercise the fallback for kernels without
     /// pidfd_open (Linux < 5.3): polling `waitid` on a timerfd.
@@ -44,7 +47,7 @@ public struct ProcessRunner: Sendable {
         do {
             return try launch(spec, completion: completion)
         } catch {
-            return RunningProcess(failed: error, spec: spec, completionQueue: completionQueue, completion: completion)
+            return RunningProcess(failed: error, spec: spec, completionQueue: completionQueue, loop: loop, completion: completion)
         }
     }
 
@@ -108,7 +111,7 @@ public struct ProcessRunner: Sendable {
 
         let pidfd = usesPidfd ? jobd_pidfd_open(pid) : -1
         let process = RunningProcess(
-            pid: pid, spec: spec, completionQueue: completionQueue,
+            pid: pid, spec: spec, completionQueue: completionQueue, loop: loop,
             stdin: stdin[1], stdout: stdout[0], stderr: stderr[0], completion: completion)
         process.start(pidfd: pidfd >= 0 ? pidfd : nil, timeout: spec.timeout)
         return process

@@ -28,7 +28,7 @@ extension RunningProcess.State {
             }
             if written < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
                 if stdinToken == nil {
-                    stdinToken = ProcessEventLoop.shared.register(
+                    stdinToken = process.loop.register(
                         process.stdinFD, events: JOBD_EPOLLOUT, for: process, as: .stdin)
                     if stdinToken == nil { closeStdin(in: process) }  // cannot watch: give up on input
                 }
@@ -46,7 +46,7 @@ extension RunningProcess.State {
         stdinOpen = false
         input = []
         if let token = stdinToken {
-            ProcessEventLoop.shared.unregister(process.stdinFD, token: token)
+            process.loop.unregister(process.stdinFD, token: token)
             stdinToken = nil
         }
         _ = close(process.stdinFD)
@@ -92,7 +92,7 @@ extension RunningProcess.State {
         guard stdoutOpen else { return }
         stdoutOpen = false
         if let token = stdoutToken {
-            ProcessEventLoop.shared.unregister(process.stdoutFD, token: token)
+            process.loop.unregister(process.stdoutFD, token: token)
             stdoutToken = nil
         }
         _ = close(process.stdoutFD)
@@ -102,7 +102,7 @@ extension RunningProcess.State {
         guard stderrOpen else { return }
         stderrOpen = false
         if let token = stderrToken {
-            ProcessEventLoop.shared.unregister(process.stderrFD, token: token)
+            process.loop.unregister(process.stderrFD, token: token)
             stderrToken = nil
         }
         _ = close(process.stderrFD)

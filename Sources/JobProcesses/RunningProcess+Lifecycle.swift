@@ -22,7 +22,7 @@ extension RunningProcess {
 
 extension RunningProcess.State {
     mutating func arm(pidfd: Int32?, timeout: Duration?, in process: RunningProcess) {
-        let loop = ProcessEventLoop.shared
+        let loop = process.loop
         stdoutToken = loop.register(process.stdoutFD, events: JOBD_EPOLLIN, for: process, as: .stdout)
         stderrToken = loop.register(process.stderrFD, events: JOBD_EPOLLIN, for: process, as: .stderr)
         if stdoutToken == nil || stderrToken == nil {
@@ -79,7 +79,7 @@ extension RunningProcess.State {
         }
         exitPollAt = nil
         if let token = pidToken {
-            ProcessEventLoop.shared.unregister(pidFD, token: token)
+            process.loop.unregister(pidFD, token: token)
             pidToken = nil
         }
         if pidFD >= 0 {
@@ -104,7 +104,7 @@ extension RunningProcess.State {
             guard next != nil else { return }
             timerFD = jobd_timerfd_create()
             if timerFD >= 0 {
-                timerToken = ProcessEventLoop.shared.register(timerFD, events: JOBD_EPOLLIN, for: process, as: .timer)
+                timerToken = process.loop.register(timerFD, events: JOBD_EPOLLIN, for: process, as: .timer)
             }
             if timerToken == nil {
                 // No timer: fall back to SIGKILL at once on any stop, and a
@@ -214,7 +214,7 @@ extension RunningProcess.State {
         finished = true
         closeStdin(in: process)
         if let token = timerToken {
-            ProcessEventLoop.shared.unregister(timerFD, token: token)
+            process.loop.unregister(timerFD, token: token)
             timerToken = nil
         }
         if timerFD >= 0 {

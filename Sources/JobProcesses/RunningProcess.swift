@@ -21,6 +21,9 @@ public final class RunningProcess: Sendable {
     public let command: String
 
     let completionQueue: DispatchQueue
+    /// The runner's event loop, which watches this process's descriptors
+    /// (held, so that the loop outlives every process it watches).
+    let loop: ProcessEventLoop
     let killGrace: Duration
     let timeout: Duration?
     let outputLimit: Int
@@ -81,12 +84,13 @@ public final class RunningProcess: Sendable {
 
     /// A spawned child; `start(pidfd:timeout:)` arms its watches.
     init(
-        pid: pid_t, spec: ProcessSpec, completionQueue: DispatchQueue,
+        pid: pid_t, spec: ProcessSpec, completionQueue: DispatchQueue, loop: ProcessEventLoop,
         stdin: Int32, stdout: Int32, stderr: Int32, completion: @escaping Completion
     ) {
         processID = pid
         command = spec.command.displayName
         self.completionQueue = completionQueue
+        self.loop = loop
         killGrace = spec.killGrace
         timeout = spec.timeout
         outputLimit = spec.outputLimit
@@ -103,10 +107,14 @@ public final class RunningProcess: Sendable {
 
     /// A run that failed before its process existed: the completion gets
     /// `error` asynchronously, on `completionQueue`.
-    init(failed error: ProcessError, spec: ProcessSpec, completionQueue: DispatchQueue, completion: @escaping Completion) {
+    init(
+        failed error: ProcessError, spec: ProcessSpec, completionQueue: DispatchQueue, loop: ProcessEventLoop,
+        completion: @escaping Completion
+    ) {
         processID = nil
         command = spec.command.displayName
         self.completionQueue = completionQueue
+        self.loop = loop
         killGrace = spec.killGrace
         timeout = spec.timeout
         outputLimit = spec.outputLimit
