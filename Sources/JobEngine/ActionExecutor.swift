@@ -215,15 +215,10 @@ private final class FailureList: Sendable {
 
 extension Duration {
     /// For `DispatchTime` arithmetic (nanosecond precision).
-    public var dispatchInterval: DispatchTimeInterval {
+    var dispatchInterval: DispatchTimeInterval {
         let (seconds, attoseconds) = components
         let nanos = seconds.multipliedReportingOverflow(by: 1_000_000_000)
         guard !nanos.overflow, nanos.partialValue < Int64(Int.max) else { return .never }
         return .nanoseconds(Int(nanos.partialValue + attoseconds / 1_000_000_000))
-    }
-
-    public var timeInterval: TimeInterval {
-        let (seconds, attoseconds) = components
-        return Double(seconds) + Double(attoseconds) / 1e18
     }
 }

@@ -148,8 +148,9 @@ public struct DefinitionLoader: Sendable {
         return DefinitionSet(definitions: definitions, diagnostics: diagnostics.sortedByPosition())
     }
 
-    /// `/x/jobs.d/hello.yaml` → `hello`.
-    static func baseName(of path: String) -> String {
+    /// The job name a definition file gives by default, and the name jobctl
+    /// looks its problems up by: `/x/jobs.d/hello.yaml` → `hello`.
+    public static func baseName(of path: String) -> String {
         var name = path.split(separator: "/").last.map(String.init) ?? path
         for suffix in [".yaml", ".yml"] where name.hasSuffix(suffix) {
             name.removeLast(suffix.count)

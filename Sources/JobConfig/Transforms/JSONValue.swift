@@ -19,6 +19,20 @@ public indirect enum JSONValue: Sendable, Hashable {
         }
     }
 
+    /// An object whose members are `pairs`, in order.
+    public static func fields(_ pairs: [(String, JSONValue)]) -> JSONValue {
+        .object(pairs.map { Member(key: $0.0, value: $0.1) })
+    }
+
+    public static func int(_ value: Int64) -> JSONValue { .number(String(value)) }
+
+    public static func int(_ value: Int) -> JSONValue { .number(String(value)) }
+
+    /// `.string`, or `.null` for nil.
+    public static func optional(_ text: String?) -> JSONValue { text.map(JSONValue.string) ?? .null }
+
+    public static func optional(_ number: Int64?) -> JSONValue { number.map { .int($0) } ?? .null }
+
     /// Deeper documents are refused rather than risk the stack.
     static let maximumDepth = 512
 
@@ -70,11 +84,25 @@ public indirect enum JSONValue: Sendable, Hashable {
 
     public var compactJSON: [UInt8] {
         var out: [UInt8] = []
-        write(to: &out)
+        write(to: &out, indent: nil)
         return out
     }
 
-    private func write(to out: inout [UInt8]) {
+    /// Two-space indented, one member or element a line, ending with a
+    /// newline: how jobctl prints JSON.
+    public var pretty: String {
+        var out: [UInt8] = []
+        write(to: &out, indent: 0)
+        out.append(UInt8(ascii: "\n"))
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Compact when `indent` is nil, else indented by `indent` levels.
+    private func write(to out: inout [UInt8], indent: Int?) {
+        func newline(_ level: Int) {
+            out.append(UInt8(ascii: "\n"))
+            out += [UInt8](repeating: UInt8(ascii: " "), count: 2 * level)
+        }
         switch self {
         case .null: out += "null".utf8
         case let .bool(value): out += (value ? "true" : "false").utf8
@@ -84,17 +112,22 @@ public indirect enum JSONValue: Sendable, Hashable {
             out.append(UInt8(ascii: "["))
             for (i, element) in elements.enumerated() {
                 if i > 0 { out.append(UInt8(ascii: ",")) }
-                element.write(to: &out)
+                if let indent { newline(indent + 1) }
+                element.write(to: &out, indent: indent.map { $0 + 1 })
             }
+            if let indent, !elements.isEmpty { newline(indent) }
             out.append(UInt8(ascii: "]"))
         case let .object(members):
             out.append(UInt8(ascii: "{"))
             for (i, member) in members.enumerated() {
                 if i > 0 { out.append(UInt8(ascii: ",")) }
+                if let indent { newline(indent + 1) }
                 Self.writeString(member.key, to: &out)
                 out.append(UInt8(ascii: ":"))
-                member.value.write(to: &out)
+                if indent != nil { out.append(UInt8(ascii: " ")) }
+                member.value.write(to: &out, indent: indent.map { $0 + 1 })
             }
+            if let indent, !members.isEmpty { newline(indent) }
             out.append(UInt8(ascii: "}"))
         }
     }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import JobConfig
 import JobStore
 
 struct Status: AsyncParsableCommand {
@@ -108,8 +109,8 @@ struct List: AsyncParsableCommand {
                 try await store.list(query)
             }
             if session.json {
-                session.console.out(JSON.object([
-                    ("jobs", .array(page.jobs.map { .object(JobJSON.job($0)) })),
+                session.console.out(JSON.fields([
+                    ("jobs", .array(page.jobs.map { .fields(JobJSON.job($0)) })),
                     ("next_before", .optional(page.nextCursor)),
                 ]).pretty)
                 return

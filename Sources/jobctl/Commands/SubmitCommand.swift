@@ -119,7 +119,7 @@ struct Submit: AsyncParsableCommand {
                 let outcome = try await JobWaiter(session: session, store: store, id: submission.id, timeout: timeout).wait()
                 try Wait.report(outcome, timeout: timeout, session)
             } else if session.json {
-                session.console.out(JSON.object(Self.json(submission, job, daemon: daemon)).pretty)
+                session.console.out(JSON.fields(Self.json(submission, job, daemon: daemon)).pretty)
             } else {
                 session.console.out("\(submission.id)\n")
             }
@@ -129,7 +129,7 @@ struct Submit: AsyncParsableCommand {
     private func submitBatch(_ jobs: [NewJob], config: DaemonConfig, _ session: Session) async throws {
         guard !jobs.isEmpty else {
             session.console.note("the batch has no lines: nothing was submitted")
-            if session.json { session.console.out(JSON.object([("jobs", .array([]))]).pretty) }
+            if session.json { session.console.out(JSON.fields([("jobs", .array([]))]).pretty) }
             return
         }
         try await session.withStore(config) { store in
@@ -137,8 +137,8 @@ struct Submit: AsyncParsableCommand {
             let daemon = session.nudge(
                 config, notRunningNote: "jobd is not running: the \(jobs.count) jobs are queued and will start when jobd runs")
             if session.json {
-                let items = zip(submissions, jobs).map { JSON.object(Self.json($0, $1, daemon: daemon)) }
-                session.console.out(JSON.object([("jobs", .array(items))]).pretty)
+                let items = zip(submissions, jobs).map { JSON.fields(Self.json($0, $1, daemon: daemon)) }
+                session.console.out(JSON.fields([("jobs", .array(items))]).pretty)
             } else {
                 session.console.out(submissions.map { "\($0.id)\n" }.joined())
             }
@@ -160,17 +160,12 @@ struct Submit: AsyncParsableCommand {
     static func definition(named name: String, config: DaemonConfig, _ session: Session) throws(JobctlError) -> JobDefinition {
         let set = session.definitions(of: config)
         if let definition = set[name] { return definition }
-        let own = set.diagnostics.filter { $0.severity == .error && baseName(of: $0.position.path) == name }
+        let own = set.diagnostics.filter { $0.severity == .error && DefinitionLoader.baseName(of: $0.position.path) == name }
         if let first = own.first {
             throw JobctlError(.config, "the definition \(name) has errors and cannot be submitted: \(first)",
                               details: own.dropFirst().map(\.description))
         }
         let known = set.names.isEmpty ? "there are none in \(config.definitions)" : "known: " + set.names.joined(separator: ", ")
         throw JobctlError(.unknownDefinition, "no job definition named \(name) (\(known))")
-    }
-
-    /// `/etc/jobd/jobs.d/hello.yaml` → `hello`.
-    static func baseName(of path: String) -> String {
-        ((path as NSString).lastPathComponent as NSString).deletingPathExtension
     }
 }

@@ -67,7 +67,7 @@ enum Formatting {
     static func valueJSON(_ data: Data?) -> JSON {
         guard let data else { return .null }
         if let text = String(validating: data, as: UTF8.self) { return .string(text) }
-        return .object([("base64", .string(data.base64EncodedString()))])
+        return .fields([("base64", .string(data.base64EncodedString()))])
     }
 
     /// A stored value on one line: control characters escaped (`\n`, `\t`,

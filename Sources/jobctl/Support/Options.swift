@@ -26,7 +26,7 @@ struct GlobalOptions: ParsableArguments {
         } catch {
             let failure = JobctlError.from(error)
             if json && !failure.reportedOnStdout {
-                session.console.out(JSON.object([("error", failure.json)]).pretty)
+                session.console.out(JSON.fields([("error", failure.json)]).pretty)
             }
             throw failure
         }
@@ -35,7 +35,7 @@ struct GlobalOptions: ParsableArguments {
 
 extension JobctlError {
     var json: JSON {
-        .object([
+        .fields([
             ("code", .string(code.rawValue)),
             ("message", .string(message)),
             ("exit_status", .int(Int64(exitStatus.code))),
