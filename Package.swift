@@ -66,7 +66,7 @@ let package = Package(
         // jobd.yaml, job definitions, YAML, durations and sizes, transforms, diagnostics.
         .target(
             name: "JobConfig", dependencies: ["JobStore", .product(name: "Yams", package: "Yams")], swiftSettings: strict),
-        .testTarget(name: "JobConfigTests", dependencies: ["JobConfig", "JobStore", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "JobConfigTests", dependencies: ["JobConfig", "TestSupport"], swiftSettings: strict),
         // The control socket's protocol: messages and one codec for both ends.
         .target(name: "JobControl", swiftSettings: strict),
         // Child processes: epoll, pidfd, process groups.
@@ -102,7 +102,7 @@ let package = Package(
         .target(
             name: "JobDaemon",
             dependencies: [
-                "JobEngine", "JobConfig", "JobControl", "JobStore", "Promises", "Locking",
+                "JobEngine", "JobConfig", "JobControl", "JobProcesses", "JobStore", "Promises", "Locking",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -110,7 +110,10 @@ let package = Package(
             swiftSettings: strict),
         .executableTarget(name: "jobd", dependencies: ["JobDaemon"], swiftSettings: strict),
         .testTarget(
-            name: "JobDaemonTests", dependencies: ["JobDaemon", "JobConfig", "JobControl", "JobStore", "jobd"],
+            name: "JobDaemonTests",
+            dependencies: [
+                "JobDaemon", "JobConfig", "JobControl", "JobStore", "jobd", .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strict),
         // The control CLI: reads the config, talks to the database and to jobd's socket.
         .executableTarget(
