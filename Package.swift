@@ -28,6 +28,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus", exact: "2.4.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", exact: "2.13.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", exact: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-nio", exact: "2.101.3"),
     ],
     targets: [
         // A thread-local pointer (Swift has no thread-local variables).
@@ -116,7 +117,8 @@ let package = Package(
             dependencies: [
                 "JobDashboard", "JobStore", "JobMetrics",
                 .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ],
