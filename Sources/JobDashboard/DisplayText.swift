@@ -157,12 +157,13 @@ struct DisplayValue: Sendable {
         return DisplayValue(form: form, byteCount: data.count, body: body, note: note, isCut: omittedBytes > 0)
     }
 
-    /// Text, text with a few invalid bytes, or binary: binary when over a
-    /// tenth of the first 4 KiB are invalid sequences or control characters
+    /// Text, text with a few invalid bytes, or binary: binary when more than
+    /// a tenth (and more than 3) of the first 4 KiB are invalid sequences or control characters
     /// other than newline, tab and carriage return.
     static func classify(_ data: Data) -> Form {
         let sample = scan(data.prefix(4096))
-        if Double(sample.invalid + sample.controls) > Double(max(1, sample.scalars + sample.invalid)) * 0.1 {
+        // A floor of 3, so that one odd byte in a short value keeps it text.
+        if sample.invalid + sample.controls > max(3, (sample.scalars + sample.invalid) / 10) {
             return .hexDump
         }
         let invalid = data.count > 4096 ? scan(data).invalid : sample.invalid

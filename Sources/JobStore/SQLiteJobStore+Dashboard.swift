@@ -42,14 +42,7 @@ extension SQLiteJobStore {
         let startText = Timestamp.text(milliseconds: Timestamp.milliseconds(start) / 60_000 * 60_000)
         let endText = Timestamp.text(end)
         return try await read(doing: "count the jobs resolved per minute") { db in
-            // finished_at is fixed-width ISO-8601 text: its first 16
-            // characters name the minute, and it orders like the time.
-            let statement = try RawStatement(db, """
-                SELECT substr(finished_at, 1, 16) AS minute, state, count(*) FROM jobs
-                WHERE finished_at >= ? AND finished_at < ?
-                  AND state IN ('fulfilled', 'rejected', 'cancelled')
-                GROUP BY minute, state ORDER BY minute
-                """)
+            let statement = try RawStatement(db, Self.resolvedPerMinuteSQL)
             statement.bind(1, startText)
             statement.bind(2, endText)
             return try statement.rows { row -> ResolvedMinute? in
@@ -60,6 +53,17 @@ extension SQLiteJobStore {
             }.compactMap { $0 }
         }
     }
+
+    /// finished_at is fixed-width ISO-8601 text: its first 16 characters name
+    /// the minute, and it orders like the time. Without `INDEXED BY`, SQLite
+    /// picks `jobs_state` for the `state IN` term and reads every resolved
+    /// job in the database instead of the hour's.
+    static let resolvedPerMinuteSQL = """
+        SELECT substr(finished_at, 1, 16) AS minute, state, count(*) FROM jobs INDEXED BY jobs_finished
+        WHERE finished_at >= ? AND finished_at < ?
+          AND state IN ('fulfilled', 'rejected', 'cancelled')
+        GROUP BY minute, state ORDER BY minute
+        """
 
     /// Pending and running jobs by pool, pools in name order; a pool with
     /// neither is absent. Pending jobs are counted in the `jobs_claim`
