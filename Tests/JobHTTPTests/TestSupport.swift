@@ -23,6 +23,7 @@ final class TemporaryFolder: Sendable {
 
 /// Runs a ``JobHTTPService`` in a ServiceGroup for the duration of `body`,
 /// then shuts it down gracefully and waits for it.
+@discardableResult
 func withHTTPService<T: Sendable>(
     address: HTTPListenAddress = .tcp(host: "127.0.0.1", port: 0),
     dashboard: Dashboard, prometheus: PrometheusJobMetrics = PrometheusJobMetrics(version: "test"),
@@ -82,7 +83,16 @@ struct RawHTTP {
         var body: Data
     }
 
-    static func send(_ request: String, to address: JobHTTPService.BoundAddress) throws -> Reply {
+    /// Sends `request` and reads the reply to its end, on a thread of its
+    /// own: blocking a thread of Swift's small cooperative pool would starve
+    /// the server under test, which runs there too.
+    static func send(_ request: String, to address: JobHTTPService.BoundAddress) async throws -> Reply {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(with: Result { try sendBlocking(request, to: address) }) }
+        }
+    }
+
+    private static func sendBlocking(_ request: String, to address: JobHTTPService.BoundAddress) throws -> Reply {
         let fd: Int32
         switch address {
         case .tcp(let host, let port):
@@ -141,8 +151,8 @@ struct RawHTTP {
         return Reply(status: status, headers: headers, body: Data(data[end.upperBound...]))
     }
 
-    static func get(_ path: String, _ address: JobHTTPService.BoundAddress, method: String = "GET") throws -> Reply {
-        try send("\(method) \(path) HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n", to: address)
+    static func get(_ path: String, _ address: JobHTTPService.BoundAddress, method: String = "GET") async throws -> Reply {
+        try await send("\(method) \(path) HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n", to: address)
     }
 }
 
@@ -152,14 +162,21 @@ final class Child {
     let process: Process
     let output: String
 
-    init(_ executable: String, _ arguments: [String], output: String) throws {
+    /// - Parameters:
+    ///   - output: stderr, and stdout unless `stdout` names another file.
+    init(_ executable: String, _ arguments: [String], output: String, stdout: String? = nil) throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
-        FileManager.default.createFile(atPath: output, contents: nil)
+        _ = FileManager.default.createFile(atPath: output, contents: nil)
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
-        process.standardOutput = handle
         process.standardError = handle
+        if let stdout {
+            _ = FileManager.default.createFile(atPath: stdout, contents: nil)
+            process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: stdout))
+        } else {
+            process.standardOutput = handle
+        }
         process.standardInput = FileHandle.nullDevice
         try process.run()
         self.process = process
@@ -206,4 +223,10 @@ func freePort() throws -> Int {
     }
     guard bound else { throw TestFailure("no free port: \(String(cString: strerror(errno)))") }
     return Int(UInt16(bigEndian: address.sin_port))
+}
+
+extension String {
+    func occurrences(of needle: String) -> Int {
+        components(separatedBy: needle).count - 1
+    }
 }
