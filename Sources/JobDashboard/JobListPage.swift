@@ -54,10 +54,11 @@ enum JobListPage {
         guard !jobs.isEmpty else { return "<p class=\"none\">No jobs match.</p>" }
         let rows = jobs.map { job -> HTML in
             let link = "jobs/\(job.id)"
-            var ran: HTML = "<span class=\"none\">–</span>"
+            // Empty cells, not dashes: a phone's card leaves them out.
+            var ran: HTML = ""
             if let started = job.startedAt {
                 let end = job.finishedAt ?? now
-                ran = "\(DisplayTime.duration(end.timeIntervalSince(started)))\(job.finishedAt == nil ? " so far" : "" as HTML)"
+                ran = "\(DisplayTime.duration(max(0, end.timeIntervalSince(started))))\(job.finishedAt == nil ? " so far" : "" as HTML)"
             }
             return """
                 <tr><td class="num" data-label="ID"><a href="\(attribute: link)">\(job.id)</a></td>\
@@ -66,9 +67,9 @@ enum JobListPage {
                 <td data-label="State">\(Layout.badge(job.state.rawValue))</td>\
                 <td class="num" data-label="Attempt">\(job.attempt)</td>\
                 <td data-label="Created">\(DisplayTime.element(job.createdAt, now: now))</td>\
-                <td data-label="Started">\(DisplayTime.element(job.startedAt, now: now))</td>\
+                <td data-label="Started">\(job.startedAt.map { DisplayTime.element($0, now: now) } ?? "")</td>\
                 <td class="num" data-label="Ran">\(ran)</td>\
-                <td data-label="Finished">\(DisplayTime.element(job.finishedAt, now: now))</td>\
+                <td data-label="Finished">\(job.finishedAt.map { DisplayTime.element($0, now: now) } ?? "")</td>\
                 <td class="err" data-label="Error">\(firstLine(job.error))</td></tr>
                 """
         }

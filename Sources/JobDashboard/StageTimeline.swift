@@ -16,11 +16,11 @@ enum StageTimeline {
     static let width = 760.0, labelWidth = 190.0, rowHeight = 22.0, axisHeight = 22.0
 
     static func render(_ attempts: [Attempt], now: Date) -> HTML {
-        let starts = attempts.flatMap(\.stages).compactMap(\.startedAt)
-        guard let origin = starts.min() else {
+        let ran = attempts.flatMap(\.stages).filter { $0.startedAt != nil && $0.state != .skipped }
+        guard let origin = ran.compactMap(\.startedAt).min() else {
             return "<p class=\"none\">No stage has started yet.</p>"
         }
-        let ends = attempts.flatMap(\.stages).map { $0.finishedAt ?? ($0.startedAt == nil ? origin : now) }
+        let ends = ran.map { $0.finishedAt ?? now }
         let span = max(0.001, (ends.max() ?? origin).timeIntervalSince(origin))
         let plot = width - labelWidth - 70
         let showAttempts = attempts.count > 1
@@ -56,7 +56,8 @@ enum StageTimeline {
 
     private static func row(_ stage: Stage, y: Double, origin: Date, span: Double, plot: Double, now: Date) -> HTML {
         let label: HTML = "<text x=\"0\" y=\"\(y + 15, digits: 1)\">\(stage.position) \(stage.name, limit: 24)</text>"
-        guard let start = stage.startedAt else {
+        // A skipped stage did not run, even if a time was recorded for it.
+        guard let start = stage.startedAt, stage.state != .skipped else {
             return label + """
                 <text x="\(labelWidth, digits: 1)" y="\(y + 15, digits: 1)" font-style="italic">\(stage.state.rawValue)</text>
                 """

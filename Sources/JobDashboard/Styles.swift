@@ -25,7 +25,7 @@ enum Styles {
         .counts{display:flex;flex-wrap:wrap;gap:6px 16px}.counts a{color:var(--fg)}.counts b{font-size:20px;display:block}
         .bar{height:8px;background:var(--line);border-radius:4px;overflow:hidden;margin:3px 0 9px}
         .bar i{display:block;height:100%;background:var(--running)}
-        .pool{display:flex;justify-content:space-between;gap:8px;font-size:14px}
+        .pool{display:flex;justify-content:space-between;gap:8px;font-size:14px;margin-top:6px}
         svg{display:block;width:100%;height:auto}svg text{fill:var(--muted);font:11px system-ui,sans-serif}
         .chart .grid{stroke:var(--line)}
         .s-pending{fill:var(--pending);background:var(--pending)}.s-running{fill:var(--running);background:var(--running)}
@@ -55,11 +55,13 @@ enum Styles {
         footer{max-width:1180px;margin:0 auto;padding:14px 16px 24px;color:var(--muted);font-size:12px}
         .problem{background:var(--card);border:1px solid var(--rejected);border-radius:10px;padding:12px 14px}
         @media (max-width:700px){header{padding:8px 12px;gap:12px}main{padding:12px 10px}
-        table.rows,table.rows tbody,table.rows tr,table.rows td{display:block;width:100%}table.rows thead{display:none}
+        table.rows,table.rows tbody{display:block;width:100%}table.rows thead{display:none}
         table.rows{background:none;border:0}
-        table.rows tr{background:var(--card);border:1px solid var(--line);border-radius:10px;margin-bottom:8px;padding:4px 0}
-        table.rows td{border:0;padding:3px 12px;display:flex;gap:10px}
-        table.rows td::before{content:attr(data-label);color:var(--muted);font-size:12px;min-width:84px;flex:none}
+        table.rows tr{display:grid;grid-template-columns:1fr 1fr;gap:2px 12px;background:var(--card);
+        border:1px solid var(--line);border-radius:10px;margin-bottom:8px;padding:8px 12px}
+        table.rows td{border:0;padding:0;display:block;min-width:0}table.rows td:empty{display:none}
+        table.rows td::before{content:attr(data-label);display:block;color:var(--muted);font-size:11px}
+        table.rows td.err,table.rows td.wide{grid-column:1/-1}
         td.err{max-width:none}}
         """
 }
@@ -69,6 +71,6 @@ extension Styles {
     /// rather than shrinking its text.
     static let charts = """
         .scroll{overflow-x:auto}.scroll svg{min-width:600px;max-width:1000px}
-        svg.timeline .grid{stroke:var(--line)}svg.timeline text{fill:var(--fg)}
+        svg.timeline .grid{stroke:var(--line)}svg.timeline text{fill:var(--fg);font-size:13px}
         """
 }

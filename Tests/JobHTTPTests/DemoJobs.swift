@@ -1,6 +1,6 @@
 import Foundation
 import JobDashboard
-import JobStore
+@_spi(Maintenance) import JobStore
 
 /// An hour of a small jobd's work, for the browser test and the screenshots.
 enum DemoJobs {
@@ -55,11 +55,12 @@ enum DemoJobs {
             "nightly-report", input: Data("--day yesterday".utf8),
             stages: [.init(name: "fetch-sales", outcome: .rejected("exit status 2: curl: (7) Failed to connect to sales.internal port 443"), seconds: 2.5)]
                 + reportStages.dropFirst().map { var skipped = $0; skipped.outcome = .skipped; skipped.seconds = 0; return skipped },
-            finish: .rejected("fetch-sales: exit status 2"), start: Date().addingTimeInterval(-40))
+            finish: .rejected("fetch-sales: exit status 2"))
         _ = try await store.retry(report)
         let claimed = try await store.claim(pool: "default", owner: "web-1", limit: 1, leaseDuration: .seconds(600))
         guard let lease = claimed.first?.lease, lease.jobID == report else { throw TestFailure("could not claim the retried report") }
-        var clock = Date().addingTimeInterval(-20)
+        // After the first attempt's stages (2.5 s), as a retry with a backoff would.
+        var clock = Date().addingTimeInterval(6)
         for (position, stage) in reportStages.enumerated() {
             let end = clock.addingTimeInterval(stage.seconds)
             if stage.outcome != .skipped {
@@ -67,10 +68,16 @@ enum DemoJobs {
             }
             try await store.recordStageResult(StageResult(
                 lease: lease, position: position, outcome: stage.outcome, exitCode: stage.kind == "then" ? 0 : nil,
-                attempt: stage.attempts, startedAt: stage.outcome == .skipped ? nil : clock, at: end))
+                attempt: stage.outcome == .skipped ? 0 : stage.attempts, startedAt: stage.outcome == .skipped ? nil : clock,
+                at: end))
             clock = end
         }
         try await store.finish(JobFinish(lease: lease, outcome: .fulfilled(Data("published".utf8)), at: clock))
+        // The claim set started_at before the backoff; the job started with its first stage.
+        try await store.executeInWriteTransaction("""
+            UPDATE jobs SET started_at = (SELECT min(started_at) FROM stages WHERE job_id = \(report)) WHERE id = \(report)
+            """)
+        try await filler.backdate(report, by: 75)
 
         // Now: two running, a few waiting.
         try await filler.run("resize-images", pool: "media", stages: [

@@ -30,7 +30,10 @@ struct StoreFiller {
         var clock = start
         for (position, stage) in stages.enumerated() {
             let end = clock.addingTimeInterval(stage.seconds)
-            try await store.recordStageStart(StageStart(lease: lease, position: position, attempt: stage.attempts, at: clock))
+            let skipped = stage.outcome == .skipped
+            if !skipped {
+                try await store.recordStageStart(StageStart(lease: lease, position: position, attempt: stage.attempts, at: clock))
+            }
             // A job left running keeps its last stage running.
             if finish != nil || position < stages.count - 1 {
                 let exitCode: Int32? = switch stage.outcome {
@@ -40,7 +43,7 @@ struct StoreFiller {
                 }
                 try await store.recordStageResult(StageResult(
                     lease: lease, position: position, outcome: stage.outcome, exitCode: exitCode,
-                    attempt: stage.attempts, startedAt: clock, at: end))
+                    attempt: skipped ? 0 : stage.attempts, startedAt: skipped ? nil : clock, at: end))
             }
             clock = end
         }
@@ -59,6 +62,8 @@ struct StoreFiller {
         try await store.executeInWriteTransaction("""
             UPDATE jobs SET \(["created_at", "run_at", "started_at", "finished_at"].map(shift).joined(separator: ", ")) WHERE id = \(id);
             UPDATE stages SET \(shift("started_at")), \(shift("finished_at")) WHERE job_id = \(id);
+            UPDATE job_attempts SET \(shift("started_at")), \(shift("finished_at")) WHERE job_id = \(id);
+            UPDATE stage_attempts SET \(shift("started_at")), \(shift("finished_at")) WHERE job_id = \(id);
             """)
     }
 }
