@@ -41,7 +41,7 @@ enum PrometheusClientParser {
         let inputFile = folder.appendingPathComponent("metrics.txt")
         let errorFile = folder.appendingPathComponent("stderr.txt")
         try Data(exposition).write(to: inputFile)
-        FileManager.default.createFile(atPath: errorFile.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: errorFile.path, contents: nil)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: python)
         process.arguments = ["-c", script]
