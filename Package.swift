@@ -24,6 +24,11 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", exact: "2.13.0"),
+        // Metrics and the web dashboard (docs/dashboard.md).
+        .package(url: "https://github.com/apple/swift-metrics", exact: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", exact: "2.4.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", exact: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-nio", exact: "2.101.3"),
     ],
     targets: [
         // MARK: The promise core
@@ -126,6 +131,35 @@ let package = Package(
         // jobctl's tests run an engine in the test process as a stand-in for jobd.
         .testTarget(
             name: "JobctlTests", dependencies: ["JobConfig", "JobControl", "JobStore", "JobEngine", "JobProcesses", "jobctl"],
+            swiftSettings: strict),
+
+        // Metrics: the metric families and a one-line call per event for the engine,
+        // over swift-metrics, with a Prometheus registry behind it. No HTTP here.
+        .target(
+            name: "JobMetrics",
+            dependencies: [
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ],
+            swiftSettings: strict),
+        .testTarget(name: "JobMetricsTests", dependencies: ["JobMetrics"], swiftSettings: strict),
+        // The dashboard's pages as HTML text, read from a data source (a store, a snapshot).
+        .target(name: "JobDashboard", dependencies: ["JobStore"], swiftSettings: strict),
+        .testTarget(name: "JobDashboardTests", dependencies: ["JobDashboard", "JobStore"], swiftSettings: strict),
+        // The HTTP listener: /metrics and the dashboard, as a Service.
+        .target(
+            name: "JobHTTP",
+            dependencies: [
+                "JobDashboard", "JobStore", "JobMetrics",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
+        .testTarget(
+            name: "JobHTTPTests", dependencies: ["JobHTTP", "JobDashboard", "JobMetrics", "JobStore"],
             swiftSettings: strict),
 
         // MARK: Benchmarks: each prints its figures beside its targets and exits 1 when one misses (make bench)
