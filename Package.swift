@@ -82,7 +82,7 @@ let package = Package(
         .target(
             name: "JobEngine",
             dependencies: [
-                "Promises", "JobStore", "JobConfig", "JobProcesses", "Locking",
+                "Promises", "JobStore", "JobConfig", "JobProcesses", "JobMetrics", "Locking",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
@@ -108,6 +108,7 @@ let package = Package(
             name: "JobDaemon",
             dependencies: [
                 "JobEngine", "JobConfig", "JobControl", "JobProcesses", "JobStore", "Promises", "Locking",
+                "JobMetrics", "JobDashboard", "JobHTTP",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -150,7 +151,7 @@ let package = Package(
         .target(
             name: "JobHTTP",
             dependencies: [
-                "JobDashboard", "JobStore", "JobMetrics",
+                "JobConfig", "JobDashboard", "JobStore", "JobMetrics",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -159,7 +160,7 @@ let package = Package(
             ],
             swiftSettings: strict),
         .testTarget(
-            name: "JobHTTPTests", dependencies: ["JobHTTP", "JobDashboard", "JobMetrics", "JobStore"],
+            name: "JobHTTPTests", dependencies: ["JobHTTP", "JobConfig", "JobDashboard", "JobMetrics", "JobStore"],
             swiftSettings: strict),
 
         // MARK: Benchmarks: each prints its figures beside its targets and exits 1 when one misses (make bench)

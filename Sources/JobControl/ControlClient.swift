@@ -52,7 +52,7 @@ public enum ControlClient {
         let answer: Data
         do {
             try ControlSocket.sendAll(line, to: fd, deadline: deadline)
-            answer = try ControlSocket.readLine(from: fd, deadline: deadline)
+            answer = try ControlSocket.readLine(from: fd, deadline: deadline, limit: ControlCoding.maximumReply)
         } catch {
             throw Self.error(error, socketPath: socketPath)
         }
@@ -115,7 +115,7 @@ public enum ControlClient {
         case .closed:
             ControlError(.failed, socketPath: socketPath, "jobd at \(socketPath) closed the connection without answering")
         case .tooLong:
-            ControlError(.failed, socketPath: socketPath, "jobd at \(socketPath) sent a line over \(ControlCoding.maximumLine) bytes")
+            ControlError(.failed, socketPath: socketPath, "jobd at \(socketPath) sent a reply over \(ControlCoding.maximumReply) bytes")
         case .system:
             ControlError(.failed, socketPath: socketPath, "could not talk to jobd at \(socketPath): \(failure.message)")
         }

@@ -21,6 +21,8 @@ public struct ControlRequest: Codable, Sendable, Hashable {
         case nudge
         /// Is jobd running, and what is it doing?
         case status
+        /// The Prometheus exposition of jobd's metrics (`jobctl metrics`).
+        case metrics
     }
 
     public var command: Command
@@ -37,11 +39,14 @@ public struct ControlReply: Codable, Sendable, Hashable {
     public var status: DaemonStatus?
     /// Why the request failed, when `ok` is false.
     public var error: String?
+    /// For `metrics`: the Prometheus text exposition.
+    public var metrics: String?
 
-    public init(ok: Bool, status: DaemonStatus? = nil, error: String? = nil) {
+    public init(ok: Bool, status: DaemonStatus? = nil, error: String? = nil, metrics: String? = nil) {
         self.ok = ok
         self.status = status
         self.error = error
+        self.metrics = metrics
     }
 }
 
@@ -85,8 +90,10 @@ public struct DaemonStatus: Codable, Sendable, Hashable {
 
 /// The framing both ends use: one JSON document per line.
 public enum ControlCoding {
-    /// The longest line either end reads.
+    /// The longest request jobd reads.
     public static let maximumLine = 64 * 1024
+    /// The longest reply jobctl reads (a metrics exposition is long).
+    public static let maximumReply = 16 << 20
 
     public static func encodeLine(_ value: some Encodable) throws -> Data {
         let encoder = JSONEncoder()

@@ -15,7 +15,7 @@ public enum ControlSocket {
         case timedOut
         /// The peer closed the connection before a whole line.
         case closed
-        /// More than ``ControlCoding/maximumLine`` bytes without a newline.
+        /// More bytes than the line may have, without a newline.
         case tooLong
         /// A system call failed: its errno.
         case system(Int32)
@@ -24,7 +24,7 @@ public enum ControlSocket {
             switch self {
             case .timedOut: "the deadline passed"
             case .closed: "the connection closed before a whole line"
-            case .tooLong: "a line over \(ControlCoding.maximumLine) bytes"
+            case .tooLong: "a line too long"
             case let .system(code): String(cString: strerror(code))
             }
         }
@@ -46,9 +46,11 @@ public enum ControlSocket {
         }
     }
 
-    /// Reads one line (without its newline) before `deadline`.
-    public static func readLine(from fd: Int32, deadline: ContinuousClock.Instant) throws(Failure) -> Data {
-        var line = LineBuffer()
+    /// Reads one line (without its newline) of at most `limit` bytes before `deadline`.
+    public static func readLine(
+        from fd: Int32, deadline: ContinuousClock.Instant, limit: Int = ControlCoding.maximumLine
+    ) throws(Failure) -> Data {
+        var line = LineBuffer(limit: limit)
         var buffer = [UInt8](repeating: 0, count: 4096)
         while true {
             try wait(fd, for: Int16(POLLIN), until: deadline)
@@ -90,16 +92,19 @@ public struct LineBuffer: Sendable {
     }
 
     private var bytes = Data()
+    private let limit: Int
 
-    public init() {}
+    public init(limit: Int = ControlCoding.maximumLine) {
+        self.limit = limit
+    }
 
     public mutating func append(_ chunk: UnsafeRawBufferPointer) -> Outcome {
         if let newline = chunk.firstIndex(of: UInt8(ascii: "\n")) {
             bytes.append(contentsOf: chunk[..<newline])
-            return bytes.count <= ControlCoding.maximumLine ? .line(bytes) : .tooLong
+            return bytes.count <= limit ? .line(bytes) : .tooLong
         }
         bytes.append(contentsOf: chunk)
-        return bytes.count <= ControlCoding.maximumLine ? .incomplete : .tooLong
+        return bytes.count <= limit ? .incomplete : .tooLong
     }
 }
 

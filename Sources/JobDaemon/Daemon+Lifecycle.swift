@@ -2,6 +2,7 @@ import Foundation
 import JobControl
 import JobConfig
 import JobEngine
+import JobMetrics
 import JobStore
 import Locking
 import Logging
@@ -55,7 +56,9 @@ extension Daemon {
         keep(\.socket, "socket")
         keep(\.pollInterval, "poll-interval")
         keep(\.store, "store")
-        engine.reload(EngineConfiguration(applied, logger: logger), definitions: loaded.definitions.definitions)
+        keep(\.http, "http")
+        engine.reload(
+            EngineConfiguration(applied, logger: logger, metrics: prometheus.metrics), definitions: loaded.definitions.definitions)
         configurePromises()
         state.withAnnouncedLock { $0.config = applied }
         let names = loaded.definitions.names.sorted()
@@ -122,6 +125,7 @@ extension Daemon {
         // the pending jobs reads an index range as long as the queue: about
         // 15 ms of CPU for 100,000 pending jobs.)
         chores.append(PeriodicChore(name: "status", interval: .seconds(10)) { [self] in
+            await updatePendingGauges()
             let text = await statusText()
             let changed = state.withAnnouncedLock { state -> Bool in
                 defer { state.lastStatus = text }
@@ -164,5 +168,11 @@ extension Daemon {
             }
         })
         return chores
+    }
+
+    /// `jobd_jobs_pending{pool}`, from the store.
+    func updatePendingGauges() async {
+        guard let counts = try? await store.jobCountsByPool() else { return }
+        for count in counts { prometheus.metrics.setJobsPending(pool: count.pool, count.pending) }
     }
 }

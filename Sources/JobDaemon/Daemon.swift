@@ -1,7 +1,10 @@
 import Foundation
 import JobConfig
 import JobControl
+import JobDashboard
 import JobEngine
+import JobHTTP
+import JobMetrics
 import JobProcesses
 import JobStore
 import Locking
@@ -26,6 +29,8 @@ public final class Daemon: Sendable {
     let notifier: SystemdNotifier
     let store: SQLiteJobStore
     let engine: Engine
+    /// What jobd counts: served at `/metrics` and by `jobctl metrics`.
+    let prometheus: PrometheusJobMetrics
     let startedAt = Date()
 
     struct State {
@@ -40,14 +45,18 @@ public final class Daemon: Sendable {
 
     let state: Mutex<State>
 
-    init(location: ConfigLocator.Location, configuration: Configuration, output: LogOutput, logger: Logger, store: SQLiteJobStore) {
+    init(
+        location: ConfigLocator.Location, configuration: Configuration, output: LogOutput, logger: Logger,
+        store: SQLiteJobStore, prometheus: PrometheusJobMetrics
+    ) {
         self.location = location
         self.output = output
         self.logger = logger
         self.notifier = SystemdNotifier()
         self.store = store
+        self.prometheus = prometheus
         engine = Engine(
-            configuration: EngineConfiguration(configuration.daemon, logger: logger),
+            configuration: EngineConfiguration(configuration.daemon, logger: logger, metrics: prometheus.metrics),
             definitions: configuration.definitions.definitions, store: store,
             processRunner: ProcessRunner(completionQueue: DispatchQueue(label: "jobd.engine.process-completions")))
         state = Mutex(State(config: configuration.daemon))
@@ -61,14 +70,18 @@ public final class Daemon: Sendable {
         let logger = Logger(label: "jobd") { _ in JobdLogHandler(output: output) }
         let config = configuration.daemon
         for diagnostic in configuration.definitions.diagnostics { logger.warning("\(diagnostic)") }
+        // Once per process: swift-metrics' global system is jobd's registry.
+        let prometheus = PrometheusJobMetrics.bootstrapProcess(version: JobdVersion.string)
         let store: SQLiteJobStore
         do {
-            store = try openStore(config)
+            store = try openStore(config, metrics: prometheus.metrics)
         } catch {
             logger.critical("cannot open the database \(config.database): \(error)")
             return JobdExit.cantCreate
         }
-        let daemon = Daemon(location: location, configuration: configuration, output: output, logger: logger, store: store)
+        let daemon = Daemon(
+            location: location, configuration: configuration, output: output, logger: logger, store: store,
+            prometheus: prometheus)
         await daemon.recover()
         let server: ControlServer
         do {
@@ -99,8 +112,12 @@ public final class Daemon: Sendable {
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
             .init(service: signals),
             .init(service: ControlService(server: server)),
-            .init(service: EngineService(daemon: self)),
         ]
+        if let http = state.withAnnouncedLock({ $0.config.http }) {
+            // A listener that cannot bind ends jobd: it was asked for.
+            services.append(.init(service: httpService(http), failureTerminationBehavior: .gracefullyShutdownGroup))
+        }
+        services.append(.init(service: EngineService(daemon: self)))
         services += chores().map { .init(service: $0, failureTerminationBehavior: .gracefullyShutdownGroup) }
         let group = ServiceGroup(configuration: ServiceGroupConfiguration(services: services, logger: logger))
         signals.group.withAnnouncedLock { $0 = group }
@@ -125,7 +142,7 @@ public final class Daemon: Sendable {
         conf.Q = (map: queues.map.queue, return: queues.return.queue)
     }
 
-    static func openStore(_ config: DaemonConfig) throws -> SQLiteJobStore {
+    static func openStore(_ config: DaemonConfig, metrics: JobMetrics) throws -> SQLiteJobStore {
         let folder = (config.database as NSString).deletingLastPathComponent
         if !FileManager.default.fileExists(atPath: folder) {
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
@@ -134,7 +151,7 @@ public final class Daemon: Sendable {
                 throw CocoaError(.fileWriteNoPermission, userInfo: [NSFilePathErrorKey: folder])
             }
         }
-        return try SQLiteJobStore(JobStoreConfiguration(
+        var configuration = JobStoreConfiguration(
             path: config.database,
             synchronous: config.store.durability == .full ? .full : .normal,
             maxValueBytes: config.store.valueCap.bytes,
@@ -142,7 +159,9 @@ public final class Daemon: Sendable {
             // `jobs_state` index) and read little else: small caches keep its
             // memory flat however long the queue.
             readerCacheKiB: 1024,
-            checkIntegrity: true))
+            checkIntegrity: true)
+        configuration.onCommit = { metrics.storeCommitted(duration: $0) }
+        return try SQLiteJobStore(configuration)
     }
 
     /// Before claiming anything: jobs left running by a jobd of this host
@@ -176,6 +195,8 @@ public final class Daemon: Sendable {
         case .nudge:
             engine.nudge()
             reply(ControlReply(ok: true))
+        case .metrics:
+            reply(ControlReply(ok: true, metrics: String(decoding: prometheus.exposition(), as: UTF8.self)))
         case .status:
             Task {
                 do {
@@ -204,10 +225,11 @@ public final class Daemon: Sendable {
 
 extension EngineConfiguration {
     /// What of jobd.yaml the engine runs by.
-    init(_ config: DaemonConfig, logger: Logger) {
+    init(_ config: DaemonConfig, logger: Logger, metrics: JobMetrics) {
         self.init(
             queues: config.queues.mapValues(\.concurrency), pools: config.pools, killGrace: config.killGrace,
-            outputLimit: config.store.valueCap.bytes, pollInterval: config.pollInterval, logger: logger)
+            outputLimit: config.store.valueCap.bytes, pollInterval: config.pollInterval, logger: logger,
+            metrics: metrics)
     }
 }
 

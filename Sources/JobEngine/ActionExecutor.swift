@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import JobMetrics
 import JobConfig
 import JobProcesses
 import Locking
@@ -35,6 +36,7 @@ struct ActionExecutor: Sendable {
     /// Stdout past this many bytes rejects a process (the store's value cap).
     var outputLimit: Int
     let customAction: CustomAction?
+    let metrics: JobMetrics
 
     func run(_ action: Action, input: [UInt8], _ context: ActionContext) -> Promise<ActionOutput> {
         if let custom = customAction?(context.jobID, context.stage, input) {
@@ -74,7 +76,13 @@ struct ActionExecutor: Sendable {
             workingDirectory: stage.cwd, killGrace: killGrace, outputLimit: outputLimit)
         let (promise, resolver) = Promise<ActionOutput>.pending()
         let control = context.control
+        let metrics = self.metrics
         let process = runner.run(spec) { result in
+            if case let .failure(error) = result, error.isFailureToStart {
+                metrics.processFailedToStart()
+            } else {
+                metrics.processStarted()
+            }
             switch result {
             case let .success(outcome):
                 resolver.fulfill(ActionOutput(bytes: outcome.output, exitCode: 0))

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import JobMetrics
 import JobConfig
 import JobProcesses
 import JobStore
@@ -74,7 +75,8 @@ public final class Engine: Sendable {
             store: store, queues: StageQueues(configuration.queues),
             executor: ActionExecutor(
                 runner: processRunner, deadlines: deadlines, baseEnvironment: ProcessEnvironment.inherited(),
-                killGrace: configuration.killGrace, outputLimit: configuration.outputLimit, customAction: customAction),
+                killGrace: configuration.killGrace, outputLimit: configuration.outputLimit, customAction: customAction,
+                metrics: configuration.metrics),
             configuration: configuration, deadlines: deadlines,
             timers: DispatchQueue(label: "jobd.engine.timers"), control: DispatchQueue(label: "jobd.engine.control"))
         self.context = context
@@ -208,7 +210,11 @@ public final class Engine: Sendable {
         guard let definition else {
             let message = "no job definition named `\(claimed.job.definition)` is loaded; add jobs.d/\(claimed.job.definition).yaml and retry the job"
             context.log(.error, message, job: claimed.job.id)
-            store.finish(JobFinish(lease: claimed.lease, outcome: .rejected(message))) { _ in pool.jobEnded() }
+            let metrics = context.configuration.metrics
+            store.finish(JobFinish(lease: claimed.lease, outcome: .rejected(message))) { result in
+                if case .success = result { metrics.jobResolved(definition: claimed.job.definition, state: JobState.rejected) }
+                pool.jobEnded()
+            }
             return
         }
         let run = JobRun(context: current, claimed: claimed, definition: definition, drain: drainFlag) { [weak self] run in

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import JobMetrics
 import JobProcesses
 import Logging
 
@@ -32,6 +33,9 @@ public struct EngineConfiguration: Sendable {
     public var maxClaimBatch: Int
     /// Where the engine logs, with `job` and `stage` metadata.
     public var logger: Logger
+    /// What the engine counts and times (jobs resolved, stage durations,
+    /// retries, processes, leaked promises); `.disabled` records nothing.
+    public var metrics: JobMetrics
     /// Called with a job's id when this engine is done with it: resolved,
     /// or left for later (drain, lost lease). For `--wait` and benchmarks.
     public var onJobEnd: (@Sendable (Int64) -> Void)?
@@ -50,6 +54,7 @@ public struct EngineConfiguration: Sendable {
         pollInterval: Duration = .seconds(5),
         maxClaimBatch: Int = 256,
         logger: Logger = Logger(label: "jobd.engine"),
+        metrics: JobMetrics = .disabled,
         onJobEnd: (@Sendable (Int64) -> Void)? = nil
     ) {
         self.queues = queues
@@ -62,6 +67,7 @@ public struct EngineConfiguration: Sendable {
         self.pollInterval = pollInterval
         self.maxClaimBatch = maxClaimBatch
         self.logger = logger
+        self.metrics = metrics
         self.onJobEnd = onJobEnd
     }
 

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import JobMetrics
 import JobConfig
 import JobStore
 import Logging
@@ -71,6 +72,7 @@ extension JobRun {
                 let failure = self.stageError(error, stage: stage, attempt: number)
                 if let delay = self.retryDelay(after: failure, stage: stage, tries: tries) {
                     self.log(.warning, "attempt \(number) of stage `\(stage.name)` failed, retrying in \(delay.jobdText): \(failure.message)", position: stage.position)
+                    self.context.configuration.metrics.stageRetried(definition: self.definition.name)
                     self.context.store.recordEvent(NewEvent(
                         jobID: self.id, position: stage.position, kind: "stage-retry",
                         message: "attempt \(number) failed: \(failure.message.prefix(2048)); attempt \(number + 1) in \(delay.jobdText)")) { _ in }
@@ -130,6 +132,7 @@ extension JobRun {
                     + "attempt \(attempt): its promise, made at \(leak.location), was deallocated while pending — "
                     + "the action lost its resolver and can never finish; the job is rejected")
             log(.warning, failure.message, position: stage.position)
+            context.configuration.metrics.pendingPromiseDeallocated()
             context.store.recordEvent(NewEvent(
                 jobID: id, position: stage.position, kind: "finalizer-warning", message: failure.message)) { [context, id] result in
                 if case let .failure(error) = result {

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import JobMetrics
 import JobConfig
 import JobStore
 import Logging
@@ -145,7 +146,10 @@ extension JobRun {
 
     func finish(_ outcome: JobOutcome) {
         context.store.finish(JobFinish(lease: lease, outcome: outcome)) { result in
-            if case let .failure(error) = result {
+            switch result {
+            case .success:
+                self.context.configuration.metrics.jobResolved(definition: self.definition.name, state: outcome.state)
+            case let .failure(error):
                 self.log(.error, "could not record the job's end (\(outcome)): \(error)")
             }
             self.ended()
@@ -158,6 +162,17 @@ extension JobRun {
         log(.info, "parked: \(reason.message)")
         context.store.renew([lease], leaseDuration: .milliseconds(1)) { _ in
             self.ended()
+        }
+    }
+}
+
+extension JobOutcome {
+    /// The state a job ends in with this outcome.
+    var state: JobState {
+        switch self {
+        case .fulfilled: .fulfilled
+        case .rejected: .rejected
+        case .cancelled: .cancelled
         }
     }
 }

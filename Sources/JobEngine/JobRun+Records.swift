@@ -1,4 +1,5 @@
 import Foundation
+import JobMetrics
 import JobConfig
 import JobStore
 import Promises
@@ -84,9 +85,16 @@ extension JobRun {
         // The completion runs on the store's writer thread: the common case
         // only resolves the promise (one box, one handler).
         let (promise, resolver) = Promise<Void>.pending()
+        let (metrics, definition) = (context.configuration.metrics, self.definition.name)
         context.store.recordStageResult(result) { written in
             switch written {
-            case .success: resolver.fulfill(())
+            case .success:
+                if let startedAt = attempt.startedAt {
+                    let seconds = max(0, Date().timeIntervalSince(startedAt))
+                    metrics.stageAttemptFinished(
+                        definition: definition, kind: stage.kind.rawValue, duration: .milliseconds(Int64(seconds * 1000)))
+                }
+                resolver.fulfill(())
             case let .failure(error): self.recordFailed(stage, outcome, exitCode: exitCode, error).pipe { resolver.resolve($0) }
             }
         }

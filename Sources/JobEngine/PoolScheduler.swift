@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import JobMetrics
 import JobStore
 import Locking
 import Logging
@@ -60,11 +61,12 @@ final class PoolScheduler: Sendable {
     private func claimed(_ result: Swift.Result<[ClaimedJob], any Error>, limit: Int) {
         switch result {
         case let .success(jobs):
-            let again = state.withAnnouncedLock { state -> Bool in
+            let (again, running) = state.withAnnouncedLock { state -> (Bool, Int) in
                 state.claiming = false
                 state.running += jobs.count
-                return state.again || jobs.count == limit
+                return (state.again || jobs.count == limit, state.running)
             }
+            if !jobs.isEmpty { context.configuration.metrics.setJobsRunning(pool: name, running) }
             for job in jobs { launch(job, self) }
             if again { fill() } else { probeNextRunAt() }
         case let .failure(error):
@@ -83,7 +85,11 @@ final class PoolScheduler: Sendable {
 
     /// A job of this pool ended: its slot is free.
     func jobEnded() {
-        state.withAnnouncedLock { $0.running -= 1 }
+        let running = state.withAnnouncedLock { state -> Int in
+            state.running -= 1
+            return state.running
+        }
+        context.configuration.metrics.setJobsRunning(pool: name, running)
         fill()
     }
 

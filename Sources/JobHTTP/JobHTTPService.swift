@@ -3,6 +3,7 @@ import Glibc
 import Hummingbird
 import HummingbirdCore
 public import NIOCore
+public import JobConfig
 public import JobDashboard
 public import Logging
 public import ServiceLifecycle

@@ -71,3 +71,11 @@ public struct ProcessError: Error, Sendable, Hashable, CustomStringConvertible {
     /// the program itself.
     public var isTimeoutOrCancel: Bool { code == .timedOut || code == .cancelled }
 }
+
+extension ProcessError {
+    /// The process never ran: its program or folder was not there, or the
+    /// spawn itself failed.
+    public var isFailureToStart: Bool {
+        [.executableNotFound, .notExecutable, .workingDirectoryMissing, .invalidCommand, .spawnFailed].contains(code)
+    }
+}

@@ -1,5 +1,5 @@
 /// How to open a ``SQLiteJobStore``.
-public struct JobStoreConfiguration: Sendable, Hashable {
+public struct JobStoreConfiguration: Sendable {
     /// Whether opening creates a database that does not exist (jobd), or
     /// fails with ``JobStoreError/Code/databaseMissing`` (jobctl: a file
     /// made by a command would not be the one jobd has open).
@@ -7,6 +7,10 @@ public struct JobStoreConfiguration: Sendable, Hashable {
     /// Whether opening runs `PRAGMA quick_check` and refuses a damaged
     /// database with ``JobStoreError/Code/corrupt`` (jobd, at start).
     public var checkIntegrity: Bool
+
+    /// Called on the writer's thread with the duration of each committed
+    /// group-commit transaction, from BEGIN to COMMIT (metrics); keep it short.
+    public var onCommit: (@Sendable (Duration) -> Void)?
 
     /// When a commit reaches the disk.
     public enum Synchronous: String, Sendable, Hashable {

@@ -43,8 +43,8 @@ extension SQLiteJobStore {
         let endText = Timestamp.text(end)
         return try await read(doing: "count the jobs resolved per minute") { db in
             let statement = try RawStatement(db, Self.resolvedPerMinuteSQL)
-            statement.bind(1, startText)
-            statement.bind(2, endText)
+            try statement.bind(1, startText)
+            try statement.bind(2, endText)
             return try statement.rows { row -> ResolvedMinute? in
                 guard let minuteText = row.text(0), let stateText = row.text(1),
                       let minute = Timestamp.date(minuteText + ":00Z"), let state = JobState(rawValue: stateText)

@@ -114,7 +114,8 @@ public final class SQLiteJobStore: JobStore {
         pool = opened.unsafelyUnwrapped
         files = FileIdentity.Watch(path: path)
         writer = GroupCommitWriter(
-            pool: pool, path: path, maxPerTransaction: configuration.maxWritesPerTransaction)
+            pool: pool, path: path, maxPerTransaction: configuration.maxWritesPerTransaction,
+            onCommit: configuration.onCommit)
         do {
             checkpointer = try configuration.checkpointInterval.map {
                 try BackgroundCheckpointer(path: path, every: $0, busyTimeout: configuration.busyTimeout)

@@ -1,5 +1,6 @@
 import Foundation
 import JobDashboard
+import JobConfig
 import JobHTTP
 import JobMetrics
 import JobStore

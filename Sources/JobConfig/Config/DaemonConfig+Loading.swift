@@ -48,7 +48,7 @@ private struct ConfigParser {
     let folder: String
 
     static let topKeys = ["database", "definitions", "socket", "Q", "pools", "log", "store",
-                          "shutdown-grace", "kill-grace", "poll-interval"]
+                          "shutdown-grace", "kill-grace", "poll-interval", "http"]
 
     func parse(_ root: Node, into config: inout DaemonConfig, reader: inout NodeReader) {
         guard let entries = reader.entries(of: root, "jobd.yaml") else { return }
@@ -87,6 +87,8 @@ private struct ConfigParser {
                 if let interval = reader.duration(value, "'poll-interval'", allowZero: false) {
                     config.pollInterval = interval
                 }
+            case "http":
+                parseHTTP(value, into: &config.http, reader: &reader)
             default:
                 reader.unknownKey(entry, in: "jobd.yaml", known: Self.topKeys)
             }
@@ -135,6 +137,29 @@ private struct ConfigParser {
             if let size = reader.int(entry.value, "pool '\(name)'", in: DaemonConfig.poolSizeRange) {
                 pools[name] = size
             }
+        }
+    }
+
+    /// `http: { listen: ADDRESS }`.
+    func parseHTTP(_ node: Node, into http: inout HTTPConfig?, reader: inout NodeReader) {
+        guard let entries = reader.entries(of: node, "'http'") else { return }
+        var sawListen = false
+        for entry in entries {
+            switch entry.key {
+            case "listen":
+                sawListen = true
+                guard let text = reader.string(entry.value, "'listen' of 'http'") else { continue }
+                do {
+                    http = HTTPConfig(listen: try HTTPListenAddress.parse(text, relativeTo: folder))
+                } catch {
+                    reader.error(.invalidValue, at: entry.value, error.message)
+                }
+            default:
+                reader.unknownKey(entry, in: "'http'", known: ["listen"])
+            }
+        }
+        if !sawListen {
+            reader.error(.missingKey, at: node, "'http' needs 'listen', e.g. { listen: 127.0.0.1:9464 }")
         }
     }
 

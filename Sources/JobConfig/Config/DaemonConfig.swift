@@ -16,6 +16,7 @@
 ///     shutdown-grace: 30s            # SIGTERM: how long running stages may finish
 ///     kill-grace: 5s                 # SIGTERM to a process group, SIGKILL after this
 ///     poll-interval: 5s              # look for work nobody nudged jobd about
+///     http: { listen: 127.0.0.1:9464 }  # optional: /metrics and the dashboard
 ///
 /// Relative paths resolve against the folder of the config file.
 public struct DaemonConfig: Sendable, Hashable {
@@ -45,6 +46,9 @@ public struct DaemonConfig: Sendable, Hashable {
     /// without a nudge (jobd was down, or an INSERT by hand) and leases of
     /// runners that died. A `jobctl submit` nudges, so this is a fallback.
     public var pollInterval: Duration
+    /// The HTTP listener for `/metrics` and the dashboard; nil (the
+    /// default) listens nowhere.
+    public var http: HTTPConfig?
 
     public static let mapQueue = "map"
     public static let returnQueue = "return"
@@ -68,7 +72,8 @@ public struct DaemonConfig: Sendable, Hashable {
             store: StoreConfig(durability: .normal, valueCap: .mebibytes(1), retention: .days(30)),
             shutdownGrace: .seconds(30),
             killGrace: .seconds(5),
-            pollInterval: .seconds(5)
+            pollInterval: .seconds(5),
+            http: nil
         )
     }
 
@@ -88,6 +93,15 @@ public struct QueueConfig: Sendable, Hashable {
 
     public init(concurrency: Int) {
         self.concurrency = concurrency
+    }
+}
+
+/// `http:` in jobd.yaml.
+public struct HTTPConfig: Sendable, Hashable {
+    public var listen: HTTPListenAddress
+
+    public init(listen: HTTPListenAddress) {
+        self.listen = listen
     }
 }
 

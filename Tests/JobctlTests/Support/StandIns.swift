@@ -40,6 +40,8 @@ final class FakeDaemon: Sendable {
                     reply(ControlReply(ok: true))
                 case .status:
                     reply(ControlReply(ok: true, status: status))
+                case .metrics:
+                    reply(ControlReply(ok: true, metrics: "# TYPE jobd_fake gauge\njobd_fake 1\n"))
                 }
             }
         } catch {

@@ -1,4 +1,4 @@
-import JobHTTP
+import JobConfig
 import Testing
 
 @Suite struct HTTPListenAddressTests {
