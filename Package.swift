@@ -82,11 +82,14 @@ let package = Package(
         .testTarget(
             name: "JobDaemonTests", dependencies: ["JobDaemon", "JobEngine", "JobStore", "jobd"],
             swiftSettings: strict),
+        // Calendar math of schedules: cron, systemd calendar events, fixed intervals.
+        .target(name: "JobCalendar", swiftSettings: strict),
+        .testTarget(name: "JobCalendarTests", dependencies: ["JobCalendar"], swiftSettings: strict),
         // The control CLI.
         .executableTarget(
             name: "jobctl",
             dependencies: [
-                "JobEngine", "JobStore",
+                "JobEngine", "JobStore", "JobCalendar",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict),
