@@ -48,10 +48,14 @@ extension CalendarEvent {
         var c = tm
         var usec = tmUsec
         let dst = -1
+        // Set once the search finds a time not after its start (systemd's
+        // fix for zones whose DST flag is inverted, in 252.38): from then on
+        // mktime's own tm_isdst is kept.
+        var invalidateDST = false
         func resetBelowDay() { (c.hour, c.minute, c.second, usec) = (0, 0, 0, 0) }
         for _ in 0..<Self.maxIterations {
             _ = clock.makeTime(&c)
-            c.isDST = dst
+            if !invalidateDST { c.isDST = dst }
 
             var r: Int
             (r, c.year) = findMatching(year, c.year, c, &clock)
@@ -123,11 +127,29 @@ extension CalendarEvent {
             }
             if r == 0 { continue }
 
+            // Not after the start, as wall-clock fields: advance an hour and
+            // let mktime pick the side of the clock change.
+            var order = Self.compareFields(tm, c)
+            if order == 0 { order = tmUsec < usec + 1 ? -1 : (tmUsec > usec + 1 ? 1 : 0) }
+            if order >= 0 {
+                invalidateDST = true
+                c.hour += 1
+                continue
+            }
+
             tm = c
             tmUsec = usec
             return nil
         }
         return .stuck
+    }
+
+    /// systemd's `tm_compare`: year, month, day, hour, minute, second.
+    private static func compareFields(_ a: BrokenDownTime, _ b: BrokenDownTime) -> Int {
+        let left = [a.year, a.month, a.day, a.hour, a.minute, a.second]
+        let right = [b.year, b.month, b.day, b.hour, b.minute, b.second]
+        for (x, y) in zip(left, right) where x != y { return x < y ? -1 : 1 }
+        return 0
     }
 
     /// systemd's `find_matching_component`: the earliest value at or after

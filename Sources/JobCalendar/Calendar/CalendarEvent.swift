@@ -3,7 +3,8 @@ import Foundation
 /// A systemd calendar event (systemd.time(7), `OnCalendar=`):
 /// `[WEEKDAYS] [YEAR-MONTH-DAY] [HOUR:MINUTE[:SECOND]] [TIMEZONE]`.
 ///
-/// Its fire times are those of `systemd-analyze calendar` of systemd 252,
+/// Its fire times are those of `systemd-analyze calendar` of systemd 252.38
+/// (Debian 12's, with the fix for searches that come back to their start),
 /// clock changes included: the search is systemd's, step for step, over
 /// an emulation of glibc's `mktime` (see ``LocalClock``).
 ///

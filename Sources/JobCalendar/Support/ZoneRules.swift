@@ -6,13 +6,17 @@ import Foundation
 /// `zone == nil` is UTC by arithmetic alone (what `timegm` and `gmtime` do).
 struct ZoneRules: Sendable {
     let zone: TimeZone?
+    /// glibc's `tm_isdst` of each offset (see ``DaylightSavingFlags``).
+    let daylightSavingFlags: [Int64: Bool]
 
     init(_ zone: TimeZone?) {
         // The zones that were always UTC take the arithmetic path.
-        if let zone, Self.utcNames.contains(zone.identifier) {
-            self.zone = nil
-        } else {
+        if let zone, !Self.utcNames.contains(zone.identifier) {
             self.zone = zone
+            self.daylightSavingFlags = DaylightSavingFlags.flags(for: zone.identifier)
+        } else {
+            self.zone = nil
+            self.daylightSavingFlags = [:]
         }
     }
 
@@ -25,9 +29,11 @@ struct ZoneRules: Sendable {
         return Int64(zone.secondsFromGMT(for: Date(timeIntervalSince1970: TimeInterval(t))))
     }
 
-    /// Whether daylight saving time is in effect at instant `t` (`tm_isdst`).
+    /// Whether daylight saving time is in effect at instant `t`, as glibc's
+    /// `tm_isdst` says.
     func isDaylightSavingTime(at t: Int64) -> Bool {
         guard let zone else { return false }
+        if let flag = daylightSavingFlags[offset(at: t)] { return flag }
         return zone.isDaylightSavingTime(for: Date(timeIntervalSince1970: TimeInterval(t)))
     }
 
