@@ -172,6 +172,13 @@ struct CronField: Sendable {
                                          reason: "the range ends at \(last), before its start \(first)\(hint)")
                 }
             } else if index < range.upperBound, text[index] == UInt8(ascii: "/") {
+                // croniter reads `a/n` as `a-END/n`, and `END-END/n` as the
+                // whole field: refused rather than read either way.
+                if first == stepEnd {
+                    throw CronFieldError(code: .outOfRange, offset: range.lowerBound,
+                                         reason: "\(first)/n starts at the field's last value, so it never repeats; "
+                                             + "write \(first)")
+                }
                 last = stepEnd
             }
         }

@@ -64,7 +64,7 @@ public struct CronExpression: Sendable, Hashable, CustomStringConvertible {
         // Only the day of month counts: some chosen month must have a chosen day.
         for month in 1...12 where months & (1 << month) != 0 {
             let longest = month == 2 ? 29 : CivilDate.daysInMonth(year: 2001, month: month)
-            if daysOfMonth & ((UInt32(1) << (longest + 1)) - 2) != 0 { return true }
+            if UInt64(daysOfMonth) & ((UInt64(1) << UInt64(longest + 1)) - 2) != 0 { return true }
         }
         return false
     }
