@@ -66,7 +66,7 @@ struct CalendarParser {
         do {
             try parseBody()
         } catch {
-            if let unknownZone, error.column >= Self.scalarOffset(unknownZone.offset, in: text) {
+            if let unknownZone, zoneIsTheFault(error, unknownZone) {
                 throw fail(.unknownTimeZone, "time zone", at: unknownZone.offset,
                            "unknown time zone \"\(unknownZone.name)\": not in \(ScheduleTimeZone.databasePath) "
                                + "(write e.g. Europe/Berlin or UTC)")
@@ -74,6 +74,15 @@ struct CalendarParser {
             throw error
         }
         return try finish()
+    }
+
+    /// The parse failed at or after a last word that names no zone, or the
+    /// text before that word parses alone: blame the word.
+    func zoneIsTheFault(_ error: ScheduleParseError, _ zone: (name: String, offset: Int)) -> Bool {
+        if error.column >= Self.scalarOffset(zone.offset, in: text) { return true }
+        var without = CalendarParser(text: text)
+        without.end = zone.offset - 1
+        return (try? without.parseBody()) != nil
     }
 
     /// ` UTC` (any case), else a last word naming a zone, is cut off.
@@ -249,9 +258,6 @@ struct CalendarParser {
         if current == UInt8(ascii: "~") {
             endOfMonth = true
         } else if current != UInt8(ascii: "-") {
-            if current == UInt8(ascii: "/") && index > 0 && bytes[index - 1] == UInt8(ascii: "*") {
-                throw fail(.syntax, "date", at: index, "a repetition needs a start value: write 1/2, not */2")
-            }
             throw unexpected("date", "\"-\" or \"~\" (a date) or \":\" (a time) after \(what)")
         }
         index += 1
@@ -275,6 +281,7 @@ struct CalendarParser {
         guard current == UInt8(ascii: ":") else { throw unexpected("minute", "\":\" and the seconds, or the end") }
         index += 1
         microsecond = try parseChain("second", seconds: true)
+        guard index >= end else { throw unexpected("second", "the end of the time") }
     }
 
     /// `@SECONDS`: one instant, in UTC.
@@ -387,6 +394,9 @@ struct CalendarParser {
 
     func unexpected(_ field: String, _ expected: String) -> ScheduleParseError {
         guard index < end else { return fail(.syntax, field, at: index, "the expression ends; expected \(expected)") }
+        if bytes[index] == UInt8(ascii: "/"), index > 0, bytes[index - 1] == UInt8(ascii: "*") {
+            return fail(.syntax, field, at: index, "a repetition needs a start value: write 0/15, not */15")
+        }
         let character = String(decoding: bytes[index..<min(end, index + 1)], as: UTF8.self)
         let shown = character.utf8.first.map { $0 < 0x80 } == true ? "\"\(character)\"" : "a non-ASCII character"
         return fail(.syntax, field, at: index, "unexpected \(shown); expected \(expected)")

@@ -248,6 +248,9 @@ struct CronField: Sendable {
     }
 
     private func unexpected(_ text: [UInt8], at index: Int, in range: Range<Int>) -> CronFieldError {
+        guard index < range.upperBound else {
+            return CronFieldError(code: .syntax, offset: index, reason: "the item ends; expected a value")
+        }
         let rest = String(decoding: text[index..<range.upperBound], as: UTF8.self)
         let character = text[index]
         switch character {
