@@ -29,7 +29,7 @@ struct Jobctl: AsyncParsableCommand {
         version: JobdVersion.string,
         subcommands: [
             Submit.self, Status.self, List.self, Wait.self, Cancel.self, Retry.self,
-            Definitions.self, Validate.self, Daemon.self,
+            Definitions.self, Validate.self, Daemon.self, CalendarCommand.self,
         ])
 }
 
