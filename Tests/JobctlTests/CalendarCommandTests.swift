@@ -48,6 +48,14 @@ import Testing
         #expect(stops.errLines == ["jobctl: 2027-01-01 00:00 fires no more after 2027-01-01T00:00:00Z"])
     }
 
+    @Test func helpHasExamples() async throws {
+        let result = try await runChild(jobctlPath, ["help", "calendar"], directory: "/")
+        #expect(result.status == 0, "\(result)")
+        for text in ["Examples:", "jobctl calendar --cron", "--timezone", "--from", "--count", "--json"] {
+            #expect(result.out.contains(text), "\(text)")
+        }
+    }
+
     struct Refusal: Sendable, CustomTestStringConvertible {
         var arguments: [String]
         var says: String
