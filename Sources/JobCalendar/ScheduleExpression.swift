@@ -85,10 +85,12 @@ public enum ScheduleExpression: Sendable, Hashable, CustomStringConvertible {
     /// The last occurrence at or before `date`, or nil if none within 400
     /// years.
     ///
-    /// For cron and `every` it is exact. For a calendar event it is the
-    /// latest time `next(after:)` reaches from some earlier instant; around
-    /// a clock change, where systemd's search depends on where it starts,
-    /// that is the one `next(after:)` reaches last.
+    /// For cron and `every` it is exact: the occurrence `next(after:)` would
+    /// have returned last. For a calendar event it is the latest time that
+    /// `next(after:)` returns from some earlier instant, with no occurrence
+    /// between it and `date` — the same, except in the hour a clock change
+    /// repeats: systemd fires that hour only when its search starts inside
+    /// it, so there it may be a time that a search from before skipped.
     public func previous(atOrBefore date: Date, in defaultZone: TimeZone) -> Date? {
         previousMicros(atOrBefore: Instant.micros(date), in: defaultZone).map(Instant.date(micros:))
     }
