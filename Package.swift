@@ -68,6 +68,9 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ],
             swiftSettings: strict),
+        // Calendar math of schedules: cron, systemd calendar events, fixed intervals.
+        .target(name: "JobCalendar", swiftSettings: strict),
+        .testTarget(name: "JobCalendarTests", dependencies: ["JobCalendar"], swiftSettings: strict),
         // jobd.yaml, job definitions, YAML, durations and sizes, transforms, diagnostics.
         .target(
             name: "JobConfig", dependencies: ["JobStore", .product(name: "Yams", package: "Yams")], swiftSettings: strict),
@@ -125,7 +128,7 @@ let package = Package(
         .executableTarget(
             name: "jobctl",
             dependencies: [
-                "JobConfig", "JobControl", "JobStore",
+                "JobConfig", "JobControl", "JobStore", "JobCalendar",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict),
