@@ -68,24 +68,28 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ],
             swiftSettings: strict),
+        // Durations and sizes as jobd writes them (`1m30s`, `64KiB`), with their bounds.
+        .target(name: "JobValues", swiftSettings: strict),
         // Calendar math of schedules: cron, systemd calendar events, fixed intervals.
-        .target(name: "JobCalendar", swiftSettings: strict),
+        .target(name: "JobCalendar", dependencies: ["JobValues"], swiftSettings: strict),
         .testTarget(name: "JobCalendarTests", dependencies: ["JobCalendar"], swiftSettings: strict),
         // jobd.yaml, job definitions, YAML, durations and sizes, transforms, diagnostics.
         .target(
-            name: "JobConfig", dependencies: ["JobStore", .product(name: "Yams", package: "Yams")], swiftSettings: strict),
-        .testTarget(name: "JobConfigTests", dependencies: ["JobConfig", "TestSupport"], swiftSettings: strict),
+            name: "JobConfig",
+            dependencies: ["JobStore", "JobValues", "JobCalendar", .product(name: "Yams", package: "Yams")],
+            swiftSettings: strict),
+        .testTarget(name: "JobConfigTests", dependencies: ["JobConfig", "JobValues", "TestSupport"], swiftSettings: strict),
         // The control socket's protocol: messages and one codec for both ends.
         .target(name: "JobControl", swiftSettings: strict),
         // Child processes: epoll, pidfd, process groups.
         .target(name: "CProcessSupport"),
-        .target(name: "JobProcesses", dependencies: ["CProcessSupport", "Locking"], swiftSettings: strict),
+        .target(name: "JobProcesses", dependencies: ["CProcessSupport", "JobValues", "Locking"], swiftSettings: strict),
         .testTarget(name: "JobProcessesTests", dependencies: ["JobProcesses", "TestSupport"], swiftSettings: strict),
         // Definitions as promise chains: persistence, retries, timeouts, cancel, resume, the finalizer.
         .target(
             name: "JobEngine",
             dependencies: [
-                "Promises", "JobStore", "JobConfig", "JobProcesses", "JobMetrics", "Locking",
+                "Promises", "JobStore", "JobConfig", "JobValues", "JobProcesses", "JobMetrics", "Locking",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
@@ -101,7 +105,7 @@ let package = Package(
         .testTarget(
             name: "JobEngineTests",
             dependencies: [
-                "JobEngine", "JobConfig", "JobProcesses", "JobStore", "Promises", "engine-test-worker", "TestSupport",
+                "JobEngine", "JobConfig", "JobValues", "JobProcesses", "JobStore", "Promises", "engine-test-worker", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
@@ -110,7 +114,7 @@ let package = Package(
         .target(
             name: "JobDaemon",
             dependencies: [
-                "JobEngine", "JobConfig", "JobControl", "JobProcesses", "JobStore", "Promises", "Locking",
+                "JobEngine", "JobConfig", "JobValues", "JobControl", "JobProcesses", "JobStore", "Promises", "Locking",
                 "JobMetrics", "JobDashboard", "JobHTTP",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -128,13 +132,14 @@ let package = Package(
         .executableTarget(
             name: "jobctl",
             dependencies: [
-                "JobConfig", "JobControl", "JobStore", "JobCalendar",
+                "JobConfig", "JobValues", "JobControl", "JobStore", "JobCalendar",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict),
         // jobctl's tests run an engine in the test process as a stand-in for jobd.
         .testTarget(
-            name: "JobctlTests", dependencies: ["JobConfig", "JobControl", "JobStore", "JobEngine", "JobProcesses", "jobctl"],
+            name: "JobctlTests",
+            dependencies: ["JobConfig", "JobValues", "JobControl", "JobStore", "JobEngine", "JobProcesses", "jobctl"],
             swiftSettings: strict),
 
         // Metrics: the metric families and a one-line call per event for the engine,
@@ -154,7 +159,7 @@ let package = Package(
         .target(
             name: "JobHTTP",
             dependencies: [
-                "JobConfig", "JobDashboard", "JobStore", "JobMetrics",
+                "JobConfig", "JobDashboard",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -163,7 +168,12 @@ let package = Package(
             ],
             swiftSettings: strict),
         .testTarget(
-            name: "JobHTTPTests", dependencies: ["JobHTTP", "JobConfig", "JobDashboard", "JobMetrics", "JobStore"],
+            name: "JobHTTPTests",
+            dependencies: [
+                "JobHTTP", "JobConfig", "JobDashboard", "JobMetrics", "JobStore",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
             swiftSettings: strict),
 
         // MARK: Benchmarks: each prints its figures beside its targets and exits 1 when one misses (make bench)

@@ -1,4 +1,5 @@
 import Foundation
+import JobValues
 
 /// The key a schedule is written under: `cron:`, `calendar:` or `every:`.
 public enum ScheduleKind: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
@@ -56,7 +57,7 @@ public enum ScheduleExpression: Sendable, Hashable, CustomStringConvertible {
         switch self {
         case .cron(let expression): expression.text
         case .calendar(let event): event.text
-        case .every(let interval): Self.durationText(interval)
+        case .every(let interval): interval.jobdText
         }
     }
 
@@ -163,16 +164,6 @@ public enum ScheduleExpression: Sendable, Hashable, CustomStringConvertible {
             }
         }
         return nextMicros(after: low, in: defaultZone)
-    }
-
-    static func durationText(_ duration: Duration) -> String {
-        guard var rest = EveryInterval.micros(duration).map({ $0 / 1000 }), rest > 0 else { return "0s" }
-        var text = ""
-        for unit in EveryInterval.units where rest >= unit.milliseconds {
-            text += "\(rest / unit.milliseconds)\(unit.name)"
-            rest %= unit.milliseconds
-        }
-        return text
     }
 }
 

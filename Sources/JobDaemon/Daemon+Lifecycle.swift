@@ -4,6 +4,7 @@ import JobConfig
 import JobEngine
 import JobMetrics
 import JobStore
+import JobValues
 import Locking
 import Logging
 

@@ -7,6 +7,7 @@ import JobHTTP
 import JobMetrics
 import JobProcesses
 import JobStore
+import JobValues
 import Locking
 import Logging
 import Promises

@@ -3,6 +3,7 @@ import Foundation
 import JobMetrics
 import JobConfig
 import JobProcesses
+import JobValues
 import Locking
 import Promises
 import Synchronization

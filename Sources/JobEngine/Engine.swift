@@ -4,6 +4,7 @@ import JobMetrics
 import JobConfig
 import JobProcesses
 import JobStore
+import JobValues
 import Locking
 import Logging
 import Promises

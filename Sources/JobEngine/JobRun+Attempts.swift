@@ -3,6 +3,7 @@ import Foundation
 import JobMetrics
 import JobConfig
 import JobStore
+import JobValues
 import Logging
 import Promises
 

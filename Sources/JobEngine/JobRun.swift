@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import JobConfig
 import JobStore
+import JobValues
 import Locking
 import Logging
 import Promises

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import JobConfig
+import JobValues
 import Synchronization
 
 /// A timer that runs its body once unless cancelled first. No thread waits

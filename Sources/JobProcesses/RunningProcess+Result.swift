@@ -1,3 +1,5 @@
+import JobValues
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -22,7 +24,7 @@ extension RunningProcess.State {
             switch (termSent, killSent) {
             case (true, true):
                 ending = "; its process group got SIGTERM, then SIGKILL"
-                if graceUsed > .zero { ending += " \(graceUsed.messageText) later" }
+                if graceUsed > .zero { ending += " \(graceUsed.jobdText) later" }
             case (true, false): ending = "; its process group got SIGTERM"
             case (false, true): ending = "; its process group got SIGKILL"
             case (false, false): break
@@ -30,13 +32,14 @@ extension RunningProcess.State {
             ending += " (the program \(termination))"
             switch stopReason {
             case let .timedOut(limit):
-                return failure(.timedOut, "`\(command)` timed out after \(limit.messageText)\(ending)")
+                return failure(.timedOut, "`\(command)` timed out after \(limit.jobdText)\(ending)")
             case .cancelled:
                 return failure(.cancelled, "`\(command)` was cancelled\(ending)")
             case .outputLimit:
+                let limit = ByteSize(bytes: process.outputLimit)
                 return failure(
                     .outputLimitExceeded,
-                    "`\(command)` wrote more than \(process.outputLimit) bytes to stdout, the limit for a stage's value, so its output was refused (not truncated)\(ending); make it write less or raise the limit")
+                    "`\(command)` wrote more than \(limit) to stdout, the limit for a stage's value, so its output was refused (not truncated)\(ending); make it write less or raise the limit")
             case let .ioFailed(error):
                 return failure(
                     .ioFailed, "reading the output of `\(command)` failed: \(String(cString: strerror(error)))\(ending)",
@@ -58,15 +61,5 @@ extension RunningProcess.State {
                 .nonZeroExit,
                 "`\(command)` \(termination): something else in jobd reaped it (is SIGCHLD ignored?)")
         }
-    }
-}
-
-extension Duration {
-    /// Whole seconds as `15s`, anything finer in milliseconds (`250ms`): for
-    /// the messages of this module.
-    var messageText: String {
-        let (seconds, attoseconds) = components
-        let milliseconds = seconds * 1000 + attoseconds / 1_000_000_000_000_000
-        return milliseconds % 1000 == 0 ? "\(seconds)s" : "\(milliseconds)ms"
     }
 }

@@ -18,7 +18,7 @@ import Testing
 
     @Test(arguments: [("", "it is empty"), ("500ms", "at least 1s"), ("0s", "at least 1s"), ("15", "needs a unit"),
                       ("1.5m", "fractions"), ("5x", "unknown unit \"x\""), ("30s1m", "largest to smallest"),
-                      ("-5m", "expected a number"), ("99999999999999999999s", "too large")])
+                      ("-5m", "cannot be negative"), ("99999999999999999999s", "too long")])
     func everyRefusals(_ example: (String, String)) {
         #expect {
             _ = try ScheduleExpression.parse(kind: .every, text: example.0)

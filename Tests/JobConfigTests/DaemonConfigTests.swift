@@ -1,4 +1,5 @@
 import JobConfig
+import JobValues
 import TestSupport
 import Testing
 

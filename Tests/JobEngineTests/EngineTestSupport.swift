@@ -3,6 +3,7 @@ import JobConfig
 @testable import JobEngine
 import JobProcesses
 import JobStore
+import JobValues
 import Logging
 import Synchronization
 import TestSupport

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import JobConfig
 @testable import JobEngine
+import JobValues
 import Testing
 
 /// Issue 23: a timeout of 9223372036854775 s crashed jobd when it armed the

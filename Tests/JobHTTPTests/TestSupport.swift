@@ -116,7 +116,7 @@ struct RawHTTP {
         let bytes = Array(request.utf8)
         var sent = 0
         while sent < bytes.count {
-            let count = bytes[sent...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            let count = bytes[sent...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             if count <= 0 { break }  // the server may close early (a refused request); read what it said
             sent += count
         }

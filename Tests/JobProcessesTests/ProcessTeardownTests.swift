@@ -149,7 +149,7 @@ struct ProcessTeardownTests {
             return
         }
         #expect(error.code == .outputLimitExceeded)
-        #expect(error.description.contains("more than 65536 bytes"))
+        #expect(error.description.contains("more than 64KiB"))
         #expect(error.description.contains("not truncated"))
         let group = try #require(leader)
         #expect(await eventually { livingMembers(ofGroup: group).isEmpty })

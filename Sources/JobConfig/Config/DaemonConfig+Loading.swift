@@ -1,5 +1,6 @@
 import JobStore
 internal import Yams
+import JobValues
 
 extension DaemonConfig {
     /// Reads and checks the config file at `path` (absolute). Every problem in

@@ -1,3 +1,5 @@
+import JobValues
+
 /// jobd.yaml, loaded: every path absolute, every default filled in.
 ///
 ///     database: ../var/jobd.sqlite   # default /var/lib/jobd/jobd.sqlite

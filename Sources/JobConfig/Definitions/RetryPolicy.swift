@@ -1,3 +1,5 @@
+import JobValues
+
 /// How a stage is retried after its action fails.
 ///
 /// The delay before attempt `n + 1` is `backoff × 2^(n-1)`, capped at

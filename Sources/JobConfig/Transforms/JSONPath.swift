@@ -1,3 +1,5 @@
+import JobValues
+
 /// The path language of the `json` transform, a small subset of jq's:
 ///
 /// - `.`: the whole document;

@@ -1,3 +1,5 @@
+import JobValues
+
 /// A syntax error inside a JSON document or path.
 struct JSONSyntaxError: Error {
     var message: String

@@ -1,3 +1,5 @@
+import JobValues
+
 /// The built-in `map` transforms: pure, in-process functions from bytes to
 /// bytes.
 ///

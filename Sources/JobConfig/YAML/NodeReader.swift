@@ -1,4 +1,5 @@
 internal import Yams
+import JobValues
 
 /// Walks a Yams node tree and collects diagnostics instead of stopping at
 /// the first problem: every accessor reports what is wrong at the node's

@@ -1,6 +1,7 @@
 import ArgumentParser
 import JobConfig
 import JobControl
+import JobValues
 
 struct Definitions: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

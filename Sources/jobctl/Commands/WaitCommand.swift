@@ -3,6 +3,7 @@ import Foundation
 import JobConfig
 import JobControl
 import JobStore
+import JobValues
 
 struct Wait: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -2,6 +2,7 @@ import ArgumentParser
 import JobConfig
 import JobControl
 import JobStore
+import JobValues
 
 /// The options every jobctl command takes.
 struct GlobalOptions: ParsableArguments {

@@ -2,6 +2,7 @@ import Foundation
 import JobConfig
 import JobControl
 import JobStore
+import JobValues
 
 #if canImport(Glibc)
 import Glibc

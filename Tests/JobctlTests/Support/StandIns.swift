@@ -4,6 +4,7 @@ import JobControl
 import JobEngine
 import JobProcesses
 import JobStore
+import JobValues
 import Synchronization
 
 #if canImport(Glibc)

@@ -18,7 +18,7 @@ extension Duration {
     public static let jobdMaximum: Duration = .milliseconds(jobdMaximumMilliseconds)
 
     /// The units, largest first, with their length in milliseconds.
-    static let jobdUnits: [(name: String, milliseconds: Int64)] = [
+    package static let jobdUnits: [(name: String, milliseconds: Int64)] = [
         ("d", 86_400_000), ("h", 3_600_000), ("m", 60_000), ("s", 1_000), ("ms", 1),
     ]
 
@@ -111,18 +111,18 @@ extension Duration {
 }
 
 extension UInt8 {
-    var asciiDigit: UInt8? {
+    package var asciiDigit: UInt8? {
         (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(self) ? self - UInt8(ascii: "0") : nil
     }
 
-    var isASCIILetter: Bool {
+    package var isASCIILetter: Bool {
         (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(self) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(self)
     }
 }
 
 extension StringProtocol {
     /// The text without leading and trailing Unicode white space.
-    var trimmingWhitespace: Substring {
+    package var trimmingWhitespace: Substring {
         let scalars = String(self).unicodeScalars
         guard let first = scalars.firstIndex(where: { !$0.properties.isWhitespace }),
               let last = scalars.lastIndex(where: { !$0.properties.isWhitespace })
