@@ -111,6 +111,8 @@ extension Diagnostic {
         public static let badTransform = Code("bad-transform")
         /// A folder that should exist does not.
         public static let missingFolder = Code("missing-folder")
+        /// A `schedule:` expression that does not parse, or an unknown time zone.
+        public static let badSchedule = Code("bad-schedule")
     }
 }
 

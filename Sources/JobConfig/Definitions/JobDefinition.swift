@@ -18,12 +18,16 @@ public struct JobDefinition: Sendable, Hashable {
     public var cwd: String?
     /// The pipeline, in order; never empty.
     public var stages: [StageDefinition]
+    /// When jobs of this definition are submitted by jobd itself (`schedule:`).
+    public var schedules: [ScheduleDefinition]
     /// The file it came from, and where `name:` (or the file's start) sits.
     public var sourcePosition: SourcePosition
 
     public init(name: String, description: String? = nil, pool: String = DaemonConfig.defaultPool,
                 timeout: Duration? = nil, retry: RetryPolicy = .default, env: [String: String] = [:],
-                cwd: String? = nil, stages: [StageDefinition], sourcePosition: SourcePosition) {
+                cwd: String? = nil, stages: [StageDefinition], schedules: [ScheduleDefinition] = [],
+                sourcePosition: SourcePosition) {
+        self.schedules = schedules
         self.name = name
         self.description = description
         self.pool = pool

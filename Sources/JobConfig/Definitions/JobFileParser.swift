@@ -8,7 +8,7 @@ struct JobFileParser {
     let defaultName: String
     var reader: NodeReader
 
-    static let jobKeys = ["name", "description", "pool", "timeout", "retry", "env", "cwd", "pipeline"]
+    static let jobKeys = ["name", "description", "pool", "timeout", "retry", "env", "cwd", "pipeline", "schedule"]
     static let actionKeys = ["run", "shell", "sleep", "fail", "transform", "all", "any"]
     static let optionKeys = ["on", "timeout", "retry", "env", "cwd", "idempotent"]
     static let processActionKeys = ["run", "shell", "sleep", "fail"]
@@ -87,9 +87,12 @@ struct JobFileParser {
             valid = false
         }
 
+        var schedules: [ScheduleDefinition] = []
+        if let entry = byKey["schedule"] { schedules = check(parseSchedules(entry.value)) ?? [] }
+
         guard valid, !reader.diagnostics.containsErrors else { return nil }
         return JobDefinition(name: name, description: description, pool: pool, timeout: timeout, retry: retry,
-                             env: env, cwd: cwd, stages: stages, sourcePosition: namePosition)
+                             env: env, cwd: cwd, stages: stages, schedules: schedules, sourcePosition: namePosition)
     }
 
     /// What stages inherit from their job.
