@@ -131,7 +131,10 @@ let package = Package(
         // MARK: Benchmarks: each prints its figures beside its targets and exits 1 when one misses (make bench)
 
         .target(name: "CBenchSupport", path: "Benchmarks/CBenchSupport"),
-        .target(name: "BenchmarkSupport", path: "Benchmarks/BenchmarkSupport", swiftSettings: strict),
+        // The report (figures beside targets, the exit status), arguments, timing and the baselines.
+        .target(
+            name: "BenchmarkSupport", dependencies: ["CBenchSupport"], path: "Benchmarks/BenchmarkSupport",
+            swiftSettings: strict),
         .executableTarget(
             name: "promises-bench", dependencies: ["Promises", "CBenchSupport", "BenchmarkSupport"],
             path: "Benchmarks/promises-bench", swiftSettings: strict),
