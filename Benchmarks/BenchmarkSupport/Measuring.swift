@@ -8,10 +8,12 @@ extension Duration {
     }
 }
 
-/// The middle value (the upper of the two middle ones for an even count).
+/// The middle value (the mean of the two middle ones for an even count).
 public func median(_ values: [Double]) -> Double {
     precondition(!values.isEmpty, "median of no values")
-    return values.sorted()[values.count / 2]
+    let sorted = values.sorted()
+    let middle = sorted.count / 2
+    return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
 }
 
 /// The value below which a share `p` (0...1) of `values` lies.

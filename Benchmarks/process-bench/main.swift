@@ -52,43 +52,28 @@ func openDescriptors() -> Int {
     ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []).count
 }
 
-/// A rate measured once per round, rounds interleaved so that load from
-/// elsewhere hits each alike; the median of the rounds is reported.
-struct Series {
-    let name: String
-    let measure: (Int) -> Double
-    var rates: [Double] = []
-}
-
-// The baselines first: a runner's target is a share of one of them.
+// Baselines first (a runner's bound is a share of one of them), then the runner.
 let plainLoop = 0
 var series = [
-    Series(name: "plain posix_spawn + waitpid loop, one thread") { Baselines.plainSpawnLoop($0, input: input) },
-    Series(name: "ProcessRunner, one after another") { runnerLoop($0, width: 1) },
-    Series(name: "ProcessRunner, 16 concurrent") { runnerLoop($0, width: 16) },
+    Series("plain posix_spawn loop, 1 thread", unit: "runs/s") { Baselines.plainSpawnLoop(runs, input: input) },
+    Series("ProcessRunner, 1 at a time", unit: "runs/s") { runnerLoop(runs, width: 1) },
+    Series("ProcessRunner, 16 at a time", unit: "runs/s") { runnerLoop(runs, width: 16) },
 ]
 
 print("process-bench: /bin/cat with a \(input.count)-byte stdin, \(runs) runs a round, median of \(rounds) rounds; "
       + Machine.summary)
 // Warm up, then count descriptors: libdispatch opens its own (an epoll, an
 // eventfd, a timerfd) the first time it is used, and keeps them.
-for index in series.indices { _ = series[index].measure(50) }
+_ = Baselines.plainSpawnLoop(50, input: input)
+_ = runnerLoop(50, width: 16)
 usleep(200_000)
 let descriptorsBefore = openDescriptors()
-for _ in 0..<rounds {
-    for index in series.indices { series[index].rates.append(series[index].measure(runs)) }
-}
+Series.measure(&series, rounds: rounds)
 
 var report = Report("process-bench", arguments)
-func rounded(_ rates: [Double]) -> String { "rounds " + rates.map { Report.format($0, 0) }.joined(separator: ", ") }
-let base = median(series[plainLoop].rates)
-report.add(series[plainLoop].name, base, unit: "runs/s", note: rounded(series[plainLoop].rates), digits: 0)
-for (index, entry) in series.enumerated() where index != plainLoop {
-    let rate = median(entry.rates)
-    let share = Thresholds.shareOfPlainLoop[entry.name]
-    report.add(
-        "\(entry.name), share of the plain loop", rate / base * 100, unit: "%", share.map { .atLeast($0) } ?? .none,
-        note: Report.format(rate, 0) + " runs/s; " + rounded(entry.rates), digits: 0)
+report.add(baseline: series[plainLoop])
+for entry in series.dropFirst() {
+    report.add(entry, shareOf: series[plainLoop], atLeast: Thresholds.shareOfPlainLoop[entry.name])
 }
 // Every pipe, pidfd and timerfd closed once the runners are gone (their
 // event loop's thread ends shortly after its last process is reaped).
