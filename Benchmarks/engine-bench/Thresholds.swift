@@ -5,13 +5,13 @@
 enum Thresholds {
     /// In-process pipelines, percent of the store driven directly
     /// (StoreCycle: the same claim, 3 stage results and finish per job, no
-    /// engine). Issue 3 asks ≥ 10,000 jobs/s on this machine, ~83 % of the
+    /// engine). Issue 4 asks ≥ 10,000 jobs/s on this machine, ~83 % of the
     /// store's ~12,100 on a quiet day; measured 90–127 % at load 12–13
     /// (where the wall-clock rate is 4,000–5,700). Bound at 65 %: the
     /// engine may cost the store half as much again, not more.
     static let inProcessShareOfStoreCycle = 65.0
     /// Process pipelines, percent of the one-thread plain spawn loop, by
-    /// series name. Pool 16: issue 3's 80 % (117–146 % at load 12–13,
+    /// series name. Pool 16: issue 4's 80 % (117–146 % at load 12–13,
     /// 83–138 % in earlier runs). Pool 1: 65–67 % quiet, 56–62 % at load
     /// 12–13 (each job waits for its writes in turn); bound at 45 % until
     /// issue 22 raises both against a multi-threaded loop.

@@ -81,7 +81,7 @@ if only.contains("a") {
     report.add(baseline: series[0], prefix: "a. ")
     report.add(
         series[1], shareOf: series[0], atLeast: Thresholds.inProcessShareOfStoreCycle, prefix: "a. ",
-        note: " (issue 3: ≥ 10,000 on an idle machine); \(Report.format(median(cpuPerJob), 0)) µs CPU a job; "
+        note: " (issue 4: ≥ 10,000 on an idle machine); \(Report.format(median(cpuPerJob), 0)) µs CPU a job; "
             + "\(count(writes.count)) writes in \(count(writes.transactions)) transactions")
     report.add("a. jobs rejected or cancelled", Double(failed), unit: "", .atMost(0), digits: 0)
 }
