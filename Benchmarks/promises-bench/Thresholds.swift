@@ -10,15 +10,15 @@
 /// of 20 % (instruction counts, docs/promises.md, are the tool for those).
 enum Thresholds {
     /// Issue 17: 0.6× on a quiet machine. Medians of 0.66–1.62× over 34
-    /// quiet runs, 0.77–1.43× over 16 runs at load 10–18: bound at 2×.
+    /// quiet runs, 0.77–1.51× at load 10–33: bound at 2×.
     static let mapOnQueue = 2.0
     /// No figure in the issue; medians of 1.51–2.16× over 34 quiet runs,
-    /// 0.85–1.67× at load 10–18: bound at 2.5×.
+    /// 0.85–1.94× at load 10–33: bound at 2.5×.
     static let mapOnQueueChain = 2.5
     /// Issue 17: 0.05× on a quiet machine. Medians of 0.08–0.13× over 34
-    /// quiet runs, 0.09–0.18× at load 10–18: bound at 0.25×, 1.4× the
-    /// worst seen.
-    static let mapInline = 0.25
+    /// quiet runs, 0.09–0.18× at load 10–18, 0.24× at load 20–33 (the case
+    /// itself preempted within its rounds): bound at 0.3×.
+    static let mapInline = 0.3
     /// No figure in the issue; medians of 0.40–0.73× quiet, 0.69–1.35× at
     /// load 10–18.
     static let mapInlineChain = 2.0
