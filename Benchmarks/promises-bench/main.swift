@@ -178,7 +178,7 @@ conf.leakHandler = { _ in }
 let arguments = BenchArguments(usage: "promises-bench [--quick] [--tsv FILE]")
 let environment = ProcessInfo.processInfo.environment
 let only = environment["BENCH_ONLY"]
-let rounds = environment["BENCH_ROUNDS"].flatMap(Int.init) ?? (arguments.quick ? 10 : 15)
+let rounds = max(1, environment["BENCH_ROUNDS"].flatMap(Int.init) ?? (arguments.quick ? 10 : 15))
 let cases: [(name: String, run: () -> Double)] = [
     ("raw-chained", rawChained),
     ("raw-enqueued", rawEnqueued),
