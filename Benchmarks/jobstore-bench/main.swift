@@ -1,11 +1,13 @@
+import BenchmarkSupport
 import Foundation
 
 // jobstore-bench — measures the JobStore on this machine and prints each
-// figure beside its target. With a subcommand, it is also the child process
-// that the JobStore tests start (crash consistency, multi-process contention,
-// permissions).
+// figure beside its bound (Thresholds.swift); exits 1 when one misses. With a
+// subcommand, it is also the child process that the JobStore tests start
+// (crash consistency, multi-process contention, permissions).
 //
-//   swift run -c release jobstore-bench [--big-db PATH] [--skip-big] [--only writes,submit,cycle,reads] [--runs N]
+//   swift run -c release jobstore-bench [--quick] [--big-db PATH] [--big-jobs N] [--skip-big]
+//                                       [--only writes,submit,cycle,reads] [--runs N] [--scale X] [--tsv FILE]
 //   jobstore-bench crash-writer PATH
 //   jobstore-bench contend PATH WORKER JOBS
 //   jobstore-bench open PATH
@@ -26,38 +28,24 @@ case "fill":
         exit(2)
     }
     await SyntheticJobs.fill(path: arguments[1], jobs: jobs)
-case "-h", "--help":
-    print("usage: jobstore-bench [--big-db PATH] [--skip-big] [--only writes,submit,cycle,reads] [--runs N]")
 default:
+    let benchArguments = BenchArguments(
+        usage: "jobstore-bench [--quick] [--big-db PATH] [--big-jobs N] [--skip-big] [--only writes,submit,cycle,reads]"
+            + " [--runs N] [--scale X] [--tsv FILE]",
+        options: ["big-db", "big-jobs", "runs", "scale", "only"], flags: ["skip-big"])
     var options = Benchmarks.Options()
-    var index = 0
-    while index < arguments.count {
-        switch arguments[index] {
-        case "--big-db":
-            index += 1
-            options.bigDatabasePath = arguments[index]
-        case "--skip-big":
-            options.skipBig = true
-        case "--runs":
-            index += 1
-            options.runs = Int(arguments[index]) ?? 3
-        case "--scale":
-            index += 1
-            options.scale = Double(arguments[index]) ?? 1
-        case "--only":
-            index += 1
-            options.only.formUnion(arguments[index].split(separator: ",").map(String.init))
-        default:
-            FileHandle.standardError.write(Data("jobstore-bench: unknown option \(arguments[index])\n".utf8))
-            exit(2)
-        }
-        index += 1
-    }
+    options.bigDatabasePath = benchArguments.string("big-db")
+    options.bigJobs = benchArguments.int("big-jobs", full: 1_000_000, quick: 100_000)
+    options.skipBig = benchArguments.flag("skip-big")
+    options.runs = benchArguments.int("runs", full: 3, quick: 1)
+    options.scale = benchArguments.string("scale").flatMap(Double.init) ?? (benchArguments.quick ? 0.3 : 1)
+    options.only = Set((benchArguments.string("only") ?? "").split(separator: ",").map(String.init))
+    var report = Report("jobstore-bench", benchArguments)
     do {
-        let allMet = try await Benchmarks(options: options).run()
-        exit(allMet ? 0 : 1)
+        try await Benchmarks(options: options).run(into: &report)
     } catch {
         FileHandle.standardError.write(Data("jobstore-bench: \(error)\n".utf8))
         exit(1)
     }
+    report.finish()
 }

@@ -1,5 +1,8 @@
 // promises-bench: the Promises library beside raw DispatchQueue.async hops
-// measured in the same run. Run: swift run -c release promises-bench
+// measured in the same run; each ratio is held to a threshold
+// (Thresholds.swift) and the bench exits 1 when one misses.
+//
+//     swift run -c release promises-bench [--quick] [--tsv FILE]
 //
 // Two raw baselines, because a "hop" has two common shapes:
 //  - enqueued: one thread calls `queue.async` N times, then waits for the
@@ -8,7 +11,7 @@
 //    shape of a promise chain whose every step runs on a queue (cheaper:
 //    no thread hand-off).
 // Each promise case is compared with the raw shape it matches.
-import CBenchSupport
+import BenchmarkSupport
 import Dispatch
 import Foundation
 import Promises
@@ -25,8 +28,8 @@ final class Counter: @unchecked Sendable {
 func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
 
 /// One run of `body`, which performs `operations` operations: ns each.
-/// Each case is run once per round, rounds interleaved, and the best round
-/// kept — so a burst of load on this shared machine hits every case alike.
+/// Each case is run once per round, rounds interleaved, so that a burst of
+/// load on this shared machine hits a case and its raw hop alike.
 func nsPerOperation(_ body: () -> Void) -> Double {
     let start = now()
     body()
@@ -125,11 +128,11 @@ func pendingDoneFulfil() -> Double {
 func heapBytesPerItem<Item>(count: Int, _ make: () -> Item) -> Double {
     var items: [Item] = []
     items.reserveCapacity(count)
-    let before = bench_heap_bytes_in_use()
+    let before = heapBytesInUse()
     for _ in 0..<count {
         items.append(make())
     }
-    let after = bench_heap_bytes_in_use()
+    let after = heapBytesInUse()
     withExtendedLifetime(items) {}
     return Double(after - before) / Double(count)
 }
@@ -169,12 +172,13 @@ func bytesChainLink() -> Double {
 conf.logHandler = { _ in }
 conf.leakHandler = { _ in }
 
-// BENCH_ONLY=prefix runs only the cases whose name starts with it (for
-// profilers); BENCH_ROUNDS sets the number of rounds; BENCH_VERBOSE=1
-// prints every round's time too.
+// BENCH_ONLY=prefix runs only the cases whose name starts with it and
+// prints their times, no report (for profilers); BENCH_ROUNDS sets the
+// number of rounds; BENCH_VERBOSE=1 prints every round's time too.
+let arguments = BenchArguments(usage: "promises-bench [--quick] [--tsv FILE]")
 let environment = ProcessInfo.processInfo.environment
 let only = environment["BENCH_ONLY"]
-let rounds = environment["BENCH_ROUNDS"].flatMap(Int.init) ?? 15
+let rounds = max(1, environment["BENCH_ROUNDS"].flatMap(Int.init) ?? (arguments.quick ? 10 : 15))
 let cases: [(name: String, run: () -> Double)] = [
     ("raw-chained", rawChained),
     ("raw-enqueued", rawEnqueued),
@@ -184,6 +188,11 @@ let cases: [(name: String, run: () -> Double)] = [
     ("inline-resolved", { mapResolved(on: nil) }),
     ("pending", pendingDoneFulfil),
 ]
+/// The position of the case named `name` in `cases`.
+@MainActor
+func caseIndex(_ name: String) -> Int { cases.firstIndex { $0.name == name }! }
+let (rawChainedCase, rawEnqueuedCase) = (caseIndex("raw-chained"), caseIndex("raw-enqueued"))
+print("promises-bench: \(operations) operations a case, \(rounds) interleaved rounds; \(Machine.summary)")
 // times[case][round]
 var times = [[Double]](repeating: [], count: cases.count)
 for _ in 0..<rounds {
@@ -205,43 +214,31 @@ if only != nil {
     exit(0)
 }
 
-/// The median over rounds of (case ÷ baseline in the same round): a second
-/// view of the ratio, less moved by one lucky or unlucky round than the
-/// ratio of the bests.
-@MainActor
-func medianRatio(_ index: Int, _ baseline: Int) -> Double {
-    let ratios = zip(times[index], times[baseline]).map { $0 / $1 }.sorted()
-    return ratios[ratios.count / 2]
-}
-let pendingBytes = bytesPendingWithHandler()
-let linkBytes = bytesChainLink()
+var report = Report("promises-bench", arguments)
+report.add("raw hop, enqueued (queue.async from a thread)", best[rawEnqueuedCase], unit: "ns")
+report.add("raw hop, chained (each block enqueues the next)", best[rawChainedCase], unit: "ns")
 
-func cell(_ text: String, _ width: Int) -> String {
-    text.count >= width ? text : text + String(repeating: " ", count: width - text.count)
-}
-func fixed(_ value: Double, _ digits: Int) -> String {
-    String(format: "%.\(digits)f", value)
-}
+/// Case `name` against `baseline`: the median over rounds of the ratio
+/// within a round, held to `limit`. Both were measured a moment apart, so
+/// a burst of load hits them alike; the ratio of the best rounds, which one
+/// lucky round of either moves, goes in the note.
 @MainActor
-func row(_ name: String, _ index: Int, baseline: Int, target: Double) {
-    let ratio = best[index] / best[baseline]
-    let verdict = ratio <= target ? "ok" : "MISSED"
-    print(cell(name, 46) + cell(fixed(best[index], 1) + " ns", 12)
-          + cell(fixed(ratio, 2) + "× " + cases[baseline].name.dropFirst(4), 18)
-          + cell("(median " + fixed(medianRatio(index, baseline), 2) + "×)", 17)
-          + "target ≤ \(target)×  " + verdict)
+func ratio(_ label: String, _ name: String, to baseline: Int, atMost limit: Double) {
+    let index = caseIndex(name)
+    let perRound = zip(times[index], times[baseline]).map { $0 / $1 }
+    let shape = baseline == rawEnqueuedCase ? "enqueued" : "chained"
+    report.add(
+        "\(label) ÷ raw hop \(shape)", median(perRound), unit: "×", .atMost(limit),
+        note: String(format: "best %.1f ns; ratio of the bests %.2f×", best[index], best[index] / best[baseline]),
+        digits: 2)
 }
-
-print("Promises benchmark: \(operations) operations a case, best of \(rounds) interleaved rounds")
-print(cell("raw hop, enqueued (queue.async from a thread)", 46) + fixed(best[1], 1) + " ns")
-print(cell("raw hop, chained (100-hop chains)", 46) + fixed(best[0], 1) + " ns")
-print("")
-row("map(on: serialQueue), on a resolved promise", 3, baseline: 1, target: 1.5)
-row("map(on: serialQueue), 100-hop chains, per hop", 2, baseline: 0, target: 1.5)
-row("map(on: nil), on a resolved promise", 5, baseline: 1, target: 0.3)
-row("map(on: nil), 100-hop pending chains, per hop", 4, baseline: 1, target: 0.3)
-row("pending() + done(on: nil) + fulfil", 6, baseline: 1, target: 1.0)
-print("")
-print(cell("pending() + resolver + 1 capturing handler", 46) + fixed(pendingBytes, 0) + " bytes   target ≤ 150  "
-      + (pendingBytes <= 150 ? "ok" : "MISSED"))
-print(cell("pending chain link (map on a pending promise)", 46) + fixed(linkBytes, 0) + " bytes")
+ratio("map(on: serialQueue), resolved promise", "queue-resolved", to: rawEnqueuedCase, atMost: Thresholds.mapOnQueue)
+ratio("map(on: serialQueue), 100-hop chains, per hop", "queue-chain", to: rawChainedCase, atMost: Thresholds.mapOnQueueChain)
+ratio("map(on: nil), resolved promise", "inline-resolved", to: rawEnqueuedCase, atMost: Thresholds.mapInline)
+ratio("map(on: nil), 100-hop pending chains, per hop", "inline-chain", to: rawEnqueuedCase, atMost: Thresholds.mapInlineChain)
+ratio("pending() + done(on: nil) + fulfil", "pending", to: rawEnqueuedCase, atMost: Thresholds.pendingDoneFulfil)
+report.add("pending() + resolver + 1 capturing handler", bytesPendingWithHandler(), unit: "bytes",
+           .atMost(Thresholds.pendingBytes), digits: 0)
+report.add("pending chain link (map on a pending promise)", bytesChainLink(), unit: "bytes",
+           .atMost(Thresholds.chainLinkBytes), digits: 0)
+report.finish()

@@ -2,7 +2,19 @@ import Foundation
 import JobStore
 import Synchronization
 
-/// Workers that run jobs the way the engine will: each step starts from the
+/// How a job's writes wait for each other.
+public enum CycleMode: String, Sendable {
+    /// Every write waits for the acknowledgement of the one before.
+    case sequential
+    /// Same, with a stage-start write before each stage result.
+    case withStarts
+    /// A job's stage results and finish are sent without waiting for each
+    /// other (the writer keeps their order); the job waits for all the
+    /// acknowledgements before its worker claims the next.
+    case pipelined
+}
+
+/// Workers that run jobs the way the engine does: each step starts from the
 /// completion handler of the one before, no thread waits.
 final class CycleLanes: Sendable {
     private struct Tally {
@@ -12,12 +24,12 @@ final class CycleLanes: Sendable {
     }
 
     private let store: SQLiteJobStore
-    private let mode: Benchmarks.CycleMode
+    private let mode: CycleMode
     private let lanes: Int
     private let tally: Mutex<Tally>
     private let done: CheckedContinuation<(Int, [String]), Never>
 
-    init(store: SQLiteJobStore, mode: Benchmarks.CycleMode, lanes: Int, done: CheckedContinuation<(Int, [String]), Never>) {
+    init(store: SQLiteJobStore, mode: CycleMode, lanes: Int, done: CheckedContinuation<(Int, [String]), Never>) {
         self.store = store
         self.mode = mode
         self.lanes = lanes
