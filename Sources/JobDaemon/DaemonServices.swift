@@ -29,7 +29,7 @@ final class SignalService: Service, Sendable, CustomStringConvertible {
         let signals = await UnixSignalsSequence(trapping: .sighup, .sigterm, .sigint)
         // Listening now: what arrived before is handled first.
         for signal in SignalWatcher.takeEarly() { await handle(signal) }
-        try await cancelWhenGracefulShutdown {
+        await cancelWhenGracefulShutdown {
             for await signal in signals { await self.handle(signal.rawValue) }
         }
     }
