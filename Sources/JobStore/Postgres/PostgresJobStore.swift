@@ -70,10 +70,10 @@ public final class PostgresJobStore: JobStore, Service {
             client: client, schema: configuration.schema, target: target, timeout: configuration.operationTimeout,
             maxPerTransaction: configuration.maxWritesPerTransaction, logger: logger)
         listener = PostgresWakeUpListener(channel: PGWakeUps.channel(schema: configuration.schema), logger: logger)
-        connectListener = { try await connector.connect(target: target, doing: "listen for wake-ups") }
+        self.connector = connector
     }
 
-    private let connectListener: @Sendable () async throws -> PostgresConnection
+    let connector: PostgresConnector
 
     static func describe(_ configuration: PostgresStoreConfiguration) -> String {
         switch configuration.endpoint {
@@ -92,7 +92,9 @@ public final class PostgresJobStore: JobStore, Service {
             group.addTask { await self.client.run() }
             group.addTask {
                 await cancelWhenGracefulShutdown {
-                    await self.listener.run(connect: self.connectListener)
+                    await self.listener.run { [connector = self.connector, target = self.target] in
+                        try await connector.connect(target: target, doing: "listen for wake-ups")
+                    }
                 }
             }
         }
