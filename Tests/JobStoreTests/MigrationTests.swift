@@ -162,3 +162,34 @@ let frozenSchemaVersion1 = """
         #expect(error?.message.contains("newer jobd") == true)
     }
 }
+
+/// Version 3 on a database of version 2: the jobs there get no occurrence,
+/// and the new ones are unique per occurrence.
+@Suite struct ScheduleMigrationTests {
+    @Test func databaseOfTheSecondSchemaGetsOccurrencesAndLeaders() async throws {
+        let folder = try TemporaryFolder()
+        let path = folder.file("jobs.sqlite")
+        let v2 = try SQLiteJobStore(JobStoreConfiguration(path: path), migrations: Array(Schema.migrations.prefix(2)))
+        let old = try await v2.submit([job(input: "made by v2"), job(input: "second")]).map(\.id)
+        #expect(try await v2.count("SELECT count(*) FROM pragma_table_info('jobs') WHERE name = 'scheduled_for'") == 0)
+        try await v2.close()
+
+        let upgraded = try SQLiteJobStore(path: path)
+        #expect(try await upgraded.scalar("PRAGMA user_version") == "3")
+        #expect(try await upgraded.count("SELECT count(*) FROM pragma_table_info('jobs') WHERE name = 'scheduled_for'") == 1)
+        #expect(try await upgraded.count("SELECT count(*) FROM sqlite_schema WHERE name IN ('leaders', 'jobs_schedule')") == 2)
+        // The views show the new column without being made anew.
+        #expect(try await upgraded.count("SELECT count(*) FROM pragma_table_info('pending_jobs') WHERE name = 'scheduled_for'") == 1)
+        let detail = try #require(try await upgraded.job(old[0]))
+        #expect(detail.job.input == Data("made by v2".utf8) && detail.job.scheduledFor == nil)
+        let at = Date(timeIntervalSince1970: 1_800_000_000)
+        let occurrence = NewJob(definition: "report", scheduledFor: at, stages: threeStages)
+        let first = try await upgraded.submit(occurrence)
+        let second = try await upgraded.submit(occurrence)
+        #expect(first.created && !second.created && second.id == first.id)
+        #expect(try await upgraded.scalar("SELECT scheduled_for FROM jobs WHERE id = \(first.id)") == "2027-01-15T08:00:00.000Z")
+        #expect(try await upgraded.acquireLeadership(of: "maintenance", owner: "me", for: .seconds(10)))
+        #expect(try await upgraded.scalar("PRAGMA integrity_check") == "ok")
+        try await upgraded.close()
+    }
+}

@@ -121,14 +121,19 @@ final class TestPostgres: Sendable {
             process.executableURL = URL(fileURLWithPath: executable)
             process.arguments = arguments
         }
-        let output = Pipe()
+        // Output to a file, not a pipe: the server pg_ctl starts would keep
+        // a pipe open, and a reader waiting for its end would wait forever.
+        let log = NSTemporaryDirectory() + "jobd-pg-command-\(UUID().uuidString).log"
+        FileManager.default.createFile(atPath: log, contents: nil)
+        defer { try? FileManager.default.removeItem(atPath: log) }
+        guard let output = FileHandle(forWritingAtPath: log) else { throw TestPostgresError("cannot write \(log)") }
+        defer { try? output.close() }
         process.standardOutput = output
         process.standardError = output
         process.standardInput = FileHandle.nullDevice
         do { try process.run() } catch { throw TestPostgresError("cannot run \(executable): \(error)") }
-        // Read to the end before waiting: a full pipe would block the child.
-        let data = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
+        let data = FileManager.default.contents(atPath: log) ?? Data()
         guard process.terminationStatus == 0 else {
             throw TestPostgresError(
                 "\(executable) \(arguments.joined(separator: " ")) failed (\(process.terminationStatus)): "

@@ -38,15 +38,17 @@ public final class PostgresJobStore: JobStore, Service {
 
     /// Opens the database: connects, then creates or upgrades the schema.
     public convenience init(_ configuration: PostgresStoreConfiguration) async throws {
-        try await self.init(configuration, logger: Logger(label: "jobd.store", factory: { _ in SwiftLogNoOpLogHandler() }))
+        try await self.init(configuration, logger: Self.silent)
     }
+
+    static let silent = Logger(label: "jobd.store", factory: { _ in SwiftLogNoOpLogHandler() })
 
     /// The same, logging the pool's and the LISTEN connection's troubles to `logger`'s label.
     public convenience init(_ configuration: PostgresStoreConfiguration, logLabel: String) async throws {
         try await self.init(configuration, logger: Logger(label: logLabel))
     }
 
-    init(_ configuration: PostgresStoreConfiguration, logger: Logger, migrations: [(version: Int, name: String, sql: String)] = PostgresSchema.migrations) async throws {
+    init(_ configuration: PostgresStoreConfiguration, logger: Logger = silent, migrations: [(version: Int, name: String, sql: String)] = PostgresSchema.migrations) async throws {
         try PostgresStoreConfiguration.checkSchemaName(configuration.schema)
         guard configuration.maxValueBytes > 0, configuration.maxConnections > 0 else {
             throw JobStoreError(.invalidArgument, "maxValueBytes and maxConnections must be positive")
