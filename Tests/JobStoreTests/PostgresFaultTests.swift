@@ -32,9 +32,8 @@ import Testing
         // The right one, with sslmode=prefer against a server without TLS: plain TCP.
         configuration.setPassword("right-horse-battery")
         configuration.sslMode = .prefer
-        try await PostgresJobStore.withStore(configuration) { store in
-            #expect(try await store.submit(job()).created)
-        }
+        let created = try await PostgresJobStore.withStore(configuration) { try await $0.submit(job()).created }
+        #expect(created)
     }
 
     @Test func unreachableServer() async throws {

@@ -124,7 +124,7 @@ final class TestPostgres: Sendable {
         // Output to a file, not a pipe: the server pg_ctl starts would keep
         // a pipe open, and a reader waiting for its end would wait forever.
         let log = NSTemporaryDirectory() + "jobd-pg-command-\(UUID().uuidString).log"
-        FileManager.default.createFile(atPath: log, contents: nil)
+        _ = FileManager.default.createFile(atPath: log, contents: nil)
         defer { try? FileManager.default.removeItem(atPath: log) }
         guard let output = FileHandle(forWritingAtPath: log) else { throw TestPostgresError("cannot write \(log)") }
         defer { try? output.close() }

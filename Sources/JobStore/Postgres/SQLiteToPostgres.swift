@@ -98,13 +98,13 @@ extension PostgresJobStore {
                 var placeholders: [String] = []
                 for (index, column) in table.columns.enumerated() {
                     let first = binds.count
-                    for (offset, cast) in column.kind.bind(row[index], into: &binds).enumerated() {
+                    for (offset, cast) in try column.kind.bind(row[index], into: &binds).enumerated() {
                         placeholders.append("$\(first + offset + 1)::\(cast)")
                     }
                 }
                 tuples.append("(" + placeholders.joined(separator: ", ") + ")")
             }
-            try await session.connection.query(
+            _ = try await session.connection.query(
                 session.query("INSERT INTO {s}.\(table.name) (\(table.targetColumns)) VALUES \(tuples.joined(separator: ", "))", binds: binds),
                 logger: session.logger
             ).decode { _ in () }
@@ -128,7 +128,7 @@ struct CopiedTable {
         case value
 
         /// Appends `value`'s binds; returns their types, in order.
-        func bind(_ value: DatabaseValue, into binds: inout PostgresBindings) -> [String] {
+        func bind(_ value: DatabaseValue, into binds: inout PostgresBindings) throws -> [String] {
             switch self {
             case .integer:
                 binds.append(Int64.fromDatabaseValue(value))
@@ -142,7 +142,7 @@ struct CopiedTable {
             case .value:
                 let split = PGValue.split(StoredValue.data(value))
                 binds.append(split.text)
-                binds.append(split.bytes)
+                try binds.append(split.bytes)
                 return ["text", "bytea"]
             }
         }
