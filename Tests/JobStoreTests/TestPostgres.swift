@@ -64,9 +64,12 @@ final class TestPostgres: Sendable {
     private static let registered = Mutex(false)
 
     /// Starts (or starts again) the server; returns once it takes connections.
+    /// No fsync (a test machine does not lose power), but commits are
+    /// written to the WAL before they are acknowledged, so a server stopped
+    /// at once (`kill()`) keeps every acknowledged write.
     func start() throws(TestPostgresError) {
         let options = "-k \(folder) -p \(port) -c listen_addresses=127.0.0.1 -c max_connections=300 "
-            + "-c fsync=off -c synchronous_commit=off -c full_page_writes=off -c shared_buffers=64MB"
+            + "-c fsync=off -c full_page_writes=off -c shared_buffers=64MB"
         try Self.run(Self.bin + "/pg_ctl", ["-D", data, "-l", folder + "/server.log", "-w", "-t", "60", "-o", options, "start"])
         let pidText = (try? String(contentsOfFile: data + "/postmaster.pid", encoding: .utf8))?
             .split(separator: "\n").first.map(String.init) ?? ""
@@ -112,32 +115,35 @@ final class TestPostgres: Sendable {
     }
 
     /// Runs a command to its end (as `postgres` when we are root); throws with its output if it fails.
+    ///
+    /// posix_spawn and waitpid, not Foundation's Process: Process learns of
+    /// the end of a child from a descriptor the child inherits, which the
+    /// server `pg_ctl start` leaves running inherits too, so it would wait
+    /// for the server to stop. Output goes to a file for the same reason.
     static func run(_ executable: String, _ arguments: [String], asPostgres: Bool = true) throws(TestPostgresError) {
-        let process = Process()
-        if asPostgres && geteuid() == 0 {
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-            process.arguments = ["--reuid=postgres", "--regid=postgres", "--init-groups", executable] + arguments
-        } else {
-            process.executableURL = URL(fileURLWithPath: executable)
-            process.arguments = arguments
-        }
-        // Output to a file, not a pipe: the server pg_ctl starts would keep
-        // a pipe open, and a reader waiting for its end would wait forever.
+        let argv = (asPostgres && geteuid() == 0)
+            ? ["/usr/bin/setpriv", "--reuid=postgres", "--regid=postgres", "--init-groups", executable] + arguments
+            : [executable] + arguments
         let log = NSTemporaryDirectory() + "jobd-pg-command-\(UUID().uuidString).log"
-        _ = FileManager.default.createFile(atPath: log, contents: nil)
         defer { try? FileManager.default.removeItem(atPath: log) }
-        guard let output = FileHandle(forWritingAtPath: log) else { throw TestPostgresError("cannot write \(log)") }
-        defer { try? output.close() }
-        process.standardOutput = output
-        process.standardError = output
-        process.standardInput = FileHandle.nullDevice
-        do { try process.run() } catch { throw TestPostgresError("cannot run \(executable): \(error)") }
-        process.waitUntilExit()
-        let data = FileManager.default.contents(atPath: log) ?? Data()
-        guard process.terminationStatus == 0 else {
-            throw TestPostgresError(
-                "\(executable) \(arguments.joined(separator: " ")) failed (\(process.terminationStatus)): "
-                    + String(decoding: data, as: UTF8.self))
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        var cArguments = argv.map { strdup($0) } + [nil]
+        defer { for argument in cArguments { free(argument) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, argv[0], &actions, nil, &cArguments, environ)
+        guard spawned == 0 else { throw TestPostgresError("cannot run \(executable): \(String(cString: strerror(spawned)))") }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        let exited = status & 0x7f == 0
+        let code = (status >> 8) & 0xff
+        guard exited && code == 0 else {
+            let output = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+            throw TestPostgresError("\(executable) \(arguments.joined(separator: " ")) failed (status \(status)): \(output)")
         }
     }
 
