@@ -3,8 +3,7 @@ internal import GRDB
 
 extension SQLiteJobStore {
     public func acquireLeadership(of role: String, owner: String, for duration: Duration) async throws -> Bool {
-        try Self.require(!role.isEmpty && !owner.isEmpty, "leadership needs a role and an owner")
-        try Self.require(duration > .zero, "a leadership lease must last more than zero, not \(duration)")
+        try JobStoreError.checkLeadership(role: role, owner: owner, duration: duration)
         return try await write(atomic: true) { db in
             let nowMs = Timestamp.milliseconds(Date())
             let now = Timestamp.text(milliseconds: nowMs)

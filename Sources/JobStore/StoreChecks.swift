@@ -97,4 +97,53 @@ extension JobStoreError {
     static func interruptedMessage(_ state: JobState) -> String {
         "interrupted: the job was \(state.rawValue) while this stage ran"
     }
+
+    /// Why a job cannot be retried in `state`.
+    static func cannotRetry(_ id: Int64, _ state: JobState) -> JobStoreError {
+        JobStoreError(
+            .invalidState,
+            "cannot retry job \(id): it is \(state.rawValue); only a fulfilled, rejected or cancelled "
+                + "job can be retried (cancel it first, or wait for it)",
+            jobID: id)
+    }
+
+    /// Refuses a claim with bad arguments.
+    static func checkClaim(pool: String, owner: String, limit: Int, leaseDuration: Duration) throws {
+        func require(_ condition: Bool, _ message: @autoclosure () -> String) throws {
+            if !condition { throw JobStoreError(.invalidArgument, message()) }
+        }
+        try require(!pool.isEmpty, "claim needs a pool name")
+        try require(!owner.isEmpty, "claim needs a lease owner (a name unique to this process)")
+        try require(limit > 0, "claim limit must be positive, not \(limit)")
+        try checkLeaseDuration(leaseDuration)
+    }
+
+    static func checkLeadership(role: String, owner: String, duration: Duration) throws {
+        guard !role.isEmpty && !owner.isEmpty else { throw JobStoreError(.invalidArgument, "leadership needs a role and an owner") }
+        guard duration > .zero else {
+            throw JobStoreError(.invalidArgument, "a leadership lease must last more than zero, not \(duration)")
+        }
+    }
+
+    static func checkLeaseDuration(_ duration: Duration) throws {
+        if duration <= .zero {
+            throw JobStoreError(.invalidArgument, "a lease must last more than zero, not \(duration)")
+        }
+    }
+}
+
+extension NewEvent {
+    /// What `requeueExpiredLeases` tells of a job it put back to pending.
+    static func requeued(_ id: Int64, owner: String, expiry: String) -> NewEvent {
+        NewEvent(
+            jobID: id, kind: "requeued",
+            message: "lease of \(owner) expired at \(expiry); job requeued, it resumes at its first stage without a fulfilled result")
+    }
+
+    /// What `requeueExpiredLeases` tells of a job it cancelled.
+    static func cancelledAtExpiry(_ id: Int64, owner: String, expiry: String) -> NewEvent {
+        NewEvent(
+            jobID: id, kind: "cancelled",
+            message: "lease of \(owner) expired at \(expiry) with a cancellation requested; job cancelled")
+    }
 }

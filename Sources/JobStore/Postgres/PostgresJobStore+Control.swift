@@ -38,13 +38,7 @@ extension PostgresJobStore {
             else {
                 throw JobStoreError(.jobNotFound, "cannot retry job \(id): there is no such job", jobID: id)
             }
-            guard job.state.isResolved else {
-                throw JobStoreError(
-                    .invalidState,
-                    "cannot retry job \(id): it is \(job.state.rawValue); only a fulfilled, rejected or cancelled "
-                        + "job can be retried (cancel it first, or wait for it)",
-                    jobID: id)
-            }
+            guard job.state.isResolved else { throw JobStoreError.cannotRetry(id, job.state) }
             // Keep the attempt as it was, then start afresh.
             try await session.execute(
                 """
@@ -107,8 +101,7 @@ extension PostgresJobStore {
     // MARK: Leadership
 
     public func acquireLeadership(of role: String, owner: String, for duration: Duration) async throws -> Bool {
-        try Self.require(!role.isEmpty && !owner.isEmpty, "leadership needs a role and an owner")
-        try Self.require(duration > .zero, "a leadership lease must last more than zero, not \(duration)")
+        try JobStoreError.checkLeadership(role: role, owner: owner, duration: duration)
         return try await write(atomic: false) { session in
             // Taken when free, expired, or already ours (then renewed), by the server's clock.
             let holder = try await session.firstRow(

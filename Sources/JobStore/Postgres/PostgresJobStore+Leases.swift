@@ -7,10 +7,7 @@ extension PostgresJobStore {
         completion: @escaping @Sendable (Result<[ClaimedJob], any Error>) -> Void
     ) {
         writer.enqueue(atomic: false, { session in
-            try Self.require(!pool.isEmpty, "claim needs a pool name")
-            try Self.require(!owner.isEmpty, "claim needs a lease owner (a name unique to this process)")
-            try Self.require(limit > 0, "claim limit must be positive, not \(limit)")
-            try Self.require(leaseDuration > .zero, "a lease must last more than zero, not \(leaseDuration)")
+            try JobStoreError.checkClaim(pool: pool, owner: owner, limit: limit, leaseDuration: leaseDuration)
             // SKIP LOCKED: jobs another host is claiming right now are left
             // to it, without waiting for its transaction.
             let jobs = try await session.rows(
@@ -51,7 +48,7 @@ extension PostgresJobStore {
         completion: @escaping @Sendable (Result<LeaseRenewal, any Error>) -> Void
     ) {
         writer.enqueue(atomic: false, { session in
-            try Self.require(leaseDuration > .zero, "a lease must last more than zero, not \(leaseDuration)")
+            try JobStoreError.checkLeaseDuration(leaseDuration)
             guard !leases.isEmpty else { return LeaseRenewal(renewed: [], lost: [], cancellationRequested: []) }
             let held = try await session.rows(
                 """
@@ -106,17 +103,12 @@ extension PostgresJobStore {
                             error = 'cancelled: its lease expired while a cancellation was requested'
                         WHERE id = $1
                         """, job.id)
-                    try await Self.insertEvent(NewEvent(
-                        jobID: job.id, kind: "cancelled",
-                        message: "lease of \(job.owner) expired at \(job.expiry) with a cancellation requested; job cancelled"), session)
+                    try await Self.insertEvent(.cancelledAtExpiry(job.id, owner: job.owner, expiry: job.expiry), session)
                 } else {
                     try await session.execute("UPDATE {s}.jobs SET state = 'pending', lease_expires_at = NULL WHERE id = $1", job.id)
                     try await session.execute(
                         "UPDATE {s}.stages SET state = 'pending' WHERE job_id = $1 AND state = 'running'", job.id)
-                    try await Self.insertEvent(NewEvent(
-                        jobID: job.id, kind: "requeued",
-                        message: "lease of \(job.owner) expired at \(job.expiry); job requeued, it resumes at its first stage without a fulfilled result"),
-                        session)
+                    try await Self.insertEvent(.requeued(job.id, owner: job.owner, expiry: job.expiry), session)
                     pools.insert(job.pool)
                 }
             }
