@@ -76,6 +76,10 @@ let package = Package(
             swiftSettings: strict
         ),
         .executableTarget(name: "jobstore-bench", dependencies: ["JobStore"], swiftSettings: strict),
+        // The PostgreSQL store against a plain pgbench loop (Benchmarks/postgres-bench/run).
+        .executableTarget(
+            name: "postgres-bench", dependencies: ["JobStore"], path: "Benchmarks/postgres-bench", exclude: ["run"],
+            swiftSettings: strict),
         .testTarget(name: "JobStoreTests", dependencies: ["JobStore"], swiftSettings: strict),
     
         // The daemon: its parts in a library (testable), a thin executable.

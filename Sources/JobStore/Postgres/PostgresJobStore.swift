@@ -21,9 +21,9 @@ import ServiceLifecycle
 /// password, a missing database or missing privileges fail here, with one
 /// clear line — and creates or upgrades the schema. Every later call needs
 /// ``run()`` to be running: it drives the connection pool and the LISTEN
-/// connection. Calls wait up to `operationTimeout` for the server, then fail
-/// with ``JobStoreError/Code/unavailable`` (retryable); the pool reconnects
-/// with a backoff by itself.
+/// connection. Calls wait up to `operationTimeout` for a connection, then
+/// fail with ``JobStoreError/Code/unavailable`` (retryable); the pool
+/// reconnects with a backoff by itself.
 public final class PostgresJobStore: JobStore, Service {
     public let configuration: PostgresStoreConfiguration
     let client: PostgresClient
@@ -149,9 +149,10 @@ public final class PostgresJobStore: JobStore, Service {
         do {
             return try await withDeadline(configuration.operationTimeout, timedOut: { [configuration] in
                 JobStoreError.unavailable(target, what, "no answer within \(configuration.operationTimeout)")
-            }) {
+            }) { deadline in
                 try await client.withConnection { connection in
-                    try await body(PGSession(connection: connection, schema: schema, logger: logger))
+                    deadline.disarm()
+                    return try await body(PGSession(connection: connection, schema: schema, logger: logger))
                 }
             }
         } catch {

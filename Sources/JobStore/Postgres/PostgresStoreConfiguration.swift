@@ -50,8 +50,9 @@ public struct PostgresStoreConfiguration: Sendable {
     public var maxWritesPerTransaction: Int
     /// How long opening one connection may take.
     public var connectTimeout: Duration
-    /// How long a call waits for the server (a connection, a query) before
-    /// failing with ``JobStoreError/Code/unavailable``.
+    /// How long a call waits for a connection to the server before failing
+    /// with ``JobStoreError/Code/unavailable`` (once it has one, its queries
+    /// run to their end, or fail as soon as the connection does).
     public var operationTimeout: Duration
     /// Shown in `pg_stat_activity.application_name`.
     public var applicationName: String

@@ -138,9 +138,10 @@ final class PostgresWriter: Sendable {
             do {
                 let outcome = try await withDeadline(timeout, timedOut: { [target, timeout] in
                     JobStoreError.unavailable(target, "write", "no answer within \(timeout)")
-                }) { [self] in
+                }) { [self] deadline in
                     try await client.withConnection { connection in
-                        try await self.transaction(batch, attempt, PGSession(connection: connection, schema: self.schema, logger: self.logger))
+                        deadline.disarm()
+                        return try await self.transaction(batch, attempt, PGSession(connection: connection, schema: self.schema, logger: self.logger))
                     }
                 }
                 switch outcome {
