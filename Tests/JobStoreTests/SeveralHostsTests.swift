@@ -57,10 +57,11 @@ import Testing
         #expect(try await other.acquireLeadership(of: "schedules", owner: "web-2", for: .seconds(60)), "another role")
         // Let go: the other takes it at once.
         try await store.releaseLeadership(of: "maintenance", owner: "web-1")
-        #expect(try await other.acquireLeadership(of: "maintenance", owner: "web-2", for: .milliseconds(500)))
+        #expect(try await other.acquireLeadership(of: "maintenance", owner: "web-2", for: .seconds(60)))
         #expect(try await !store.acquireLeadership(of: "maintenance", owner: "web-1", for: .seconds(60)))
-        // web-2 stops renewing: once its lease ran out, web-1 takes over.
-        try await Task.sleep(for: .milliseconds(700))
+        // web-2 renews for a moment only, then stops: once that ran out, web-1 takes over.
+        #expect(try await other.acquireLeadership(of: "maintenance", owner: "web-2", for: .milliseconds(200)))
+        try await Task.sleep(for: .milliseconds(400))
         #expect(try await store.acquireLeadership(of: "maintenance", owner: "web-1", for: .seconds(60)))
         #expect(try await !other.acquireLeadership(of: "maintenance", owner: "web-2", for: .seconds(60)))
         // Releasing what one does not hold changes nothing.
