@@ -29,6 +29,9 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus", exact: "2.4.1"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", exact: "2.28.1"),
         .package(url: "https://github.com/apple/swift-nio", exact: "2.101.3"),
+        // The PostgreSQL store: its client and TLS.
+        .package(url: "https://github.com/vapor/postgres-nio", exact: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", exact: "2.37.6"),
     ],
     targets: [
         // MARK: The promise core
@@ -57,6 +60,12 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 // SQLite's C API, for the hot paths (see Sources/JobStore/RawStatement.swift).
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
+                // PostgreSQL: the client, its timeouts (NIOCore) and TLS (NIOSSL).
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
         ),
@@ -78,7 +87,8 @@ let package = Package(
             name: "JobConfig",
             dependencies: ["JobStore", "JobValues", "JobCalendar", .product(name: "Yams", package: "Yams")],
             swiftSettings: strict),
-        .testTarget(name: "JobConfigTests", dependencies: ["JobConfig", "JobValues", "TestSupport"], swiftSettings: strict),
+        .testTarget(
+            name: "JobConfigTests", dependencies: ["JobConfig", "JobValues", "JobCalendar", "TestSupport"], swiftSettings: strict),
         // The control socket's protocol: messages and one codec for both ends.
         .target(name: "JobControl", swiftSettings: strict),
         // Child processes: epoll, pidfd, process groups.
@@ -205,6 +215,10 @@ let package = Package(
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ],
             path: "Benchmarks/engine-bench", swiftSettings: strict),
+        // The PostgreSQL store against a plain pgbench loop (Benchmarks/postgres-bench/run).
+        .executableTarget(
+            name: "postgres-bench", dependencies: ["JobStore"], path: "Benchmarks/postgres-bench", exclude: ["run"],
+            swiftSettings: strict),
         // Submit-to-start latency and an idle jobd's CPU and memory (runs the jobd binary).
         .executableTarget(
             name: "jobd-bench", dependencies: ["JobConfig", "JobControl", "JobStore", "BenchmarkSupport"],

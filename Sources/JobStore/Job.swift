@@ -30,6 +30,8 @@ public struct Job: Sendable, Hashable {
     public var createdAt: Date
     public var startedAt: Date?
     public var finishedAt: Date?
+    /// The schedule occurrence the job fires for, or `nil` for a job submitted by hand.
+    public var scheduledFor: Date?
 }
 
 /// One stage of a job: one row of the `stages` table.

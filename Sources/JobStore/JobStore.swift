@@ -2,8 +2,8 @@ import Foundation
 
 /// Where jobs and their stage results live.
 ///
-/// Nothing here names SQLite: ``SQLiteJobStore`` is one implementation, and
-/// a store for another database can be added behind the same protocol.
+/// Nothing here names a database: ``SQLiteJobStore`` keeps one host's jobs
+/// in a file, ``PostgresJobStore`` shares one queue among several hosts.
 ///
 /// Two styles of call:
 /// - What an engine does while jobs run (claim, renew, requeue, stage starts
@@ -100,6 +100,50 @@ public protocol JobStore: Sendable {
 
     /// How many jobs are in each of `states` (every state asked for is a key).
     func countJobs(in states: Set<JobState>) async throws -> [JobState: Int]
+
+    // MARK: Several hosts
+
+    /// What other processes did that this one may want to act on at once: a
+    /// job became runnable, a cancellation was requested. Each call gives a
+    /// stream of its own, which ends when the task reading it is cancelled.
+    ///
+    /// A hint, never the only way to learn about work: a wake-up may be lost
+    /// (a dropped connection), so the engine still claims, renews and polls
+    /// on its timers; ``StoreWakeUp/resync`` says that some may have been.
+    /// A store whose wake-ups come another way (SQLite: jobctl nudges jobd
+    /// over the control socket) gives a stream that never yields.
+    func wakeUps() -> AsyncStream<StoreWakeUp>
+
+    /// Takes, or keeps, the lease on `role` (one name per periodic chore,
+    /// e.g. `maintenance`) for `duration` from now: `true` if `owner` holds it
+    /// now. Call it again before it expires to keep it; when the holder
+    /// stops renewing (it stopped or died), another owner gets it once the
+    /// lease ran out. At most one owner holds a role at a time, among every
+    /// process using the database.
+    func acquireLeadership(of role: String, owner: String, for duration: Duration) async throws -> Bool
+
+    /// Gives up `role` if `owner` holds it, so another owner can take it at once.
+    func releaseLeadership(of role: String, owner: String) async throws
+}
+
+/// Something another process did, told by ``JobStore/wakeUps()``.
+public enum StoreWakeUp: Sendable, Hashable {
+    /// A job of `pool` became runnable (a submit, a retry): claim now.
+    case runnable(pool: String)
+    /// A cancellation of running job `jobID` was requested: if it runs
+    /// here, stop it now (``JobStore/renew(_:leaseDuration:completion:)``
+    /// reports it too, later).
+    case cancellationRequested(jobID: Int64)
+    /// The store lost its wake-ups for a while (it reconnected): some may
+    /// have been missed. Claim, and renew, as if each had come.
+    case resync
+}
+
+extension JobStore {
+    /// No wake-ups: a stream that never yields and ends when its reader's task is cancelled.
+    public func wakeUps() -> AsyncStream<StoreWakeUp> {
+        AsyncStream { _ in }
+    }
 }
 
 /// A past attempt of a retried job: its outcome and stages as they were.

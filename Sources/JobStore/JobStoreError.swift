@@ -26,6 +26,7 @@ public struct JobStoreError: Error, Sendable, CustomStringConvertible {
             case database = "database"
             case databaseMissing = "database-missing"
             case databaseReplaced = "database-replaced"
+            case unavailable = "unavailable"
         }
 
         private let base: Base
@@ -57,13 +58,22 @@ public struct JobStoreError: Error, Sendable, CustomStringConvertible {
         public static let io = Code(.io)
         /// The store was closed.
         public static let closed = Code(.closed)
-        /// Any other SQLite failure.
+        /// Any other database failure.
         public static let database = Code(.database)
         /// The database does not exist, and the store was told not to create it.
         public static let databaseMissing = Code(.databaseMissing)
         /// The database's path (or its `-wal` file) no longer names the file
         /// the store has open: it was removed or replaced under it.
         public static let databaseReplaced = Code(.databaseReplaced)
+        /// The database server cannot be reached now (it is restarting, the
+        /// connection dropped, the network is down): nothing was written, or
+        /// — when the connection dropped during a commit — the write may have
+        /// been committed. Retryable: try again after a pause; the store
+        /// reconnects by itself.
+        public static let unavailable = Code(.unavailable)
+
+        /// Failures that may go away by themselves: try again later.
+        public var isRetryable: Bool { self == .unavailable || self == .busy }
 
         public var description: String { base.rawValue }
     }

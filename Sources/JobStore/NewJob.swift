@@ -26,6 +26,11 @@ public struct NewJob: Sendable, Hashable {
     public var idempotencyKey: String?
     /// The pipeline, in order: one `stages` row each, created `pending`.
     public var stages: [StagePlan]
+    /// The schedule occurrence this job fires for (`jobs.scheduled_for`).
+    /// (definition, scheduledFor) is unique: a second submit of the same
+    /// occurrence — from this host or another — returns the existing job
+    /// with `created: false`, as an idempotency key does.
+    public var scheduledFor: Date?
 
     public init(
         definition: String,
@@ -34,6 +39,7 @@ public struct NewJob: Sendable, Hashable {
         priority: Int = 0,
         runAt: Date? = nil,
         idempotencyKey: String? = nil,
+        scheduledFor: Date? = nil,
         stages: [StagePlan]
     ) {
         self.definition = definition
@@ -42,6 +48,7 @@ public struct NewJob: Sendable, Hashable {
         self.priority = priority
         self.runAt = runAt
         self.idempotencyKey = idempotencyKey
+        self.scheduledFor = scheduledFor
         self.stages = stages
     }
 
@@ -65,7 +72,8 @@ public struct NewJob: Sendable, Hashable {
 /// The outcome of submitting one job.
 public struct Submission: Sendable, Hashable {
     public var id: Int64
-    /// `false` when the idempotency key matched an existing job, whose id is `id`.
+    /// `false` when the idempotency key, or the schedule occurrence
+    /// (``NewJob/scheduledFor``), matched an existing job, whose id is `id`.
     public var created: Bool
 
     public init(id: Int64, created: Bool) {

@@ -6,7 +6,8 @@ internal import GRDB
 enum Columns {
     static let job = """
         id, definition, pool, state, priority, idempotency_key, input, result, error, attempt, \
-        cancel_requested, claims, lease_owner, lease_expires_at, run_at, created_at, started_at, finished_at
+        cancel_requested, claims, lease_owner, lease_expires_at, run_at, created_at, started_at, finished_at, \
+        scheduled_for
         """
     static let stage = """
         job_id, position, name, kind, state, value, error, exit_code, attempts, started_at, finished_at, error_code
@@ -39,7 +40,8 @@ enum Columns {
             runAt: row.date(14) ?? Date(timeIntervalSince1970: 0),
             createdAt: row.date(15) ?? Date(timeIntervalSince1970: 0),
             startedAt: row.date(16),
-            finishedAt: row.date(17))
+            finishedAt: row.date(17),
+            scheduledFor: row.date(18))
     }
 
     static func stage(_ row: RawRow) throws -> Stage {

@@ -45,7 +45,8 @@ extension JobStoreError {
             return JobStoreError(
                 .corrupt,
                 "could not \(what): \(path) is not a jobd database or is damaged\(detail). Check the "
-                    + "path; restore a backup, or try `sqlite3 \(path) .recover` into a new file.",
+                    + "path; if it is right, stop every process using it and restore the newest backup (docs/operations.md, "
+                    + "\"Restoring\"); `sqlite3 \(path) .recover` into a new file may save what the backup lacks.",
                 underlying: error)
         case .SQLITE_IOERR:
             return JobStoreError(

@@ -40,13 +40,7 @@ extension SQLiteJobStore {
             guard let job = try select.firstRow(Columns.job) else {
                 throw JobStoreError(.jobNotFound, "cannot retry job \(id): there is no such job", jobID: id)
             }
-            guard job.state.isResolved else {
-                throw JobStoreError(
-                    .invalidState,
-                    "cannot retry job \(id): it is \(job.state.rawValue); only a fulfilled, rejected or cancelled "
-                        + "job can be retried (cancel it first, or wait for it)",
-                    jobID: id)
-            }
+            guard job.state.isResolved else { throw JobStoreError.cannotRetry(id, job.state) }
             // Keep the attempt as it was, then start afresh.
             try db.execute(
                 sql: """

@@ -9,10 +9,7 @@ extension SQLiteJobStore {
         // Not in a savepoint (a hot path): the only change is the updates by
         // key at the end, which fail only in ways that roll back everything.
         writer.enqueue(atomic: false, { db in
-            try Self.require(!pool.isEmpty, "claim needs a pool name")
-            try Self.require(!owner.isEmpty, "claim needs a lease owner (a name unique to this process)")
-            try Self.require(limit > 0, "claim limit must be positive, not \(limit)")
-            try Self.require(leaseDuration > .zero, "a lease must last more than zero, not \(leaseDuration)")
+            try JobStoreError.checkClaim(pool: pool, owner: owner, limit: limit, leaseDuration: leaseDuration)
             return try Self.claim(pool: pool, owner: owner, limit: limit, leaseDuration: leaseDuration, db)
         }, completion: completion)
     }
@@ -86,7 +83,7 @@ extension SQLiteJobStore {
         completion: @escaping @Sendable (Result<LeaseRenewal, any Error>) -> Void
     ) {
         writer.enqueue(atomic: true, { db in
-            try Self.require(leaseDuration > .zero, "a lease must last more than zero, not \(leaseDuration)")
+            try JobStoreError.checkLeaseDuration(leaseDuration)
             let expiresMs = Timestamp.milliseconds(Date()) + leaseDuration.milliseconds
             let expires = Timestamp.text(milliseconds: expiresMs)
             let check = try RawStatement(
@@ -137,10 +134,7 @@ extension SQLiteJobStore {
                             WHERE id = ?
                             """,
                         arguments: [now, id])
-                    try Self.insertEvent(
-                        NewEvent(jobID: id, kind: "cancelled",
-                                 message: "lease of \(owner) expired at \(expiry) with a cancellation requested; job cancelled"),
-                        db)
+                    try Self.insertEvent(.cancelledAtExpiry(id, owner: owner, expiry: expiry), db)
                 } else {
                     try db.execute(
                         sql: "UPDATE jobs SET state = 'pending', lease_expires_at = NULL WHERE id = ?",
@@ -148,10 +142,7 @@ extension SQLiteJobStore {
                     try db.execute(
                         sql: "UPDATE stages SET state = 'pending' WHERE job_id = ? AND state = 'running'",
                         arguments: [id])
-                    try Self.insertEvent(
-                        NewEvent(jobID: id, kind: "requeued",
-                                 message: "lease of \(owner) expired at \(expiry); job requeued, it resumes at its first stage without a fulfilled result"),
-                        db)
+                    try Self.insertEvent(.requeued(id, owner: owner, expiry: expiry), db)
                 }
             }
             return expired.map { $0[0] }

@@ -27,25 +27,7 @@ extension SQLiteJobStore {
         let cap = self.cap
         writer.enqueue(atomic: false, { db in
             let lease = result.lease
-            let state: StageState
-            var value: Data?
-            var error: String?
-            var errorCode: String?
-            switch result.outcome {
-            case .fulfilled(let data):
-                state = .fulfilled
-                value = data
-            case .rejected(let message):
-                state = .rejected
-                error = message
-                errorCode = result.errorCode
-            case .skipped:
-                state = .skipped
-            }
-            try StoredValue.check(
-                value, "the value of stage \(result.position) of job \(lease.jobID)", cap: cap, jobID: lease.jobID)
-            try StoredValue.check(
-                error, "the error of stage \(result.position) of job \(lease.jobID)", cap: cap, jobID: lease.jobID)
+            let stored = try StoredStageResult(result, cap: cap)
             try Self.checkLease(lease, position: result.position, doing: "record the result of", db)
             let statement = try RawStatement(db, """
                 UPDATE stages
@@ -53,14 +35,14 @@ extension SQLiteJobStore {
                     started_at = coalesce(?, started_at), finished_at = ?, error_code = ?
                 WHERE job_id = ? AND position = ?
                 """)
-            try statement.bind(1, state.rawValue)
-            try statement.bind(2, value: value)
-            try statement.bind(3, error)
+            try statement.bind(1, stored.state.rawValue)
+            try statement.bind(2, value: stored.value)
+            try statement.bind(3, stored.error)
             try statement.bind(4, result.exitCode.map { Int($0) })
             try statement.bind(5, result.attempt)
             try statement.bind(6, result.startedAt.map(Timestamp.text))
             try statement.bind(7, Timestamp.text(result.at))
-            try statement.bind(8, errorCode)
+            try statement.bind(8, stored.errorCode)
             try statement.bind(9, lease.jobID)
             try statement.bind(10, result.position)
             try statement.execute()
@@ -77,35 +59,20 @@ extension SQLiteJobStore {
         // can only fail in ways that roll back the whole transaction.
         writer.enqueue(atomic: false, { db in
             let lease = finish.lease
-            let state: JobState
-            var result: Data?
-            var error: String?
-            switch finish.outcome {
-            case .fulfilled(let data):
-                state = .fulfilled
-                result = data
-            case .rejected(let message):
-                state = .rejected
-                error = message
-            case .cancelled(let reason):
-                state = .cancelled
-                error = reason ?? "cancelled"
-            }
-            try StoredValue.check(result, "the result of job \(lease.jobID)", cap: cap, jobID: lease.jobID)
-            try StoredValue.check(error, "the error of job \(lease.jobID)", cap: cap, jobID: lease.jobID)
+            let stored = try StoredJobFinish(finish, cap: cap)
             try Self.checkLease(lease, position: nil, doing: "finish", db)
             let statement = try RawStatement(db, """
                 UPDATE jobs
                 SET state = ?, result = ?, error = ?, finished_at = ?, lease_expires_at = NULL
                 WHERE id = ?
                 """)
-            try statement.bind(1, state.rawValue)
-            try statement.bind(2, value: result)
-            try statement.bind(3, error)
+            try statement.bind(1, stored.state.rawValue)
+            try statement.bind(2, value: stored.result)
+            try statement.bind(3, stored.error)
             try statement.bind(4, Timestamp.text(finish.at))
             try statement.bind(5, lease.jobID)
             try statement.execute()
-            try Self.resolveStages(of: lease.jobID, as: state, db)
+            try Self.resolveStages(of: lease.jobID, as: stored.state, db)
         }, completion: completion)
     }
 
@@ -147,7 +114,7 @@ extension SQLiteJobStore {
                 error_code = CASE state WHEN 'running' THEN 'interrupted' ELSE error_code END
             WHERE job_id = ? AND state IN ('pending', 'running')
             """)
-        try statement.bind(1, "interrupted: the job was \(state.rawValue) while this stage ran")
+        try statement.bind(1, JobStoreError.interruptedMessage(state))
         try statement.bind(2, jobID)
         try statement.execute()
     }
@@ -170,25 +137,9 @@ extension SQLiteJobStore {
     static func fenceError(_ lease: Lease, position: Int?, doing what: String, _ db: Database) throws -> JobStoreError {
         let row = try Row.fetchOne(
             db, sql: "SELECT state, lease_owner, claims FROM jobs WHERE id = ?", arguments: [lease.jobID])
-        let target = position.map { "stage \($0) of job \(lease.jobID)" } ?? "job \(lease.jobID)"
-        guard let row else {
-            return JobStoreError(.jobNotFound, "cannot \(what) \(target): there is no such job (was it pruned?)", jobID: lease.jobID)
-        }
-        let state: String = row[0]
-        let owner: String? = row[1]
-        let claims: Int = row[2]
-        if state != JobState.running.rawValue || owner != lease.owner || claims != lease.claim {
-            return JobStoreError(
-                .leaseLost,
-                "cannot \(what) \(target): the lease of \(lease.owner) (claim \(lease.claim)) is no longer the job's "
-                    + "(it is \(state), claim \(claims) by \(owner ?? "nobody")). The lease expired and the job was "
-                    + "requeued; stop working on it — renew leases more often than they expire.",
-                jobID: lease.jobID)
-        }
+        let job = row.map { (state: $0[0] as String, owner: $0[1] as String?, claims: $0[2] as Int) }
+        if let error = JobStoreError.fence(lease, position: position, doing: what, job: job) { return error }
         let count = try Int.fetchOne(db, sql: "SELECT count(*) FROM stages WHERE job_id = ?", arguments: [lease.jobID]) ?? 0
-        return JobStoreError(
-            .invalidArgument,
-            "cannot \(what) \(target): the job has \(count) stages (positions 0…\(max(count - 1, 0)))",
-            jobID: lease.jobID)
+        return JobStoreError.noSuchStage(lease, position: position, doing: what, count: count)
     }
 }

@@ -4,21 +4,7 @@ internal import GRDB
 extension SQLiteJobStore {
     public func submit(_ jobs: [NewJob]) async throws -> [Submission] {
         guard !jobs.isEmpty else { return [] }
-        for (index, job) in jobs.enumerated() {
-            let which = jobs.count == 1 ? "the job" : "job \(index + 1) of the batch"
-            try Self.require(!job.definition.isEmpty, "\(which) has an empty definition name")
-            try Self.require(!job.pool.isEmpty, "\(which) (\(job.definition)) has an empty pool name")
-            try Self.require(job.idempotencyKey?.isEmpty != true, "\(which) (\(job.definition)) has an empty idempotency key; pass none instead")
-            for (position, stage) in job.stages.enumerated() {
-                try Self.require(
-                    !stage.name.isEmpty && !stage.kind.isEmpty,
-                    "stage \(position) of \(which) (\(job.definition)) needs a name and a kind")
-            }
-            try Self.require(
-                job.runAt.map(Timestamp.isStorable) != false,
-                "\(which) (\(job.definition)) is to run at \(job.runAt.map { "\($0)" } ?? ""), past the latest time the store holds (9999-12-31)")
-            try StoredValue.check(job.input, "the input of \(which) (\(job.definition))", cap: cap, jobID: nil)
-        }
+        try NewJob.check(jobs, cap: cap)
         return try await write(atomic: true) { db in
             try Self.insert(jobs, db)
         }
@@ -27,9 +13,10 @@ extension SQLiteJobStore {
     private static func insert(_ jobs: [NewJob], _ db: Database) throws -> [Submission] {
         let now = Timestamp.now()
         let findKey = try RawStatement(db, "SELECT id FROM jobs WHERE definition = ? AND idempotency_key = ?")
+        let findOccurrence = try RawStatement(db, "SELECT id FROM jobs WHERE definition = ? AND scheduled_for = ?")
         let insertJob = try RawStatement(db, """
-            INSERT INTO jobs (definition, pool, priority, idempotency_key, input, run_at, created_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO jobs (definition, pool, priority, idempotency_key, input, run_at, created_at, scheduled_for)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
             """)
         let insertStage = try RawStatement(db, "INSERT INTO stages (job_id, position, name, kind) VALUES (?, ?, ?, ?)")
         var submissions: [Submission] = []
@@ -43,6 +30,14 @@ extension SQLiteJobStore {
                     continue
                 }
             }
+            if let occurrence = job.scheduledFor {
+                try findOccurrence.bind(1, job.definition)
+                try findOccurrence.bind(2, Timestamp.text(occurrence))
+                if let existing = try findOccurrence.firstRow({ $0.int64(0) }) {
+                    submissions.append(Submission(id: existing, created: false))
+                    continue
+                }
+            }
             try insertJob.bind(1, job.definition)
             try insertJob.bind(2, job.pool)
             try insertJob.bind(3, job.priority)
@@ -50,6 +45,7 @@ extension SQLiteJobStore {
             try insertJob.bind(5, value: job.input)
             try insertJob.bind(6, job.runAt.map(Timestamp.text) ?? now)
             try insertJob.bind(7, now)
+            try insertJob.bind(8, job.scheduledFor.map(Timestamp.text))
             try insertJob.execute()
             let id = db.lastInsertedRowID
             for (position, stage) in job.stages.enumerated() {

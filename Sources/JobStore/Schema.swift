@@ -17,6 +17,7 @@ enum Schema {
     static let migrations: [Migration] = [
         Migration(version: 1, name: "jobs, stages, history, events", sql: version1),
         Migration(version: 2, name: "stage error codes", sql: version2),
+        Migration(version: 3, name: "schedule occurrences, leader leases", sql: version3),
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }
@@ -165,5 +166,25 @@ enum Schema {
     static let version2 = """
         ALTER TABLE stages ADD COLUMN error_code TEXT;
         ALTER TABLE stage_attempts ADD COLUMN error_code TEXT;
+        """
+
+    /// Version 3: `jobs.scheduled_for`, the schedule occurrence a job fires
+    /// for (UTC timestamp text, NULL for jobs submitted by hand), unique per
+    /// definition so that an occurrence fires once however many jobds share
+    /// the database; and `leaders`, one lease per periodic chore (pruning,
+    /// rescuing expired leases) so that one process at a time does it.
+    /// (SQLite expands `SELECT *` in a view when the view is used: the views
+    /// show the new column without being made anew.)
+    static let version3 = """
+        ALTER TABLE jobs ADD COLUMN scheduled_for TEXT;
+        CREATE UNIQUE INDEX jobs_schedule ON jobs (definition, scheduled_for)
+            WHERE scheduled_for IS NOT NULL;
+
+        CREATE TABLE leaders (
+            role        TEXT PRIMARY KEY,
+            owner       TEXT NOT NULL,
+            expires_at  TEXT NOT NULL,
+            acquired_at TEXT NOT NULL
+        );
         """
 }

@@ -3,9 +3,10 @@ import Foundation
 import Testing
 
 @Suite struct LeaseTests {
-    @Test func claimTakesHighestPriorityThenOldest() async throws {
-        let (store, folder) = try makeStore()
-        _ = folder
+    @Test(arguments: StoreKind.allCases)
+    func claimTakesHighestPriorityThenOldest(_ kind: StoreKind) async throws {
+        let (store, scope) = try await makeStore(kind)
+        _ = scope
         let low1 = try await store.submit(job(input: "low1", priority: 0)).id
         let high1 = try await store.submit(job(input: "high1", priority: 5)).id
         let low2 = try await store.submit(job(input: "low2", priority: 0)).id
@@ -21,9 +22,10 @@ import Testing
         #expect(try await store.claim(pool: "default", owner: "engine-1", limit: 10, leaseDuration: .seconds(30)).isEmpty)
     }
 
-    @Test func delayedJobIsNotClaimedBeforeItsTime() async throws {
-        let (store, folder) = try makeStore()
-        _ = folder
+    @Test(arguments: StoreKind.allCases)
+    func delayedJobIsNotClaimedBeforeItsTime(_ kind: StoreKind) async throws {
+        let (store, scope) = try await makeStore(kind)
+        _ = scope
         let later = try await store.submit(job(input: "later", priority: 9, runAt: Date(timeIntervalSinceNow: 3600))).id
         let past = try await store.submit(job(input: "past", runAt: Date(timeIntervalSinceNow: -1))).id
         let now = try await store.submit(NewJob(definition: "d", delay: .zero, stages: [])).id
@@ -32,9 +34,10 @@ import Testing
         #expect(try await store.job(later)?.job.state == .pending)
     }
 
-    @Test func staleLeaseCannotWrite() async throws {
-        let (store, folder) = try makeStore()
-        _ = folder
+    @Test(arguments: StoreKind.allCases)
+    func staleLeaseCannotWrite(_ kind: StoreKind) async throws {
+        let (store, scope) = try await makeStore(kind)
+        _ = scope
         let id = try await store.submit(job()).id
         let claimed = try #require(try await store.claim(pool: "default", owner: "a", limit: 1, leaseDuration: .milliseconds(1)).first)
         try await Task.sleep(for: .milliseconds(20))
@@ -56,9 +59,10 @@ import Testing
         #expect(try await store.job(id)?.stages[0].value == Data("fresh".utf8))
     }
 
-    @Test func renewExtendsHeldLeasesAndReportsLostAndCancelled() async throws {
-        let (store, folder) = try makeStore()
-        _ = folder
+    @Test(arguments: StoreKind.allCases)
+    func renewExtendsHeldLeasesAndReportsLostAndCancelled(_ kind: StoreKind) async throws {
+        let (store, scope) = try await makeStore(kind)
+        _ = scope
         let ids = try await store.submit([job(), job(), job()]).map(\.id)
         let claimed = try await store.claim(pool: "default", owner: "e", limit: 3, leaseDuration: .seconds(30))
         #expect(try await store.requestCancellation(of: ids[1]) == .requested)
@@ -73,9 +77,10 @@ import Testing
         #expect(abs(stored.timeIntervalSince(renewal.renewed[0].expiresAt)) < 0.002)
     }
 
-    @Test func expiredLeaseIsRequeuedAndResumesAfterFulfilledStages() async throws {
-        let (store, folder) = try makeStore()
-        _ = folder
+    @Test(arguments: StoreKind.allCases)
+    func expiredLeaseIsRequeuedAndResumesAfterFulfilledStages(_ kind: StoreKind) async throws {
+        let (store, scope) = try await makeStore(kind)
+        _ = scope
         let id = try await store.submit(job(input: "in")).id
         let untouched = try await store.submit(job(input: "other")).id
         let first = try #require(try await store.claim(pool: "default", owner: "crashed", limit: 1, leaseDuration: .milliseconds(1)).first)
@@ -101,9 +106,10 @@ import Testing
         #expect(resumed.job.attempt == 1)
     }
 
-    @Test func expiredLeaseWithCancellationRequestedEndsCancelled() async throws {
-        let (store, folder) = try makeStore()
-        _ = folder
+    @Test(arguments: StoreKind.allCases)
+    func expiredLeaseWithCancellationRequestedEndsCancelled(_ kind: StoreKind) async throws {
+        let (store, scope) = try await makeStore(kind)
+        _ = scope
         let id = try await store.submit(job()).id
         _ = try await store.claim(pool: "default", owner: "e", limit: 1, leaseDuration: .milliseconds(1))
         #expect(try await store.requestCancellation(of: id) == .requested)
@@ -119,9 +125,10 @@ import Testing
 /// back a runnable one of a lower priority, and order within and across
 /// levels is unchanged.
 @Suite struct ClaimLevelTests {
-    @Test func delayedJobsOfEveryLevelAreSkippedAndTheRestComeInOrder() async throws {
-        let (store, folder) = try makeStore()
-        _ = folder
+    @Test(arguments: StoreKind.allCases)
+    func delayedJobsOfEveryLevelAreSkippedAndTheRestComeInOrder(_ kind: StoreKind) async throws {
+        let (store, scope) = try await makeStore(kind)
+        _ = scope
         let later = Date(timeIntervalSinceNow: 3600)
         _ = try await store.submit((0..<50).map { _ in job(input: "later-9", priority: 9, runAt: later) })
         let low = try await store.submit(job(input: "low", priority: -3)).id
@@ -139,9 +146,10 @@ import Testing
 
 /// Leases of runners known dead end at once.
 @Suite struct LeaseTakeoverTests {
-    @Test func expiringTheLeasesOfADeadOwnerRequeuesItsJobsAtOnce() async throws {
-        let (store, folder) = try makeStore()
-        _ = folder
+    @Test(arguments: StoreKind.allCases)
+    func expiringTheLeasesOfADeadOwnerRequeuesItsJobsAtOnce(_ kind: StoreKind) async throws {
+        let (store, scope) = try await makeStore(kind)
+        _ = scope
         let first = try await store.submit(job(input: "one")).id
         let second = try await store.submit(job(input: "two")).id
         let dead = try await store.claim(pool: "default", owner: "dead", limit: 1, leaseDuration: .seconds(600))

@@ -119,9 +119,9 @@ let frozenSchemaVersion1 = """
         // A database as the first release made it, with jobs in it.
         let v1 = try SQLiteJobStore(
             JobStoreConfiguration(path: path), migrations: [Migration(version: 1, name: "first", sql: frozenSchemaVersion1)])
-        let old = try await v1.submit([job(input: "made by v1"), job(input: "second")]).map(\.id)
-        // Today's code reads and writes columns v1 lacks: the first stage's
-        // result goes in as v1 wrote it, in SQL.
+        // Jobs as v1 wrote them, in SQL: today's code writes columns v1 lacks.
+        let old: [Int64] = [1, 2]
+        try await v1.executeInWriteTransaction(oldJobsSQL(inputs: ["made by v1", "second"]))
         try await v1.executeInWriteTransaction(
             "UPDATE stages SET state = 'fulfilled', value = X'ff', attempts = 1 WHERE job_id = \(old[0]) AND position = 0")
         try await v1.close()
@@ -161,4 +161,50 @@ let frozenSchemaVersion1 = """
         let error = await expectStoreError(.schemaTooNew) { try SQLiteJobStore(path: path) }
         #expect(error?.message.contains("newer jobd") == true)
     }
+}
+
+/// Version 3 on a database of version 2: the jobs there get no occurrence,
+/// and the new ones are unique per occurrence.
+@Suite struct ScheduleMigrationTests {
+    @Test func databaseOfTheSecondSchemaGetsOccurrencesAndLeaders() async throws {
+        let folder = try TemporaryFolder()
+        let path = folder.file("jobs.sqlite")
+        let v2 = try SQLiteJobStore(JobStoreConfiguration(path: path), migrations: Array(Schema.migrations.prefix(2)))
+        let old: [Int64] = [1, 2]
+        try await v2.executeInWriteTransaction(oldJobsSQL(inputs: ["made by v2", "second"]))
+        #expect(try await v2.count("SELECT count(*) FROM pragma_table_info('jobs') WHERE name = 'scheduled_for'") == 0)
+        try await v2.close()
+
+        let upgraded = try SQLiteJobStore(path: path)
+        #expect(try await upgraded.scalar("PRAGMA user_version") == "3")
+        #expect(try await upgraded.count("SELECT count(*) FROM pragma_table_info('jobs') WHERE name = 'scheduled_for'") == 1)
+        #expect(try await upgraded.count("SELECT count(*) FROM sqlite_schema WHERE name IN ('leaders', 'jobs_schedule')") == 2)
+        // The views show the new column without being made anew.
+        #expect(try await upgraded.count("SELECT count(*) FROM pragma_table_info('pending_jobs') WHERE name = 'scheduled_for'") == 1)
+        let detail = try #require(try await upgraded.job(old[0]))
+        #expect(detail.job.input == Data("made by v2".utf8) && detail.job.scheduledFor == nil)
+        let at = Date(timeIntervalSince1970: 1_800_000_000)
+        let occurrence = NewJob(definition: "report", scheduledFor: at, stages: threeStages)
+        let first = try await upgraded.submit(occurrence)
+        let second = try await upgraded.submit(occurrence)
+        #expect(first.created && !second.created && second.id == first.id)
+        #expect(try await upgraded.scalar("SELECT scheduled_for FROM jobs WHERE id = \(first.id)") == "2027-01-15T08:00:00.000Z")
+        #expect(try await upgraded.acquireLeadership(of: "maintenance", owner: "me", for: .seconds(10)))
+        #expect(try await upgraded.scalar("PRAGMA integrity_check") == "ok")
+        try await upgraded.close()
+    }
+}
+
+/// Jobs 1, 2, … with these inputs and three pending stages each, in SQL an
+/// older schema takes.
+func oldJobsSQL(inputs: [String]) -> String {
+    inputs.enumerated().map { index, input in
+        let id = index + 1
+        return """
+            INSERT INTO jobs (id, definition, input, run_at, created_at)
+                VALUES (\(id), 'report', '\(input)', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z');
+            INSERT INTO stages (job_id, position, name, kind)
+                VALUES (\(id), 0, 'fetch', 'then'), (\(id), 1, 'total', 'map'), (\(id), 2, 'publish', 'done');
+            """
+    }.joined(separator: "\n")
 }

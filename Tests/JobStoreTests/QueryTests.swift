@@ -4,8 +4,8 @@ import Testing
 
 @Suite struct QueryTests {
     /// 30 jobs over 3 definitions: ids 1…30; every 3rd fulfilled, every 5th running, the rest pending.
-    func populated() async throws -> (SQLiteJobStore, TemporaryFolder, [Int64: JobState]) {
-        let (store, folder) = try makeStore()
+    func populated(_ kind: StoreKind) async throws -> (any StoreUnderTest, StoreScope, [Int64: JobState]) {
+        let (store, folder) = try await makeStore(kind)
         var states: [Int64: JobState] = [:]
         let ids = try await store.submit((0..<30).map { job("def-\($0 % 3)", input: "\($0)") }).map(\.id)
         for id in ids { states[id] = .pending }
@@ -19,9 +19,10 @@ import Testing
         return (store, folder, states)
     }
 
-    @Test func listsNewestFirstWithFilters() async throws {
-        let (store, folder, states) = try await populated()
-        _ = folder
+    @Test(arguments: StoreKind.allCases)
+    func listsNewestFirstWithFilters(_ kind: StoreKind) async throws {
+        let (store, scope, states) = try await populated(kind)
+        _ = scope
         let all = try await store.list(JobQuery(limit: 100))
         #expect(all.jobs.map(\.id) == states.keys.sorted(by: >))
         #expect(all.nextCursor == nil)
@@ -42,9 +43,10 @@ import Testing
         #expect(pendingOfDefinition.jobs.count == states.filter { ($0.key - 1) % 3 == 2 && !$0.value.isResolved }.count)
     }
 
-    @Test func pagesFollowTheCursorWithoutGapsOrRepeats() async throws {
-        let (store, folder, states) = try await populated()
-        _ = folder
+    @Test(arguments: StoreKind.allCases)
+    func pagesFollowTheCursorWithoutGapsOrRepeats(_ kind: StoreKind) async throws {
+        let (store, scope, states) = try await populated(kind)
+        _ = scope
         for query in [JobQuery(limit: 7), .pending(limit: 4), .resolved(limit: 3), JobQuery(definition: "def-0", limit: 2)] {
             var seen: [Int64] = []
             var next: JobQuery? = query
@@ -66,15 +68,17 @@ import Testing
         await expectStoreError(.invalidArgument) { try await store.list(JobQuery(limit: 0)) }
     }
 
-    @Test func missingJobIsNil() async throws {
-        let (store, folder) = try makeStore()
-        _ = folder
+    @Test(arguments: StoreKind.allCases)
+    func missingJobIsNil(_ kind: StoreKind) async throws {
+        let (store, scope) = try await makeStore(kind)
+        _ = scope
         #expect(try await store.job(42) == nil)
     }
 
-    @Test func viewsShowPendingAndResolvedSets() async throws {
-        let (store, folder, states) = try await populated()
-        _ = folder
+    @Test(arguments: StoreKind.allCases)
+    func viewsShowPendingAndResolvedSets(_ kind: StoreKind) async throws {
+        let (store, scope, states) = try await populated(kind)
+        _ = scope
         #expect(try await store.count("SELECT count(*) FROM pending_jobs") == states.values.filter { !$0.isResolved }.count)
         #expect(try await store.count("SELECT count(*) FROM resolved_jobs") == states.values.filter(\.isResolved).count)
     }

@@ -4,9 +4,10 @@ import Synchronization
 import Testing
 
 @Suite struct StageWriteTests {
-    @Test func stageStartResultAndFinishAreRecorded() async throws {
-        let (store, folder) = try makeStore()
-        _ = folder
+    @Test(arguments: StoreKind.allCases)
+    func stageStartResultAndFinishAreRecorded(_ kind: StoreKind) async throws {
+        let (store, scope) = try await makeStore(kind)
+        _ = scope
         let id = try await store.submit(job(input: "in")).id
         let claimed = try #require(try await store.claim(pool: "default", owner: "e", limit: 1, leaseDuration: .seconds(60)).first)
         let lease = claimed.lease
@@ -47,9 +48,10 @@ import Testing
         await expectStoreError(.leaseLost) { try await store.finish(JobFinish(lease: lease, outcome: .fulfilled(nil))) }
     }
 
-    @Test func writeToMissingStageSaysSo() async throws {
-        let (store, folder) = try makeStore()
-        _ = folder
+    @Test(arguments: StoreKind.allCases)
+    func writeToMissingStageSaysSo(_ kind: StoreKind) async throws {
+        let (store, scope) = try await makeStore(kind)
+        _ = scope
         _ = try await store.submit(job())
         let claimed = try #require(try await store.claim(pool: "default", owner: "e", limit: 1, leaseDuration: .seconds(60)).first)
         let error = await expectStoreError(.invalidArgument) {
@@ -60,12 +62,13 @@ import Testing
 
     /// Every acknowledged write is visible to a fresh connection the moment
     /// its completion runs, and writes from many jobs share transactions.
-    @Test func acknowledgementComesAfterCommit() async throws {
-        let (store, folder) = try makeStore()
-        _ = folder
+    @Test(arguments: StoreKind.allCases)
+    func acknowledgementComesAfterCommit(_ kind: StoreKind) async throws {
+        let (store, scope) = try await makeStore(kind)
+        _ = scope
         _ = try await store.submit((0..<64).map { _ in job() })
         let claimed = try await store.claim(pool: "default", owner: "e", limit: 64, leaseDuration: .seconds(60))
-        let observer = try SQLiteJobStore(path: store.path)
+        let observer = try await scope.openAnother()
         let commitsBefore = try await store.count("SELECT count(*) FROM jobs")  // warm the reader
         _ = commitsBefore
         let unseen = Mutex<[String]>([])
@@ -86,9 +89,10 @@ import Testing
         #expect(unseen.withLock { $0 }.isEmpty)
     }
 
-    @Test func oneFailingWriteDoesNotFailItsTransactionNeighbours() async throws {
-        let (store, folder) = try makeStore(maxValueBytes: 10)
-        _ = folder
+    @Test(arguments: StoreKind.allCases)
+    func oneFailingWriteDoesNotFailItsTransactionNeighbours(_ kind: StoreKind) async throws {
+        let (store, scope) = try await makeStore(kind, maxValueBytes: 10)
+        _ = scope
         _ = try await store.submit((0..<3).map { _ in job() })
         let claimed = try await store.claim(pool: "default", owner: "e", limit: 3, leaseDuration: .seconds(60))
         let outcomes = Mutex<[Int: Bool]>([:])
@@ -111,9 +115,10 @@ import Testing
         #expect(try await store.job(claimed[2].job.id)?.stages[0].state == .fulfilled)
     }
 
-    @Test func eventsAreRecordedInOrder() async throws {
-        let (store, folder) = try makeStore()
-        _ = folder
+    @Test(arguments: StoreKind.allCases)
+    func eventsAreRecordedInOrder(_ kind: StoreKind) async throws {
+        let (store, scope) = try await makeStore(kind)
+        _ = scope
         let id = try await store.submit(job()).id
         try await store.recordEvent(NewEvent(jobID: id, position: 1, kind: "finalizer-warning", message: "pending promise deallocated"))
         try await store.recordEvent(NewEvent(jobID: id, kind: "note", message: "second"))
@@ -127,9 +132,10 @@ import Testing
         }
     }
 
-    @Test func closedStoreRefusesWrites() async throws {
-        let (store, folder) = try makeStore()
-        _ = folder
+    @Test(arguments: StoreKind.allCases)
+    func closedStoreRefusesWrites(_ kind: StoreKind) async throws {
+        let (store, scope) = try await makeStore(kind)
+        _ = scope
         try await store.close()
         await expectStoreError(.closed) { try await store.submit(job()) }
     }

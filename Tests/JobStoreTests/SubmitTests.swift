@@ -3,9 +3,10 @@ import Foundation
 import Testing
 
 @Suite struct SubmitTests {
-    @Test func submittedJobIsPendingWithItsStagePlan() async throws {
-        let (store, folder) = try makeStore()
-        _ = folder
+    @Test(arguments: StoreKind.allCases)
+    func submittedJobIsPendingWithItsStagePlan(_ kind: StoreKind) async throws {
+        let (store, scope) = try await makeStore(kind)
+        _ = scope
         let submission = try await store.submit(job(input: "hello", priority: 3))
         #expect(submission.created)
         let detail = try #require(try await store.job(submission.id))
@@ -20,9 +21,10 @@ import Testing
         #expect(detail.stages.allSatisfy { $0.state == .pending && $0.attempts == 0 && $0.value == nil })
     }
 
-    @Test func batchIsOneTransactionAllOrNothing() async throws {
-        let (store, folder) = try makeStore(maxValueBytes: 100)
-        _ = folder
+    @Test(arguments: StoreKind.allCases)
+    func batchIsOneTransactionAllOrNothing(_ kind: StoreKind) async throws {
+        let (store, scope) = try await makeStore(kind, maxValueBytes: 100)
+        _ = scope
         let ids = try await store.submit((0..<5).map { job(input: "line \($0)") })
         #expect(ids.count == 5)
         #expect(Set(ids.map(\.id)).count == 5)
@@ -34,9 +36,10 @@ import Testing
         #expect(try await store.count("SELECT count(*) FROM jobs") == 5)
     }
 
-    @Test func badArgumentsAreRefusedWithNothingWritten() async throws {
-        let (store, folder) = try makeStore()
-        _ = folder
+    @Test(arguments: StoreKind.allCases)
+    func badArgumentsAreRefusedWithNothingWritten(_ kind: StoreKind) async throws {
+        let (store, scope) = try await makeStore(kind)
+        _ = scope
         await expectStoreError(.invalidArgument) { try await store.submit(job("")) }
         await expectStoreError(.invalidArgument) {
             try await store.submit(job(stages: [StagePlan(name: "", kind: "then")]))
@@ -44,9 +47,10 @@ import Testing
         #expect(try await store.count("SELECT count(*) FROM jobs") == 0)
     }
 
-    @Test func idempotencyKeyReturnsTheExistingJob() async throws {
-        let (store, folder) = try makeStore()
-        _ = folder
+    @Test(arguments: StoreKind.allCases)
+    func idempotencyKeyReturnsTheExistingJob(_ kind: StoreKind) async throws {
+        let (store, scope) = try await makeStore(kind)
+        _ = scope
         let first = try await store.submit(job(input: "a", key: "order-17"))
         let second = try await store.submit(job(input: "b", key: "order-17"))
         #expect(first.created)
@@ -61,9 +65,10 @@ import Testing
         #expect(try await store.job(first.id)?.job.input == Data("a".utf8))
     }
 
-    @Test func idempotencyKeysHoldUnderConcurrentSubmits() async throws {
-        let (store, folder) = try makeStore()
-        _ = folder
+    @Test(arguments: StoreKind.allCases)
+    func idempotencyKeysHoldUnderConcurrentSubmits(_ kind: StoreKind) async throws {
+        let (store, scope) = try await makeStore(kind)
+        _ = scope
         // 40 submitters race on the same 10 keys, through the store's writer.
         let results = try await withThrowingTaskGroup(of: [Submission].self) { group in
             for submitter in 0..<40 {
@@ -80,7 +85,7 @@ import Testing
         #expect(results.flatMap { $0 }.filter(\.created).count == 10)
         #expect(try await store.count("SELECT count(*) FROM jobs") == 10)
         // And across two stores on one file (two connections, as two processes would have).
-        let other = try SQLiteJobStore(path: store.path)
+        let other = try await scope.openAnother()
         async let a = store.submit((0..<10).map { job(key: "again-\($0)") })
         async let b = other.submit((0..<10).map { job(key: "again-\($0)") })
         let (fromA, fromB) = try await (a, b)

@@ -36,16 +36,6 @@ func job(_ definition: String = "report", input: String? = nil, priority: Int = 
            runAt: runAt, idempotencyKey: key, stages: stages)
 }
 
-extension SQLiteJobStore {
-    func scalar(_ sql: String) async throws -> String? {
-        try await queryStrings(sql).first ?? nil
-    }
-
-    func count(_ sql: String) async throws -> Int {
-        Int(try await scalar(sql) ?? "0") ?? -1
-    }
-}
-
 /// Expects `body` to throw a JobStoreError with `code`, and returns it.
 @discardableResult
 func expectStoreError<T>(

@@ -15,9 +15,10 @@ import Testing
         ("CRLF and tabs", Data("a\r\n\tb".utf8)),
     ]
 
-    @Test func valuesRoundTripByteForByte() async throws {
-        let (store, folder) = try makeStore()
-        _ = folder
+    @Test(arguments: StoreKind.allCases)
+    func valuesRoundTripByteForByte(_ kind: StoreKind) async throws {
+        let (store, scope) = try await makeStore(kind)
+        _ = scope
         for (label, bytes) in Self.samples {
             let id = try await store.submit(NewJob(definition: "v", input: bytes, stages: [StagePlan(name: "s", kind: "then")])).id
             let claimed = try #require(try await store.claim(pool: "default", owner: "e", limit: 1, leaseDuration: .seconds(60)).first)
@@ -31,21 +32,26 @@ import Testing
         }
     }
 
-    @Test func textIsStoredAsTextAndOtherBytesAsBlob() async throws {
-        let (store, folder) = try makeStore()
-        _ = folder
+    /// SQLite: TEXT or BLOB in one column; PostgreSQL: `input text` or `input_bytes bytea`.
+    @Test(arguments: StoreKind.allCases)
+    func textIsStoredAsTextAndOtherBytesAsBlob(_ kind: StoreKind) async throws {
+        let (store, scope) = try await makeStore(kind)
+        _ = scope
         let text = try await store.submit(NewJob(definition: "v", input: Data("007".utf8), stages: [])).id
         let binary = try await store.submit(NewJob(definition: "v", input: Data([0xff, 0x00]), stages: [])).id
         let nul = try await store.submit(NewJob(definition: "v", input: Data("a\u{0}b".utf8), stages: [])).id
-        #expect(try await store.scalar("SELECT typeof(input) FROM jobs WHERE id = \(text)") == "text")
+        let typeOf = kind == .sqlite
+            ? "typeof(input)" : "CASE WHEN input_bytes IS NOT NULL THEN 'blob' WHEN input IS NOT NULL THEN 'text' END"
+        #expect(try await store.scalar("SELECT \(typeOf) FROM jobs WHERE id = \(text)") == "text")
         #expect(try await store.scalar("SELECT input FROM jobs WHERE id = \(text)") == "007")
-        #expect(try await store.scalar("SELECT typeof(input) FROM jobs WHERE id = \(binary)") == "blob")
-        #expect(try await store.scalar("SELECT typeof(input) FROM jobs WHERE id = \(nul)") == "blob")
+        #expect(try await store.scalar("SELECT \(typeOf) FROM jobs WHERE id = \(binary)") == "blob")
+        #expect(try await store.scalar("SELECT \(typeOf) FROM jobs WHERE id = \(nul)") == "blob")
     }
 
-    @Test func valueOverTheCapIsRefusedNotCut() async throws {
-        let (store, folder) = try makeStore(maxValueBytes: 1000)
-        _ = folder
+    @Test(arguments: StoreKind.allCases)
+    func valueOverTheCapIsRefusedNotCut(_ kind: StoreKind) async throws {
+        let (store, scope) = try await makeStore(kind, maxValueBytes: 1000)
+        _ = scope
         let atCap = Data(repeating: 120, count: 1000)
         let overCap = Data(repeating: 120, count: 1001)
         let id = try await store.submit(NewJob(definition: "v", input: atCap, stages: [StagePlan(name: "s", kind: "then")])).id
@@ -69,10 +75,12 @@ import Testing
         #expect(try await store.count("SELECT count(*) FROM jobs") == 1)
     }
 
-    @Test func defaultCapIsOneMebibyte() async throws {
-        let (store, folder) = try makeStore()
-        _ = folder
-        #expect(store.configuration.maxValueBytes == 1_048_576)
+    @Test(arguments: StoreKind.allCases)
+    func defaultCapIsOneMebibyte(_ kind: StoreKind) async throws {
+        let (store, scope) = try await makeStore(kind)
+        _ = scope
+        let cap = (store as? SQLiteJobStore)?.configuration.maxValueBytes ?? (store as? PostgresJobStore)?.configuration.maxValueBytes
+        #expect(cap == 1_048_576)
         let big = Data(repeating: 0xfe, count: 1_048_576)
         let id = try await store.submit(NewJob(definition: "v", input: big, stages: [])).id
         #expect(try await store.job(id)?.job.input == big)

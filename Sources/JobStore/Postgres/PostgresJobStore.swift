@@ -1,0 +1,216 @@
+import Foundation
+internal import Logging
+internal import NIOCore
+internal import NIOSSL
+internal import PostgresNIO
+import ServiceLifecycle
+
+/// The ``JobStore`` over PostgreSQL (postgres-nio), for several jobd hosts
+/// sharing one queue: claims with `FOR UPDATE SKIP LOCKED`, leases any host
+/// may rescue, wake-ups by `LISTEN`/`NOTIFY`, a leader lease for chores.
+///
+/// ```swift
+/// let store = try await PostgresJobStore(PostgresStoreConfiguration(url: "postgres://jobd@db/jobs"))
+/// // The daemon: a Service of its group (listed first, so it stops last).
+/// ServiceGroup(services: [store, engine, …], gracefulShutdownSignals: [.sigterm], logger: logger)
+/// // A short command: runs it around the body.
+/// try await PostgresJobStore.withStore(configuration) { store in try await store.job(7) }
+/// ```
+///
+/// Opening connects once on a connection of its own — so that a wrong
+/// password, a missing database or missing privileges fail here, with one
+/// clear line — and creates or upgrades the schema. Every later call needs
+/// ``run()`` to be running: it drives the connection pool and the LISTEN
+/// connection. Calls wait up to `operationTimeout` for a connection, then
+/// fail with ``JobStoreError/Code/unavailable`` (retryable); the pool
+/// reconnects with a backoff by itself.
+public final class PostgresJobStore: JobStore, Service {
+    public let configuration: PostgresStoreConfiguration
+    let client: PostgresClient
+    let writer: PostgresWriter
+    let listener: PostgresWakeUpListener
+    let logger: Logger
+    /// The database, without the password, for messages.
+    let target: String
+
+    var schema: String { configuration.schema }
+    var cap: Int { configuration.maxValueBytes }
+
+    /// Opens the database: connects, then creates or upgrades the schema.
+    public convenience init(_ configuration: PostgresStoreConfiguration) async throws {
+        try await self.init(configuration, logger: Self.silent)
+    }
+
+    static let silent = Logger(label: "jobd.store", factory: { _ in SwiftLogNoOpLogHandler() })
+
+    /// The same, logging the pool's and the LISTEN connection's troubles to `logger`'s label.
+    public convenience init(_ configuration: PostgresStoreConfiguration, logLabel: String) async throws {
+        try await self.init(configuration, logger: Logger(label: logLabel))
+    }
+
+    init(_ configuration: PostgresStoreConfiguration, logger: Logger = silent, migrations: [(version: Int, name: String, sql: String)] = PostgresSchema.migrations) async throws {
+        try PostgresStoreConfiguration.checkSchemaName(configuration.schema)
+        guard configuration.maxValueBytes > 0, configuration.maxConnections > 0 else {
+            throw JobStoreError(.invalidArgument, "maxValueBytes and maxConnections must be positive")
+        }
+        self.configuration = configuration
+        self.logger = logger
+        let target = Self.describe(configuration)
+        self.target = target
+        let connector = try PostgresConnector(configuration, logger: logger)
+        let connection = try await connector.connect(target: target, doing: "open the job database")
+        do {
+            try await PostgresMigrator(schema: configuration.schema, target: target, logger: logger)
+                .migrate(connection, migrations: migrations)
+            try await connection.close()
+        } catch {
+            try? await connection.close()
+            throw JobStoreError.wrapPostgres(error, target: target, doing: "open the job database")
+        }
+        client = PostgresClient(configuration: connector.poolConfiguration, backgroundLogger: logger)
+        writer = PostgresWriter(
+            client: client, schema: configuration.schema, target: target, timeout: configuration.operationTimeout,
+            maxPerTransaction: configuration.maxWritesPerTransaction, logger: logger)
+        listener = PostgresWakeUpListener(channel: PGWakeUps.channel(schema: configuration.schema), logger: logger)
+        self.connector = connector
+    }
+
+    let connector: PostgresConnector
+
+    static func describe(_ configuration: PostgresStoreConfiguration) -> String {
+        switch configuration.endpoint {
+        case let .tcp(host, port):
+            "PostgreSQL database \(configuration.database) at \(host):\(port) (user \(configuration.user), schema \(configuration.schema))"
+        case let .unixSocket(path):
+            "PostgreSQL database \(configuration.database) at \(path) (user \(configuration.user), schema \(configuration.schema))"
+        }
+    }
+
+    /// Drives the connection pool and the LISTEN connection until the task
+    /// is cancelled or, in a `ServiceGroup`, a graceful shutdown begins.
+    /// Writes still queued then fail with ``JobStoreError/Code/closed``.
+    public func run() async throws {
+        await withDiscardingTaskGroup { group in
+            group.addTask { await self.client.run() }
+            group.addTask {
+                await cancelWhenGracefulShutdown {
+                    await self.listener.run { [connector = self.connector, target = self.target] in
+                        try await connector.connect(target: target, doing: "listen for wake-ups")
+                    }
+                }
+            }
+        }
+        writer.close()
+    }
+
+    /// Opens a store, runs it around `body`, then closes it: for a short-lived command.
+    public static func withStore<T: Sendable>(
+        _ configuration: PostgresStoreConfiguration, _ body: (PostgresJobStore) async throws -> T
+    ) async throws -> T {
+        let store = try await PostgresJobStore(configuration)
+        return try await withThrowingTaskGroup(of: Void.self, returning: T.self) { group in
+            group.addTask { try await store.run() }
+            defer { group.cancelAll() }
+            do {
+                let result = try await body(store)
+                await store.close()
+                return result
+            } catch {
+                await store.close()
+                throw error
+            }
+        }
+    }
+
+    /// Waits for every write made before this call to be committed (or to fail).
+    public func flush() async {
+        await writer.flush()
+    }
+
+    /// Writes what is queued and refuses new writes. The pool stops when ``run()`` ends.
+    public func close() async {
+        await writer.flush()
+        writer.close()
+    }
+
+    public func wakeUps() -> AsyncStream<StoreWakeUp> {
+        listener.stream()
+    }
+
+    // MARK: Access helpers
+
+    @discardableResult
+    func write<T: Sendable>(atomic: Bool, _ body: @escaping @Sendable (PGSession) async throws -> T) async throws -> T {
+        try await writer.write(atomic: atomic, body)
+    }
+
+    func read<T: Sendable>(doing what: String, _ body: @escaping @Sendable (PGSession) async throws -> T) async throws -> T {
+        let (client, schema, logger, target) = (self.client, self.schema, self.logger, self.target)
+        do {
+            return try await withDeadline(configuration.operationTimeout, timedOut: { [configuration] in
+                JobStoreError.unavailable(target, what, "no answer within \(configuration.operationTimeout)")
+            }) { deadline in
+                try await client.withConnection { connection in
+                    deadline.disarm()
+                    return try await body(PGSession(connection: connection, schema: schema, logger: logger))
+                }
+            }
+        } catch {
+            throw JobStoreError.wrapPostgres(error, target: target, doing: what)
+        }
+    }
+
+    static func require(_ condition: Bool, _ message: @autoclosure () -> String) throws {
+        if !condition { throw JobStoreError(.invalidArgument, message()) }
+    }
+}
+
+/// Connections to the configured server: one at a time (opening, LISTEN)
+/// and the pool's configuration.
+struct PostgresConnector: Sendable {
+    let connection: PostgresConnection.Configuration
+    let poolConfiguration: PostgresClient.Configuration
+    let logger: Logger
+
+    init(_ configuration: PostgresStoreConfiguration, logger: Logger) throws {
+        self.logger = logger
+        var tls = TLSConfiguration.makeClientConfiguration()
+        if configuration.sslMode != .verifyFull { tls.certificateVerification = .none }
+        let password = configuration.password
+        var single: PostgresConnection.Configuration
+        var pool: PostgresClient.Configuration
+        switch configuration.endpoint {
+        case let .tcp(host, port):
+            let context = try NIOSSLContext(configuration: tls)
+            let (singleTLS, poolTLS): (PostgresConnection.Configuration.TLS, PostgresClient.Configuration.TLS) =
+                switch configuration.sslMode {
+                case .disable: (.disable, .disable)
+                case .prefer: (.prefer(context), .prefer(tls))
+                case .require, .verifyFull: (.require(context), .require(tls))
+                }
+            single = .init(host: host, port: port, username: configuration.user, password: password,
+                           database: configuration.database, tls: singleTLS)
+            pool = .init(host: host, port: port, username: configuration.user, password: password,
+                         database: configuration.database, tls: poolTLS)
+        case let .unixSocket(path):
+            single = .init(unixSocketPath: path, username: configuration.user, password: password, database: configuration.database)
+            pool = .init(unixSocketPath: path, username: configuration.user, password: password, database: configuration.database)
+        }
+        let startup = [("application_name", configuration.applicationName)]
+        single.options.connectTimeout = .milliseconds(configuration.connectTimeout.milliseconds)
+        single.options.additionalStartupParameters = startup
+        pool.options.connectTimeout = configuration.connectTimeout
+        pool.options.additionalStartupParameters = startup
+        pool.options.maximumConnections = configuration.maxConnections
+        connection = single
+        poolConfiguration = pool
+    }
+
+    func connect(target: String, doing what: String) async throws -> PostgresConnection {
+        do {
+            return try await PostgresConnection.connect(configuration: connection, id: 0, logger: logger)
+        } catch {
+            throw JobStoreError.wrapPostgres(error, target: target, doing: what)
+        }
+    }
+}

@@ -1,0 +1,55 @@
+import Foundation
+internal import Logging
+internal import PostgresNIO
+
+/// One connection lent to a read or a write, with the store's schema: SQL
+/// is written with `{s}` for the schema (`{s}.jobs`) and `$1…` for values.
+struct PGSession {
+    let connection: PostgresConnection
+    let schema: String
+    let logger: Logger
+
+    /// `sql` with `{s}` replaced by the schema, and its values bound in order (`nil` binds NULL).
+    func query(_ sql: String, _ values: [(any PostgresThrowingDynamicTypeEncodable)?] = []) throws -> PostgresQuery {
+        var binds = PostgresBindings(capacity: values.count)
+        for value in values {
+            if let value { try binds.append(value) } else { binds.appendNull() }
+        }
+        return query(sql, binds: binds)
+    }
+
+    func query(_ sql: String, binds: PostgresBindings) -> PostgresQuery {
+        PostgresQuery(unsafeSQL: PostgresSchema.sql(sql, schema: schema), binds: binds)
+    }
+
+    /// Runs a statement to its end; returns how many rows it gave.
+    @discardableResult
+    func execute(_ sql: String, _ values: (any PostgresThrowingDynamicTypeEncodable)?...) async throws -> Int {
+        var count = 0
+        for try await _ in try await connection.query(query(sql, values), logger: logger) { count += 1 }
+        return count
+    }
+
+    /// Decodes every row.
+    func rows<T>(
+        _ sql: String, _ values: (any PostgresThrowingDynamicTypeEncodable)?..., decode: (PostgresRow) throws -> T
+    ) async throws -> [T] {
+        try await connection.query(query(sql, values), logger: logger).decode(decode)
+    }
+
+    /// The first row, decoded; the others are read and dropped.
+    func firstRow<T>(
+        _ sql: String, _ values: (any PostgresThrowingDynamicTypeEncodable)?..., decode: (PostgresRow) throws -> T
+    ) async throws -> T? {
+        var first: T?
+        for try await row in try await connection.query(query(sql, values), logger: logger) where first == nil {
+            first = try decode(row)
+        }
+        return first
+    }
+
+    /// Sends `NOTIFY` on the store's channel; delivered when the transaction commits.
+    func notify(_ wakeUp: StoreWakeUp) async throws {
+        try await execute("SELECT pg_notify($1, $2)", PGWakeUps.channel(schema: schema), PGWakeUps.payload(wakeUp))
+    }
+}

@@ -1,0 +1,111 @@
+import Foundation
+import Locking
+internal import Logging
+internal import PostgresNIO
+import Synchronization
+
+/// Wake-ups across hosts: `NOTIFY` on one channel per schema, `LISTEN` on
+/// a connection of its own (not from the pool: a pooled connection would
+/// be lent to others, and a transaction-pooling PgBouncer cannot LISTEN).
+///
+/// Payloads: `queued POOL` (a submit, a retry, a requeue: claim now, and
+/// read `nextRunAt` again), `cancel ID` (a cancellation of a running job).
+enum PGWakeUps {
+    static func channel(schema: String) -> String { "jobd_" + schema }
+
+    static func payload(_ wakeUp: StoreWakeUp) -> String {
+        switch wakeUp {
+        case let .runnable(pool): "queued " + pool
+        case let .cancellationRequested(id): "cancel \(id)"
+        case .resync: "resync"
+        }
+    }
+
+    static func wakeUp(_ payload: String) -> StoreWakeUp? {
+        if payload.hasPrefix("queued ") { return .runnable(pool: String(payload.dropFirst(7))) }
+        if payload.hasPrefix("cancel "), let id = Int64(payload.dropFirst(7)) { return .cancellationRequested(jobID: id) }
+        return payload == "resync" ? .resync : nil
+    }
+}
+
+/// Keeps a LISTEN connection up and hands what it hears to every stream
+/// ``PostgresJobStore/wakeUps()`` gave out. After a reconnect it says
+/// ``StoreWakeUp/resync``: what was sent meanwhile was lost.
+final class PostgresWakeUpListener: Sendable {
+    private struct State {
+        var subscribers: [Int: AsyncStream<StoreWakeUp>.Continuation] = [:]
+        var nextID = 0
+        var listening = false
+        var connections = 0
+    }
+
+    private let state = Mutex(State())
+    private let channel: String
+    private let logger: Logger
+
+    init(channel: String, logger: Logger) {
+        self.channel = channel
+        self.logger = logger
+    }
+
+    /// Whether the LISTEN connection is up, and how many times it was made.
+    var status: (listening: Bool, connections: Int) {
+        state.withAnnouncedLock { ($0.listening, $0.connections) }
+    }
+
+    func stream() -> AsyncStream<StoreWakeUp> {
+        let (stream, continuation) = AsyncStream.makeStream(of: StoreWakeUp.self, bufferingPolicy: .bufferingNewest(256))
+        let id = state.withAnnouncedLock { state -> Int in
+            state.nextID += 1
+            state.subscribers[state.nextID] = continuation
+            return state.nextID
+        }
+        continuation.onTermination = { [weak self] _ in
+            self?.state.withAnnouncedLock { _ = $0.subscribers.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
+    private func broadcast(_ wakeUp: StoreWakeUp) {
+        let subscribers = state.withAnnouncedLock { Array($0.subscribers.values) }
+        for subscriber in subscribers { subscriber.yield(wakeUp) }
+    }
+
+    /// Listens until cancelled, reconnecting with a backoff (0.1 s doubling
+    /// to 5 s); then ends every stream.
+    func run(connect: @escaping @Sendable () async throws -> PostgresConnection) async {
+        var backoff = Duration.milliseconds(100)
+        while !Task.isCancelled {
+            do {
+                let connection = try await connect()
+                backoff = .milliseconds(100)
+                do {
+                    try await connection.listen(on: channel) { notifications in
+                        let reconnected = state.withAnnouncedLock { state -> Bool in
+                            state.listening = true
+                            state.connections += 1
+                            return state.connections > 1
+                        }
+                        if reconnected { broadcast(.resync) }
+                        for try await notification in notifications {
+                            if let wakeUp = PGWakeUps.wakeUp(notification.payload) { broadcast(wakeUp) }
+                        }
+                    }
+                } catch {
+                    if !Task.isCancelled { logger.warning("jobd: LISTEN connection lost: \(String(reflecting: error))") }
+                }
+                try? await connection.close()
+            } catch {
+                logger.debug("jobd: cannot open the LISTEN connection: \(error)")
+            }
+            state.withAnnouncedLock { $0.listening = false }
+            do { try await Task.sleep(for: backoff) } catch { break }
+            backoff = min(backoff * 2, .seconds(5))
+        }
+        let subscribers = state.withAnnouncedLock { state in
+            defer { state.subscribers = [:] }
+            return Array(state.subscribers.values)
+        }
+        for subscriber in subscribers { subscriber.finish() }
+    }
+}

@@ -1,0 +1,92 @@
+import Foundation
+@_spi(Maintenance) @testable import JobStore
+import Testing
+
+@Suite struct PostgresConfigurationTests {
+    static let none: [String: String] = [:]
+
+    @Test func tcpURLWithEverything() throws {
+        let configuration = try PostgresStoreConfiguration(
+            url: "postgres://jobd:s3cr%40t@db.example.com:6543/jobs?sslmode=verify-full&schema=queue&application_name=web-1",
+            environment: Self.none)
+        #expect(configuration.endpoint == .tcp(host: "db.example.com", port: 6543))
+        #expect(configuration.user == "jobd" && configuration.database == "jobs" && configuration.schema == "queue")
+        #expect(configuration.sslMode == .verifyFull && configuration.applicationName == "web-1")
+        #expect(configuration.password == "s3cr@t")
+    }
+
+    @Test func defaultsAndTheOtherScheme() throws {
+        let configuration = try PostgresStoreConfiguration(url: "postgresql://jobd@localhost/jobs", environment: Self.none)
+        #expect(configuration.endpoint == .tcp(host: "localhost", port: 5432))
+        #expect(configuration.schema == "jobd" && configuration.sslMode == .prefer && !configuration.hasPassword)
+        #expect(configuration.maxValueBytes == 1 << 20)
+        // No database: the user's name, as libpq does.
+        #expect(try PostgresStoreConfiguration(url: "postgres://jobd@[::1]:5433", environment: Self.none).database == "jobd")
+        #expect(try PostgresStoreConfiguration(url: "postgres://jobd@[::1]:5433", environment: Self.none).endpoint
+            == .tcp(host: "::1", port: 5433))
+    }
+
+    @Test(arguments: [
+        "postgres://jobd@/jobs?host=/run/postgresql",
+        "postgres://jobd@%2Frun%2Fpostgresql/jobs",
+        "postgres://jobd@%2frun%2fpostgresql:5432/jobs",
+        "postgres://jobd@/jobs",
+    ])
+    func unixSocketHosts(_ url: String) throws {
+        let configuration = try PostgresStoreConfiguration(url: url, environment: Self.none)
+        #expect(configuration.endpoint == .unixSocket(path: "/run/postgresql/.s.PGSQL.5432"), "\(url)")
+        #expect(configuration.database == "jobs")
+    }
+
+    @Test func passwordComesFromTheURLThenPGPASSWORDThenTheCredential() throws {
+        let folder = try TemporaryFolder()
+        try Data("from-credential\n".utf8).write(to: URL(fileURLWithPath: folder.file("db-password")))
+        let credential = ["CREDENTIALS_DIRECTORY": folder.path]
+        #expect(try PostgresStoreConfiguration(url: "postgres://u@h/d", environment: credential).password == "from-credential")
+        let both = credential.merging(["PGPASSWORD": "from-env"]) { $1 }
+        #expect(try PostgresStoreConfiguration(url: "postgres://u@h/d", environment: both).password == "from-env")
+        #expect(try PostgresStoreConfiguration(url: "postgres://u:from-url@h/d", environment: both).password == "from-url")
+        #expect(try PostgresStoreConfiguration(url: "postgres://u@h/d", environment: ["CREDENTIALS_DIRECTORY": "/nonexistent"]).password == nil)
+    }
+
+    @Test func thePasswordIsNeverShown() throws {
+        let secret = "Tr0ub4dor-pw"
+        let configuration = try PostgresStoreConfiguration(url: "postgres://jobd:\(secret)@db:5432/jobs", environment: Self.none)
+        var dumped = ""
+        dump(configuration, to: &dumped)
+        for shown in [configuration.description, configuration.debugDescription, String(reflecting: configuration),
+                      "\(configuration)", dumped, PostgresJobStore.describe(configuration)] {
+            #expect(!shown.contains(secret), "\(shown)")
+        }
+        #expect(configuration.description == "postgres://jobd:***@db:5432/jobs?sslmode=prefer&schema=jobd")
+        // Nor in the error about a bad URL that holds one.
+        for bad in ["postgres://jobd:\(secret)@db:port/jobs", "postgres://jobd:\(secret)@db/jobs?sslmode=sometimes",
+                    "postgres://jobd:\(secret)@db/jobs?colour=blue", "postgres://jobd:\(secret)%zz@db/jobs"] {
+            let error = #expect(throws: JobStoreError.self) { try PostgresStoreConfiguration(url: bad, environment: Self.none) }
+            #expect(error?.description.contains(secret) == false, "\(error?.description ?? "")")
+        }
+    }
+
+    @Test(arguments: [
+        ("mysql://jobd@db/jobs", "scheme 'mysql'"),
+        ("db.example.com/jobs", "does not start with postgres://"),
+        ("postgres://jobd@db:99999/jobs", "port '99999'"),
+        ("postgres://jobd@db/jobs?sslmode=allow", "sslmode 'allow' is not one of disable, prefer, require, verify-full"),
+        ("postgres://jobd@db/jobs?schema=Jobs", "schema name 'Jobs'"),
+        ("postgres://jobd@db/jobs?poolsize=3", "option 'poolsize' is unknown"),
+        ("postgres://jobd@db1,db2/jobs", "several hosts"),
+        ("postgres://jobd@db/jobs/extra", "is not /DATABASE"),
+        ("postgres://jobd@db/jobs?sslmode", "has no value"),
+    ])
+    func badURLsSayWhatIsWrongInOneLine(_ url: String, _ expected: String) {
+        let error = #expect(throws: JobStoreError.self) { try PostgresStoreConfiguration(url: url, environment: Self.none) }
+        #expect(error?.code == .invalidArgument)
+        #expect(error?.message.contains(expected) == true, "\(error?.message ?? "")")
+        #expect(error?.message.contains("\n") == false)
+    }
+
+    @Test func urlOrPath() {
+        #expect(PostgresStoreConfiguration.isURL("postgres://x@y/z") && PostgresStoreConfiguration.isURL("postgresql://x@y/z"))
+        #expect(!PostgresStoreConfiguration.isURL("../var/jobd.sqlite"))
+    }
+}

@@ -1,0 +1,171 @@
+import Foundation
+import Glibc
+import Synchronization
+import Testing
+
+/// A throwaway PostgreSQL server from Debian's package: `initdb` in a
+/// temporary folder, listening on a unix socket in that folder and on a
+/// free port of 127.0.0.1, stopped and removed when the test process ends
+/// (or, should it crash, by a watchdog that outlives it by a second).
+///
+/// The server refuses to run as root: as root, it runs as the `postgres`
+/// system user (made by the postgresql package), in a folder it owns.
+/// Local connections are trusted; TCP ones ask for a password (scram).
+final class TestPostgres: Sendable {
+    static let bin = "/usr/lib/postgresql/15/bin"
+
+    /// The server the suites share, started by the first test that asks.
+    static let shared: Result<TestPostgres, TestPostgresError> = {
+        do throws(TestPostgresError) { return .success(try TestPostgres()) } catch { return .failure(error) }
+    }()
+
+    let folder: String
+    let port: Int
+    private let serverPID = Mutex<pid_t>(0)
+
+    var data: String { folder + "/data" }
+    /// The socket file, for `PostgresStoreConfiguration.Endpoint.unixSocket`.
+    var socket: String { folder + "/.s.PGSQL.\(port)" }
+
+    init() throws(TestPostgresError) {
+        guard FileManager.default.isExecutableFile(atPath: Self.bin + "/initdb") else {
+            throw TestPostgresError(
+                "PostgreSQL 15 is not installed (no \(Self.bin)/initdb): run `make test`, whose scripts/test-deps "
+                    + "installs Debian's postgresql package")
+        }
+        var template = Array((NSTemporaryDirectory() + "jobd-pg-XXXXXX").utf8CString)
+        guard let made = mkdtemp(&template) else { throw TestPostgresError("cannot make a temporary folder") }
+        folder = String(cString: made)
+        port = Self.freePort()
+        do {
+            if geteuid() == 0 {
+                chmod(folder, 0o755)
+                try Self.run("/bin/chown", ["postgres:postgres", folder], asPostgres: false)
+            }
+            try Self.run(Self.bin + "/initdb", ["-D", data, "-A", "trust", "-U", "postgres", "-E", "UTF8", "--locale=C", "--no-sync"])
+            let hba = """
+                local all all trust
+                host all all 127.0.0.1/32 scram-sha-256
+
+                """
+            try Self.run("/bin/sh", ["-c", "cat > \(data)/pg_hba.conf <<'EOF'\n\(hba)EOF"])
+            try start()
+            try psql("CREATE DATABASE jobd_test ENCODING 'UTF8'")
+        } catch {
+            stop()
+            throw error
+        }
+        Self.watch(data: data, folder: folder)
+        if Self.registered.withLock({ registered in defer { registered = true }; return !registered }) {
+            atexit { if case .success(let server) = TestPostgres.shared { server.stop() } }
+        }
+    }
+
+    private static let registered = Mutex(false)
+
+    /// Starts (or starts again) the server; returns once it takes connections.
+    /// No fsync (a test machine does not lose power), but commits are
+    /// written to the WAL before they are acknowledged, so a server stopped
+    /// at once (`kill()`) keeps every acknowledged write.
+    func start() throws(TestPostgresError) {
+        let options = "-k \(folder) -p \(port) -c listen_addresses=127.0.0.1 -c max_connections=300 "
+            + "-c fsync=off -c full_page_writes=off -c shared_buffers=64MB"
+        try Self.run(Self.bin + "/pg_ctl", ["-D", data, "-l", folder + "/server.log", "-w", "-t", "60", "-o", options, "start"])
+        let pidText = (try? String(contentsOfFile: data + "/postmaster.pid", encoding: .utf8))?
+            .split(separator: "\n").first.map(String.init) ?? ""
+        serverPID.withLock { $0 = pid_t(pidText) ?? 0 }
+    }
+
+    /// Stops the server at once (as a crash or `systemctl restart` would); keeps its files.
+    func kill() {
+        let pid = serverPID.withLock { $0 }
+        guard pid > 0 else { return }
+        _ = try? Self.run(Self.bin + "/pg_ctl", ["-D", data, "-m", "immediate", "-w", "stop"])
+    }
+
+    /// Stops the server and removes its folder.
+    func stop() {
+        kill()
+        serverPID.withLock { $0 = 0 }
+        try? FileManager.default.removeItem(atPath: folder)
+    }
+
+    /// Runs SQL as the superuser, in `database`.
+    func psql(_ sql: String, database: String = "postgres") throws(TestPostgresError) {
+        try Self.run("/usr/bin/psql", ["-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", folder, "-p", "\(port)", "-U", "postgres",
+                                       "-d", database, "-c", sql])
+    }
+
+    /// A port nobody listens on now.
+    static func freePort() -> Int {
+        let fd = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                _ = bind(fd, pointer, length)
+                return getsockname(fd, pointer, &length)
+            }
+        }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    /// Runs a command to its end (as `postgres` when we are root); throws with its output if it fails.
+    ///
+    /// posix_spawn and waitpid, not Foundation's Process: Process learns of
+    /// the end of a child from a descriptor the child inherits, which the
+    /// server `pg_ctl start` leaves running inherits too, so it would wait
+    /// for the server to stop. Output goes to a file for the same reason.
+    static func run(_ executable: String, _ arguments: [String], asPostgres: Bool = true) throws(TestPostgresError) {
+        let argv = (asPostgres && geteuid() == 0)
+            ? ["/usr/bin/setpriv", "--reuid=postgres", "--regid=postgres", "--init-groups", executable] + arguments
+            : [executable] + arguments
+        let log = NSTemporaryDirectory() + "jobd-pg-command-\(UUID().uuidString).log"
+        defer { try? FileManager.default.removeItem(atPath: log) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        var cArguments = argv.map { strdup($0) } + [nil]
+        defer { for argument in cArguments { free(argument) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, argv[0], &actions, nil, &cArguments, environ)
+        guard spawned == 0 else { throw TestPostgresError("cannot run \(executable): \(String(cString: strerror(spawned)))") }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        let exited = status & 0x7f == 0
+        let code = (status >> 8) & 0xff
+        guard exited && code == 0 else {
+            let output = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+            throw TestPostgresError("\(executable) \(arguments.joined(separator: " ")) failed (status \(status)): \(output)")
+        }
+    }
+
+    /// Should this process die without its atexit handlers, the server is
+    /// killed and its folder removed within a second.
+    private static func watch(data: String, folder: String) {
+        let asPostgres = geteuid() == 0 ? "/usr/bin/setpriv --reuid=postgres --regid=postgres --init-groups " : ""
+        let watchdog = Process()
+        watchdog.executableURL = URL(fileURLWithPath: "/bin/sh")
+        watchdog.arguments = ["-c", """
+            while kill -0 \(getpid()) 2>/dev/null; do sleep 1; done
+            [ -d '\(data)' ] && \(asPostgres)\(bin)/pg_ctl -D '\(data)' -m immediate -w stop >/dev/null 2>&1
+            rm -rf '\(folder)'
+            """]
+        watchdog.standardInput = FileHandle.nullDevice
+        watchdog.standardOutput = FileHandle.nullDevice
+        watchdog.standardError = FileHandle.nullDevice
+        try? watchdog.run()
+    }
+}
+
+struct TestPostgresError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
