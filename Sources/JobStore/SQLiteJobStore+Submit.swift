@@ -10,7 +10,7 @@ extension SQLiteJobStore {
         }
     }
 
-    private static func insert(_ jobs: [NewJob], _ db: Database) throws -> [Submission] {
+    static func insert(_ jobs: [NewJob], _ db: Database) throws -> [Submission] {
         let now = Timestamp.now()
         let findKey = try RawStatement(db, "SELECT id FROM jobs WHERE definition = ? AND idempotency_key = ?")
         let findOccurrence = try RawStatement(db, "SELECT id FROM jobs WHERE definition = ? AND scheduled_for = ?")

@@ -18,6 +18,7 @@ enum Schema {
         Migration(version: 1, name: "jobs, stages, history, events", sql: version1),
         Migration(version: 2, name: "stage error codes", sql: version2),
         Migration(version: 3, name: "schedule occurrences, leader leases", sql: version3),
+        Migration(version: 4, name: "schedule marks", sql: version4),
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }
@@ -186,5 +187,17 @@ enum Schema {
             expires_at  TEXT NOT NULL,
             acquired_at TEXT NOT NULL
         );
+        """
+
+    /// Version 4: how far each schedule has fired (`ScheduleMark`), so that
+    /// what is due after a restart, and what a `catch-up` policy skipped, is
+    /// in the database and not in a process's memory.
+    static let version4 = """
+        CREATE TABLE schedule_marks (
+            definition    TEXT NOT NULL,
+            schedule      TEXT NOT NULL,
+            fired_through TEXT NOT NULL,
+            PRIMARY KEY (definition, schedule)
+        ) WITHOUT ROWID;
         """
 }

@@ -24,7 +24,7 @@ extension PostgresJobStore {
     /// Inserts `job`, or finds the job its idempotency key or schedule
     /// occurrence already names. A concurrent insert of the same key in
     /// another transaction makes this one wait for it, then find its job.
-    private static func insert(_ job: NewJob, _ session: PGSession) async throws -> Submission {
+    static func insert(_ job: NewJob, _ session: PGSession) async throws -> Submission {
         let input = PGValue.split(job.input)
         let scheduledFor = PGValue.time(job.scheduledFor)
         let inserted = try await session.firstRow(

@@ -18,6 +18,7 @@ enum PostgresSchema {
         (1, "jobs, stages, history, events", version1),
         (2, "stage error codes", version2),
         (3, "schedule occurrences, leader leases", version3),
+        (4, "schedule marks", version4),
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }
@@ -154,5 +155,14 @@ enum PostgresSchema {
         CREATE VIEW {s}.resolved_jobs AS
             SELECT *, round(extract(epoch FROM finished_at - started_at) * 1000)::bigint AS duration_ms
             FROM {s}.jobs WHERE state IN ('fulfilled', 'rejected', 'cancelled');
+        """
+
+    static let version4 = """
+        CREATE TABLE {s}.schedule_marks (
+            definition    text NOT NULL,
+            schedule      text NOT NULL,
+            fired_through timestamptz NOT NULL,
+            PRIMARY KEY (definition, schedule)
+        );
         """
 }
