@@ -2,6 +2,7 @@ import Foundation
 import JobConfig
 import JobControl
 import JobStore
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -131,15 +132,7 @@ final class DaemonHarness: @unchecked Sendable {
 }
 
 /// The `jobd` executable, built beside the test bundle.
-var jobdPath: String {
-    let bundle = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-    for candidate in [bundle, bundle.deletingLastPathComponent()] {
-        let path = candidate.appendingPathComponent("jobd").path
-        if FileManager.default.isExecutableFile(atPath: path) { return path }
-    }
-    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    return root.path + "/.build/debug/jobd"
-}
+var jobdPath: String { builtProduct("jobd") }
 
 /// Runs a command to completion; stdout and stderr go through files, so a
 /// full pipe cannot stall it.
