@@ -65,6 +65,32 @@ import Testing
         #expect(families.value("jobd_build_info", ["version": "1.2.3-test"]) == 1)
     }
 
+    @Test func everyFamilyIsDeclaredBeforeItsFirstSample() throws {
+        let prometheus = PrometheusJobMetrics(version: "fresh")
+        let families = try PrometheusClientParser.parse(prometheus.exposition())
+        for declared in MetricFamily.all {
+            let name = declared.kind == .counter ? String(declared.name.dropLast("_total".count)) : declared.name
+            let family = try #require(families[name], "\(declared.name) is not declared")
+            #expect(family.type == declared.kind.rawValue && family.help == declared.help, "\(declared.name)")
+        }
+        // Labelled families have no series until their first event.
+        #expect(families["jobd_schedule_occurrences"]?.samples.isEmpty == true)
+        #expect(families["jobd_jobs_resolved"]?.samples.isEmpty == true)
+        // Once a family has a series, the registry declares it, and only once.
+        prometheus.metrics.scheduleOccurrence(definition: "nightly", outcome: .skipped)
+        let text = String(decoding: prometheus.exposition(), as: UTF8.self)
+        #expect(text.occurrences(of: "# TYPE jobd_schedule_occurrences_total counter") == 1)
+        #expect(try PrometheusClientParser.parse(Array(text.utf8))["jobd_schedule_occurrences"]?.samples.count == 1)
+    }
+
+    @Test func aPoolWhosePendingJobsAreGoneReadsZero() throws {
+        let prometheus = PrometheusJobMetrics(version: "t")
+        prometheus.metrics.setJobsPending(byPool: ["default": 3, "slow": 2])
+        prometheus.metrics.setJobsPending(byPool: ["default": 1])
+        let samples = try #require(try PrometheusClientParser.parse(prometheus.exposition())["jobd_jobs_pending"]).samples
+        #expect(Dictionary(uniqueKeysWithValues: samples.map { ($0.labels["pool"] ?? "", $0.value) }) == ["default": 1, "slow": 0])
+    }
+
     @Test func histogramBucketsRunFromOneMillisecondToOneHour() {
         let bounds = MetricFamily.stageDuration.buckets
         #expect(bounds.first == .milliseconds(1))
