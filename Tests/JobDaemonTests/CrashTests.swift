@@ -2,6 +2,7 @@ import Foundation
 import JobConfig
 import JobControl
 import JobStore
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
