@@ -29,32 +29,17 @@ public struct PrometheusJobMetrics: Sendable {
         metrics = JobMetrics(factory: factory, version: version)
     }
 
-    /// The metrics in Prometheus text exposition format. Every family of
-    /// ``MetricFamily/all`` is declared (`# HELP`, `# TYPE`), also one that
-    /// has no sample yet — a labelled family gets its first series with its
-    /// first event (`jobd_schedule_occurrences_total` before any schedule
-    /// fired) — so an operator sees every name jobd can export.
+    /// The metrics in Prometheus text exposition format, jobd's families
+    /// first in a fixed order. Every family of ``MetricFamily/all`` is
+    /// declared (`# HELP`, `# TYPE`), also one without a sample yet — a
+    /// labelled family gets its first series with its first event
+    /// (`jobd_schedule_occurrences_total` before any schedule fired) — so an
+    /// operator sees every name jobd can export.
     public func exposition() -> [UInt8] {
         var buffer: [UInt8] = []
         registry.emit(into: &buffer)
-        let declared = Self.declaredNames(in: buffer)
-        for family in MetricFamily.all where !declared.contains(family.name) {
-            buffer += Array(family.declaration.utf8)
-        }
-        return buffer
+        return ExpositionText.arrange(buffer)
     }
-
-    /// The names of the `# TYPE NAME KIND` lines of `exposition`.
-    static func declaredNames(in exposition: [UInt8]) -> Set<String> {
-        var names: Set<String> = []
-        for line in exposition.split(separator: UInt8(ascii: "\n")) where line.starts(with: Self.typePrefix) {
-            let words = line.dropFirst(Self.typePrefix.count).split(separator: UInt8(ascii: " "))
-            if let name = words.first { names.insert(String(decoding: name, as: UTF8.self)) }
-        }
-        return names
-    }
-
-    private static let typePrefix = Array("# TYPE ".utf8)
 
     private static let bootstrapped = Mutex<PrometheusJobMetrics?>(nil)
 

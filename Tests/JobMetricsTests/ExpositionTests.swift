@@ -83,6 +83,23 @@ import Testing
         #expect(try PrometheusClientParser.parse(Array(text.utf8))["jobd_schedule_occurrences"]?.samples.count == 1)
     }
 
+    @Test func familiesComeInTheOrderTheyAreListed() {
+        let prometheus = PrometheusJobMetrics(version: "t")
+        // Series in an order of their own: the exposition's order does not follow it.
+        prometheus.metrics.scheduleOccurrence(definition: "z", outcome: .fired)
+        prometheus.metrics.stageRetried(definition: "a")
+        prometheus.metrics.jobResolved(definition: "b", state: Resolution.fulfilled)
+        let text = String(decoding: prometheus.exposition(), as: UTF8.self)
+        let declared = text.split(separator: "\n").filter { $0.hasPrefix("# TYPE ") }.map { $0.split(separator: " ")[2] }
+        #expect(declared.map(String.init) == MetricFamily.all.map(\.name))
+        // Each family's HELP, TYPE and samples stay together.
+        #expect(text.contains("""
+            # HELP jobd_stage_retries_total \(MetricFamily.stageRetries.help)
+            # TYPE jobd_stage_retries_total counter
+            jobd_stage_retries_total{definition="a"} 1
+            """))
+    }
+
     @Test func aPoolWhosePendingJobsAreGoneReadsZero() throws {
         let prometheus = PrometheusJobMetrics(version: "t")
         prometheus.metrics.setJobsPending(byPool: ["default": 3, "slow": 2])
@@ -138,7 +155,7 @@ import Testing
 
 /// The one test that touches the process-wide `MetricsSystem`.
 @Suite struct BootstrapTests {
-    @Test func bootstrapsOnceAndLibrariesRecordIntoTheSameRegistry() {
+    @Test func bootstrapsOnceAndLibrariesRecordIntoTheSameRegistry() throws {
         let first = PrometheusJobMetrics.bootstrapProcess(version: "1")
         let second = PrometheusJobMetrics.bootstrapProcess(version: "2")
         #expect(first.registry === second.registry)
@@ -146,6 +163,10 @@ import Testing
         CoreMetrics.Counter(label: "some_library_requests_total").increment(by: 4)
         let text = String(decoding: first.exposition(), as: UTF8.self)
         #expect(text.contains("some_library_requests_total 4"))
+        // Other libraries' families come after jobd's.
+        let library = try #require(text.range(of: "# TYPE some_library_requests_total"))
+        let build = try #require(text.range(of: "# TYPE jobd_build_info"))
+        #expect(build.lowerBound < library.lowerBound)
         #expect(text.contains(#"jobd_build_info{version="1"} 1"#))
     }
 }
