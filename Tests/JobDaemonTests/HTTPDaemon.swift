@@ -34,15 +34,19 @@ struct HTTPDaemon {
         }
     }
 
-    /// Starts jobd and waits until it is ready and its listener listens.
-    func start() async throws {
+    /// Starts jobd, waits until it is ready and its listener listens, and
+    /// opens its database, as jobctl does.
+    @discardableResult
+    func start() async throws -> SQLiteJobStore {
         try harness.start()
         _ = try #require(await harness.notify.waitFor("READY", "1"), "jobd did not start: \(harness.log)")
         try #require(await harness.waitForLog("HTTP: /metrics and the dashboard on"), "no listener: \(harness.log)")
+        return try harness.openStore()
     }
 
-    /// SIGTERM; jobd must exit 0.
-    func stop() async {
+    /// Closes `store`, then SIGTERM; jobd must exit 0.
+    func stop(closing store: SQLiteJobStore) async throws {
+        try await store.close()
         harness.signal(SIGTERM)
         #expect(await harness.exitStatus() == 0, "\(harness.log)")
     }

@@ -19,8 +19,7 @@ import Glibc
         try requireTool(HeadlessChromium.path, package: "chromium")
         let daemon = try HTTPDaemon(definitions: Self.definitions)
         let harness = daemon.harness
-        try await daemon.start()
-        let store = try harness.openStore()
+        let store = try await daemon.start()
         let greet = try await harness.submit("greet", input: "<script>alert(1)</script>", to: store)
         let fails = try await harness.submit("fails", to: store)
         for id in [greet, fails] { _ = try await harness.resolved(id, in: store) }
@@ -54,21 +53,19 @@ import Glibc
         let schedules = try await HeadlessChromium.dumpDOM(base + "/schedules", folder: harness.folder)
         #expect(schedules.contains("No definition has a schedule."))
 
-        try await store.close()
-        await daemon.stop()
+        try await daemon.stop(closing: store)
     }
 
     @Test func aUnixSocketServesTheMetricsAndTheDashboard() async throws {
         // Relative to jobd.yaml's folder, like every path in it.
         let daemon = try HTTPDaemon(listen: "unix:state/http.sock", definitions: Self.definitions)
         let harness = daemon.harness
-        try await daemon.start()
+        let store = try await daemon.start()
         guard case .unix(let path) = daemon.endpoint else { throw TestFailure("not a unix socket") }
         let attributes = try FileManager.default.attributesOfItem(atPath: path)
         #expect(attributes[.type] as? FileAttributeType == .typeSocket)
         #expect(attributes[.posixPermissions] as? Int == 0o660)
 
-        let store = try harness.openStore()
         _ = try await harness.resolved(try await harness.submit("greet", input: "hi", to: store), in: store)
         let families = try await daemon.scrape()
         #expect(families.resolved == [["definition": "greet", "state": "fulfilled"]: 1])
@@ -76,8 +73,7 @@ import Glibc
         #expect(page.status == 200)
         #expect(String(decoding: page.body, as: UTF8.self).contains("href=\"jobs/1\""))
 
-        try await store.close()
-        await daemon.stop()
+        try await daemon.stop(closing: store)
         #expect(!FileManager.default.fileExists(atPath: path), "the socket is removed when jobd stops")
     }
 

@@ -32,8 +32,7 @@ import Testing
         let daemon = try HTTPDaemon(
             yaml: "pools: { default: 4, batch: 1 }", definitions: Self.definitions.merging(["hold": Self.hold]) { $1 })
         let harness = daemon.harness
-        try await daemon.start()
-        let store = try harness.openStore()
+        let store = try await daemon.start()
 
         // One `hold` job runs in `batch` (cap 1), two more wait for its slot.
         let release = harness.folder + "/release"
@@ -94,16 +93,14 @@ import Testing
         #expect(after.sum("jobd_stage_duration_seconds_count", by: "kind") == ["then": 12, "map": 3])
         #expect(after.value("jobd_processes_started_total") == started + 2)
 
-        try await store.close()
-        await daemon.stop()
+        try await daemon.stop(closing: store)
     }
 
     @Test func aRealPrometheusScrapingJobdReportsTheDatabasesCounts() async throws {
         try requireTool(PrometheusServer.path, package: "prometheus")
         let daemon = try HTTPDaemon(definitions: Self.definitions)
         let harness = daemon.harness
-        try await daemon.start()
-        let store = try harness.openStore()
+        let store = try await daemon.start()
         for (name, count) in [("echo", 4), ("fails", 2), ("missing", 1)] {
             for _ in 0..<count { _ = try await harness.resolved(try await harness.submit(name, to: store), in: store) }
         }
@@ -119,8 +116,7 @@ import Testing
         #expect(try await prometheus.query(#"up{job="jobd"}"#, by: "job") == ["jobd": 1])
         #expect(try await prometheus.query("jobd_build_info", by: "version") == [JobdVersion.string: 1])
 
-        try await store.close()
-        await daemon.stop()
+        try await daemon.stop(closing: store)
     }
 }
 

@@ -9,20 +9,6 @@ import Synchronization
 import TestSupport
 import Testing
 
-/// A folder of its own for each test, removed at the end.
-final class TemporaryFolder: Sendable {
-    let path: String
-
-    init() throws {
-        path = NSTemporaryDirectory() + "jobhttp-tests-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    }
-
-    func file(_ name: String) -> String { path + "/" + name }
-
-    deinit { try? FileManager.default.removeItem(atPath: path) }
-}
-
 /// Runs a ``JobHTTPService`` in a ServiceGroup for the duration of `body`,
 /// then shuts it down gracefully and waits for it.
 @discardableResult
