@@ -37,7 +37,9 @@ import Testing
 
             let expected = Dictionary(uniqueKeysWithValues: stored.map { ($0.key.rawValue, Double($0.value)) })
                 .filter { $0.value > 0 }
-            let reported = try await server.waitForQuery("sum by (state) (jobd_jobs_resolved_total)") { !$0.isEmpty }
+            let reported = try await server.waitForQuery("sum by (state) (jobd_jobs_resolved_total)") {
+                $0.byLabel("state") == expected
+            }
             #expect(server.isRunning, "prometheus exited: \(server.log)")
             #expect(reported.byLabel("state") == expected, "prometheus log: \(server.log)")
             #expect(expected == ["fulfilled": 6, "rejected": 2, "cancelled": 1])
