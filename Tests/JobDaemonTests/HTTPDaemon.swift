@@ -52,8 +52,8 @@ struct HTTPDaemon {
     }
 
     /// `jobctl submit NAME --input INPUT`: the new job's id.
-    func jobctlSubmit(_ name: String, input: String) throws -> Int64 {
-        let result = try runCommand(builtProduct("jobctl"), ["submit", name, "--input", input, "--config", harness.configPath])
+    func jobctlSubmit(_ name: String, input: String) async throws -> Int64 {
+        let result = try await runCommand(builtProduct("jobctl"), ["submit", name, "--input", input, "--config", harness.configPath])
         guard result.status == 0, let id = Int64(result.output.trimmingCharacters(in: .whitespacesAndNewlines)) else {
             throw TestFailure("jobctl submit \(name): exit \(result.status): \(result.error)")
         }
@@ -67,30 +67,30 @@ struct HTTPDaemon {
         let reply = try await RawHTTP.get("/metrics", endpoint)
         #expect(reply.status == 200)
         #expect(reply.headers["content-type"] == "text/plain; version=0.0.4; charset=utf-8")
-        return try PrometheusClientParser.parse(Array(reply.body))
+        return try await PrometheusClientParser.parse(Array(reply.body))
     }
 
     /// `jobctl metrics`, read by the same parser.
-    func jobctlMetrics() throws -> [String: PrometheusClientParser.Family] {
-        let result = try runCommand(builtProduct("jobctl"), ["metrics", "--config", harness.configPath])
+    func jobctlMetrics() async throws -> [String: PrometheusClientParser.Family] {
+        let result = try await runCommand(builtProduct("jobctl"), ["metrics", "--config", harness.configPath])
         #expect(result.status == 0, "jobctl metrics: \(result.error)")
-        return try PrometheusClientParser.parse(Array(result.output.utf8))
+        return try await PrometheusClientParser.parse(Array(result.output.utf8))
     }
 
     // MARK: The database, as an operator reads it
 
     /// Rows of `sql`, run by the sqlite3 shell on jobd's database; columns split at `|`.
-    func database(_ sql: String) throws -> [[String]] {
+    func database(_ sql: String) async throws -> [[String]] {
         try requireTool("/usr/bin/sqlite3", package: "sqlite3")
-        let result = try runCommand("/usr/bin/sqlite3", ["-cmd", ".timeout 5000", harness.databasePath, sql])
+        let result = try await runCommand("/usr/bin/sqlite3", ["-cmd", ".timeout 5000", harness.databasePath, sql])
         guard result.status == 0 else { throw TestFailure("sqlite3: \(result.error)") }
         return result.output.split(separator: "\n").map { $0.split(separator: "|", omittingEmptySubsequences: false).map(String.init) }
     }
 
     /// Resolved jobs by definition and state, as the database counts them.
-    func resolvedInDatabase() throws -> [[String: String]: Double] {
+    func resolvedInDatabase() async throws -> [[String: String]: Double] {
         var counts: [[String: String]: Double] = [:]
-        let rows = try database("""
+        let rows = try await database("""
             SELECT definition, state, count(*) FROM jobs WHERE state IN ('fulfilled', 'rejected', 'cancelled')
             GROUP BY definition, state
             """)
@@ -99,9 +99,9 @@ struct HTTPDaemon {
     }
 
     /// Stage attempts that started, by definition (from `stages.attempts`).
-    func attemptsInDatabase() throws -> [String: Double] {
+    func attemptsInDatabase() async throws -> [String: Double] {
         var attempts: [String: Double] = [:]
-        let rows = try database("""
+        let rows = try await database("""
             SELECT j.definition, sum(s.attempts) FROM stages s JOIN jobs j ON j.id = s.job_id
             WHERE s.started_at IS NOT NULL GROUP BY j.definition
             """)

@@ -85,18 +85,18 @@ import Glibc
         ("127.0.0.1:99999", "'99999' is not a port"),
         ("unix:", "names no path"),
     ])
-    func aBadAddressIsAConfigErrorWithFileLineAndColumn(_ address: String, _ message: String) throws {
+    func aBadAddressIsAConfigErrorWithFileLineAndColumn(_ address: String, _ message: String) async throws {
         let daemon = try HTTPDaemon(listen: address, definitions: Self.definitions)
         let config = daemon.harness.configPath
         let expected = "\(config):7:17: error: http.listen '\(address)' \(message)"
 
-        let check = try runCommand(jobdPath, ["--check", "--config", config])
+        let check = try await runCommand(jobdPath, ["--check", "--config", config])
         #expect(check.status == 1)
         #expect(check.output.contains(expected), "jobd --check: \(check.output)")
-        let validate = try runCommand(builtProduct("jobctl"), ["validate", "--config", config])
+        let validate = try await runCommand(builtProduct("jobctl"), ["validate", "--config", config])
         #expect(validate.status == 65)
         #expect((validate.output + validate.error).contains(expected), "jobctl validate: \(validate)")
-        let start = try runCommand(jobdPath, ["--config", config])
+        let start = try await runCommand(jobdPath, ["--config", config])
         #expect(start.status == 78)
         #expect(start.error.contains(expected), "jobd: \(start.error)")
         #expect(!FileManager.default.fileExists(atPath: daemon.harness.databasePath))

@@ -37,7 +37,7 @@ import Testing
         // One `hold` job runs in `batch` (cap 1), two more wait for its slot.
         let release = harness.folder + "/release"
         var holds: [Int64] = []
-        for _ in 0..<3 { holds.append(try daemon.jobctlSubmit("hold", input: release)) }
+        for _ in 0..<3 { holds.append(try await daemon.jobctlSubmit("hold", input: release)) }
         try await waitUntil("the first hold job runs") { try await store.job(holds[0])?.job.state == .running }
         var ids: [Int64] = []
         for (name, count) in [("echo", 3), ("fails", 2), ("flaky", 1), ("missing", 1)] {
@@ -45,13 +45,14 @@ import Testing
         }
         for id in ids { _ = try await harness.resolved(id, in: store) }
 
-        for (source, families) in [("GET /metrics", try await daemon.scrape()), ("jobctl metrics", try daemon.jobctlMetrics())] {
+        let resolved = try await daemon.resolvedInDatabase()
+        for (source, families) in [("GET /metrics", try await daemon.scrape()), ("jobctl metrics", try await daemon.jobctlMetrics())] {
             // Every family is there with its Prometheus type, the counters' samples ending in _total.
             for family in MetricFamily.all {
                 let name = family.kind == .counter ? String(family.name.dropLast("_total".count)) : family.name
                 #expect(families[name]?.type == family.kind.rawValue, "\(source): \(family.name)")
             }
-            #expect(families.resolved == (try daemon.resolvedInDatabase()), "\(source)")
+            #expect(families.resolved == resolved, "\(source)")
             #expect(families.resolved == [
                 ["definition": "echo", "state": "fulfilled"]: 3, ["definition": "fails", "state": "rejected"]: 2,
                 ["definition": "flaky", "state": "rejected"]: 1, ["definition": "missing", "state": "rejected"]: 1,
@@ -63,7 +64,7 @@ import Testing
 
         let families = try await daemon.scrape()
         // One observation per stage attempt, by definition and kind, as many as the database has attempts.
-        let attempts = try daemon.attemptsInDatabase()
+        let attempts = try await daemon.attemptsInDatabase()
         #expect(families.sum("jobd_stage_duration_seconds_count", by: "definition").filter { $0.key != "hold" }
             == attempts.filter { $0.key != "hold" })
         #expect(attempts["flaky"] == 3)
@@ -87,9 +88,9 @@ import Testing
         let after = try await daemon.scrape()
         #expect(after.sum("jobd_jobs_running", by: "pool") == ["default": 0, "batch": 0])
         #expect(after.sum("jobd_jobs_pending", by: "pool") == ["default": 0, "batch": 0])
-        #expect(after.resolved == (try daemon.resolvedInDatabase()))
+        #expect(after.resolved == (try await daemon.resolvedInDatabase()))
         #expect(after.resolved[["definition": "hold", "state": "fulfilled"]] == 3)
-        #expect(after.sum("jobd_stage_duration_seconds_count", by: "definition") == (try daemon.attemptsInDatabase()))
+        #expect(after.sum("jobd_stage_duration_seconds_count", by: "definition") == (try await daemon.attemptsInDatabase()))
         #expect(after.sum("jobd_stage_duration_seconds_count", by: "kind") == ["then": 12, "map": 3])
         #expect(after.value("jobd_processes_started_total") == started + 2)
 
@@ -104,7 +105,7 @@ import Testing
         for (name, count) in [("echo", 4), ("fails", 2), ("missing", 1)] {
             for _ in 0..<count { _ = try await harness.resolved(try await harness.submit(name, to: store), in: store) }
         }
-        let expected = try daemon.resolvedInDatabase()
+        let expected = try await daemon.resolvedInDatabase()
         #expect(expected.values.reduce(0, +) == 7)
 
         guard case .tcp(_, let port) = daemon.endpoint else { throw TestFailure("not TCP") }

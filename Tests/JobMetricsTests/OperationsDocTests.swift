@@ -27,7 +27,7 @@ import Testing
         return blocks
     }
 
-    @Test func theScrapeConfigAndTheAlertRulesPassPromtool() throws {
+    @Test func theScrapeConfigAndTheAlertRulesPassPromtool() async throws {
         try requireTool(Self.promtool, package: "prometheus")
         let yaml = try Self.blocks("yaml")
         let rules = try #require(yaml.first { $0.contains("alert: JobdJobsRejected") }, "no alert rules in \(Self.page)")
@@ -36,16 +36,16 @@ import Testing
         try write(rules, to: folder + "/rules.yml")
         try write(scrape + "rule_files: [rules.yml]\n", to: folder + "/prometheus.yml")
 
-        let config = try runCommand(Self.promtool, ["check", "config", folder + "/prometheus.yml"])
+        let config = try await runCommand(Self.promtool, ["check", "config", folder + "/prometheus.yml"])
         #expect(config.status == 0, "promtool check config: \(config.output)\(config.error)")
-        let checked = try runCommand(Self.promtool, ["check", "rules", folder + "/rules.yml"])
+        let checked = try await runCommand(Self.promtool, ["check", "rules", folder + "/rules.yml"])
         #expect(checked.status == 0, "promtool check rules: \(checked.output)\(checked.error)")
         #expect(checked.output.contains("SUCCESS: 2 rules found"))
     }
 
     /// The rule fires for a definition with 10 rejections in an hour, not
     /// for one with 5 (nor for fulfilled jobs); JobdDown once `up` is 0 for 2 min.
-    @Test func theRejectedJobsAlertFiresAboveFiveAnHour() throws {
+    @Test func theRejectedJobsAlertFiresAboveFiveAnHour() async throws {
         try requireTool(Self.promtool, package: "prometheus")
         let rules = try #require(try Self.blocks("yaml").first { $0.contains("alert: JobdJobsRejected") })
         let folder = try makeTemporaryFolder()
@@ -81,11 +81,11 @@ import Testing
                       - exp_labels: { severity: critical, job: jobd }
 
             """, to: folder + "/rules.test.yml")
-        let result = try runCommand(Self.promtool, ["test", "rules", folder + "/rules.test.yml"])
+        let result = try await runCommand(Self.promtool, ["test", "rules", folder + "/rules.test.yml"])
         #expect(result.status == 0, "promtool test rules: \(result.output)\(result.error)")
     }
 
-    @Test func theTextfileCollectorTimerUnitsVerify() throws {
+    @Test func theTextfileCollectorTimerUnitsVerify() async throws {
         let analyze = "/usr/bin/systemd-analyze"
         try requireTool(analyze, package: "systemd")
         let folder = try makeTemporaryFolder()
@@ -100,7 +100,7 @@ import Testing
         #expect(units == ["jobd-metrics.service", "jobd-metrics.timer"])
         var environment = ProcessInfo.processInfo.environment
         environment["SYSTEMD_UNIT_PATH"] = folder + ":"
-        let result = try runCommand(analyze, ["verify", "--man=no"] + units, environment: environment)
+        let result = try await runCommand(analyze, ["verify", "--man=no"] + units, environment: environment)
         #expect(result.status == 0 && result.output.isEmpty && result.error.isEmpty, "\(result)")
     }
 }

@@ -92,6 +92,23 @@ public func runCommand(_ path: String, _ arguments: [String], environment: [Stri
             try String(contentsOfFile: folder + "/err", encoding: .utf8))
 }
 
+/// `runCommand` for an async test: the wait happens on a thread of its own.
+public func runCommand(
+    _ path: String, _ arguments: [String], environment: [String: String]? = nil
+) async throws -> (status: Int32, output: String, error: String) {
+    try await onOwnThread { try runCommand(path, arguments, environment: environment) }
+}
+
+/// Runs `body` on a thread of its own and returns its result. For blocking
+/// work in an async test (waiting for a child process, reading a socket):
+/// on one of the few threads of Swift's cooperative pool, it would stall
+/// every other test running in parallel, and a server under test as well.
+public func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread.detachNewThread { continuation.resume(with: Result { try body() }) }
+    }
+}
+
 /// A TCP port nobody listens on now (bound to port 0, read, closed).
 public func freePort() throws -> Int {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)

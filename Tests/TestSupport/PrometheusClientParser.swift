@@ -21,7 +21,11 @@ public enum PrometheusClientParser {
 
     /// The families by name. Throws (failing the test) when the virtualenv is
     /// missing or the parser rejects the text.
-    public static func parse(_ exposition: [UInt8]) throws -> [String: Family] {
+    public static func parse(_ exposition: [UInt8]) async throws -> [String: Family] {
+        try await onOwnThread { try parseBlocking(exposition) }
+    }
+
+    private static func parseBlocking(_ exposition: [UInt8]) throws -> [String: Family] {
         let python = try pythonPath()
         let script = """
             import json, math, sys

@@ -28,12 +28,10 @@ public enum RawHTTP {
     }
 
     /// Sends `request` and reads the reply to its end, on a thread of its
-    /// own: blocking a thread of Swift's small cooperative pool would starve
-    /// a server under test that runs there too.
+    /// own (``onOwnThread(_:)``): a server under test may run on the
+    /// cooperative pool too.
     public static func send(_ request: String, to endpoint: HTTPEndpoint) async throws -> Reply {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread.detachNewThread { continuation.resume(with: Result { try sendBlocking(request, to: endpoint) }) }
-        }
+        try await onOwnThread { try sendBlocking(request, to: endpoint) }
     }
 
     /// `GET path` (or another `method`), the connection closed after the reply.
