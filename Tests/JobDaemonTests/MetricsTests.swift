@@ -18,12 +18,13 @@ import Testing
         "missing": "pipeline:\n  - then: run\n    run: [jobd-test-no-such-program]\n",
     ]
 
-    /// Holds the one slot of pool `batch` until the file its input names exists.
+    /// Holds the one slot of pool `batch` until the file its input names
+    /// exists (at most a minute: a test that failed half-way leaves no loop behind).
     static let hold = """
         pool: batch
         pipeline:
           - then: wait
-            shell: 'read -r file; while [ ! -e "$file" ]; do sleep 0.05; done; echo held'
+            shell: 'read -r file; for i in $(seq 1200); do [ -e "$file" ] && break; sleep 0.05; done; echo held'
           - map: shout
             transform: upper
         """
