@@ -47,7 +47,8 @@ let package = Package(
 
         // MARK: jobd's modules, one concern each (DESIGN.md, "Modules")
 
-        // Scratch folders and the repository's path, for every test target.
+        // Scratch folders and the repository's path, child processes, raw HTTP, and the
+        // outside tools the tests compare against (prometheus_client, Prometheus, Chromium).
         .target(
             name: "TestSupport", dependencies: [.product(name: "Logging", package: "swift-log")], path: "Tests/TestSupport",
             swiftSettings: strict),
@@ -135,7 +136,10 @@ let package = Package(
         .testTarget(
             name: "JobDaemonTests",
             dependencies: [
-                "JobDaemon", "JobConfig", "JobControl", "JobStore", "jobd", .product(name: "Logging", package: "swift-log"),
+                "JobDaemon", "JobConfig", "JobControl", "JobMetrics", "JobStore", "TestSupport", "jobd",
+                // `jobctl metrics` and `jobctl validate` against the real jobd (MetricsTests).
+                "jobctl",
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
         // The control CLI: reads the config, talks to the database and to jobd's socket.
@@ -161,7 +165,7 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             swiftSettings: strict),
-        .testTarget(name: "JobMetricsTests", dependencies: ["JobMetrics"], swiftSettings: strict),
+        .testTarget(name: "JobMetricsTests", dependencies: ["JobMetrics", "TestSupport"], swiftSettings: strict),
         // The dashboard's pages as HTML text, read from a data source (a store, a snapshot).
         .target(name: "JobDashboard", dependencies: ["JobStore"], swiftSettings: strict),
         .testTarget(name: "JobDashboardTests", dependencies: ["JobDashboard", "JobStore"], swiftSettings: strict),
@@ -180,7 +184,7 @@ let package = Package(
         .testTarget(
             name: "JobHTTPTests",
             dependencies: [
-                "JobHTTP", "JobConfig", "JobDashboard", "JobMetrics", "JobStore",
+                "JobHTTP", "JobConfig", "JobDashboard", "JobMetrics", "JobStore", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],

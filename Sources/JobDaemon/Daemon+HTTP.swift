@@ -8,16 +8,40 @@ import JobMetrics
 import JobStore
 import Locking
 import Logging
+import ServiceLifecycle
 
 extension Daemon {
-    /// `/metrics` and the dashboard on `http.listen`.
-    func httpService(_ http: HTTPConfig) -> JobHTTPService {
+    /// `/metrics` and the dashboard on `http.listen`, as a service of jobd's
+    /// group.
+    func httpService(_ http: HTTPConfig) -> HTTPListenerService {
         let source = StoreDashboardSource(store: store) { [self] in await dashboardSnapshot() }
-        let prometheus = self.prometheus
-        return JobHTTPService(
+        let service = JobHTTPService(
             address: http.listen, dashboard: Dashboard(source: source),
-            exposition: { prometheus.exposition() }, logger: logger,
+            exposition: { [self] in await metricsExposition() }, logger: logger,
             onListening: { [logger] address in logger.info("HTTP: /metrics and the dashboard on \(address)") })
+        return HTTPListenerService(daemon: self, listener: service)
+    }
+
+    /// What `GET /metrics` and `jobctl metrics` print: the registry, with
+    /// the pending-job gauges counted first.
+    func metricsExposition() async -> [UInt8] {
+        await updatePendingGauges()
+        return prometheus.exposition()
+    }
+
+    /// `jobd_jobs_pending{pool}` as the store holds them now: each pool of
+    /// jobd.yaml (0 when it has none) and any other pool the store has
+    /// pending jobs for. Counted in the claim index alone; if the store
+    /// cannot be read, the gauges keep their last values.
+    func updatePendingGauges() async {
+        let configured = state.withAnnouncedLock { $0.config.pools.keys }
+        do {
+            var pending = Dictionary(uniqueKeysWithValues: configured.map { ($0, 0) })
+            for count in try await store.jobCountsByPool() { pending[count.pool] = count.pending }
+            prometheus.metrics.setJobsPending(byPool: pending)
+        } catch {
+            logger.warning("metrics: could not count the pending jobs: \(error)")
+        }
     }
 
     /// What the dashboard shows besides the store: pools and this jobd.
@@ -29,5 +53,25 @@ extension Daemon {
         }
         return DashboardSnapshot(
             pools: pools, build: BuildInfo(version: JobdVersion.string, node: engine.owner, startedAt: startedAt))
+    }
+}
+
+/// The HTTP listener in jobd's group. It was asked for: one that cannot
+/// listen (the port taken, the sandbox without IP sockets) stops jobd with
+/// exit 69 and a line that says what to do, rather than leave it running
+/// without the metrics someone alerts on.
+struct HTTPListenerService: Service, CustomStringConvertible {
+    let daemon: Daemon
+    let listener: JobHTTPService
+
+    var description: String { "HTTP listener \(listener.address)" }
+
+    func run() async throws {
+        do {
+            try await listener.run()
+        } catch {
+            daemon.fail("\(error)", status: JobdExit.unavailable)
+            throw error
+        }
     }
 }

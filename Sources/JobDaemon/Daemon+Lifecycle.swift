@@ -126,7 +126,6 @@ extension Daemon {
         // the pending jobs reads an index range as long as the queue: about
         // 15 ms of CPU for 100,000 pending jobs.)
         chores.append(PeriodicChore(name: "status", interval: .seconds(10)) { [self] in
-            await updatePendingGauges()
             let text = await statusText()
             let changed = state.withAnnouncedLock { state -> Bool in
                 defer { state.lastStatus = text }
@@ -169,11 +168,5 @@ extension Daemon {
             }
         })
         return chores
-    }
-
-    /// `jobd_jobs_pending{pool}`, from the store.
-    func updatePendingGauges() async {
-        guard let counts = try? await store.jobCountsByPool() else { return }
-        for count in counts { prometheus.metrics.setJobsPending(pool: count.pool, count.pending) }
     }
 }

@@ -197,7 +197,7 @@ public final class Daemon: Sendable {
             engine.nudge()
             reply(ControlReply(ok: true))
         case .metrics:
-            reply(ControlReply(ok: true, metrics: String(decoding: prometheus.exposition(), as: UTF8.self)))
+            Task { reply(ControlReply(ok: true, metrics: String(decoding: await metricsExposition(), as: UTF8.self))) }
         case .status:
             Task {
                 do {

@@ -1,8 +1,8 @@
 import Foundation
 import JobStore
 
-/// `/`: the state counts, the pools, the resolved-per-minute chart, and a
-/// page of jobs with filters.
+/// `/`: the state counts, the pools, the next schedules, the
+/// resolved-per-minute chart, and a page of jobs with filters.
 enum JobListPage {
     struct Data {
         var request: JobListRequest
@@ -14,9 +14,12 @@ enum JobListPage {
     }
 
     static func render(_ data: Data) -> HTML {
+        let schedules = SchedulesPage.card(data.snapshot)
+        // With the schedules card there are four; the chart keeps a wider column.
+        let cards: HTML = data.snapshot.schedules.isEmpty ? "cards" : "cards four"
         let body: HTML = """
-            <div class="cards">\(countsCard(data.counts))\(PoolsCard.render(data.snapshot.pools, data.poolCounts))\
-            <div class="card"><h2>Resolved per minute, last hour</h2>\
+            <div class="\(cards)">\(countsCard(data.counts))\(PoolsCard.render(data.snapshot.pools, data.poolCounts))\
+            \(schedules)<div class="card"><h2>Resolved per minute, last hour</h2>\
             \(ResolvedChart.render(data.resolved, now: data.snapshot.now))</div></div>
             <h2>Jobs</h2>
             \(filters(data.request))

@@ -6,7 +6,7 @@ import JobStore
 enum SchedulesPage {
     static func render(_ snapshot: DashboardSnapshot) -> HTML {
         let now = snapshot.now
-        let rows = snapshot.schedules.sorted { ($0.nextFire ?? .distantFuture) < ($1.nextFire ?? .distantFuture) }
+        let rows = soonestFirst(snapshot.schedules)
             .map { row -> HTML in
                 let next: HTML = row.nextFire.map {
                     "\(DisplayTime.element($0, now: now)) <span class=\"note\">\(DisplayTime.utc($0))</span>"
@@ -28,5 +28,32 @@ enum SchedulesPage {
             """
         return Layout.page(
             title: "Schedules", section: .schedules, base: "", snapshot: snapshot, body: "<h1>Schedules</h1>\(table)")
+    }
+}
+
+extension SchedulesPage {
+    /// The jobs page's card: the next fire times of the schedules that fire
+    /// soonest. No card when no definition has a schedule (the Schedules
+    /// page says so).
+    static func card(_ snapshot: DashboardSnapshot, shown: Int = 5) -> HTML {
+        let schedules = soonestFirst(snapshot.schedules)
+        guard !schedules.isEmpty else { return "" }
+        let rows = schedules.prefix(shown).map { row -> HTML in
+            let next: HTML = row.nextFire.map { DisplayTime.element($0, now: snapshot.now) } ?? "<span class=\"none\">never</span>"
+            return """
+                <div class="line"><a href="\(attribute: Layout.query([("definition", row.definition)]))">\
+                \(row.definition, limit: 60)</a><span>\(next)</span></div>
+                """
+        }
+        let all: HTML = schedules.count > shown ? "all \(schedules.count) schedules »" : "schedules »"
+        return """
+            <div class="card"><h2>Schedules: next fires</h2>\(HTML.join(rows))\
+            <div class="note"><a href="schedules">\(all)</a></div></div>
+            """
+    }
+
+    /// Soonest next fire first; schedules that never fire again last.
+    static func soonestFirst(_ schedules: [ScheduleRow]) -> [ScheduleRow] {
+        schedules.sorted { ($0.nextFire ?? .distantFuture) < ($1.nextFire ?? .distantFuture) }
     }
 }

@@ -20,12 +20,13 @@ enum Styles {
         main{max-width:1180px;margin:0 auto;padding:18px 16px 8px}
         h1{font-size:21px;margin:4px 0 14px}h2{font-size:16px;margin:22px 0 10px}
         .cards{display:grid;grid-template-columns:repeat(auto-fit,minmax(260px,1fr));gap:14px;margin-bottom:8px}
+        @media (min-width:1000px){.cards.four{grid-template-columns:1fr 1fr 1fr 1.5fr}}
         .card{background:var(--card);border:1px solid var(--line);border-radius:10px;padding:12px 14px;min-width:0}
         .card h2{margin:0 0 8px;font-size:13px;text-transform:uppercase;letter-spacing:.04em;color:var(--muted)}
         .counts{display:flex;flex-wrap:wrap;gap:6px 16px}.counts a{color:var(--fg)}.counts b{font-size:20px;display:block}
         .bar{height:8px;background:var(--line);border-radius:4px;overflow:hidden;margin:3px 0 9px}
         .bar i{display:block;height:100%;background:var(--running)}
-        .pool{display:flex;justify-content:space-between;gap:8px;font-size:14px;margin-top:6px}
+        .pool,.line{display:flex;justify-content:space-between;gap:8px;font-size:14px;margin-top:6px}
         svg{display:block;width:100%;height:auto}svg text{fill:var(--muted);font:11px system-ui,sans-serif}
         .chart .grid{stroke:var(--line)}
         .s-pending{fill:var(--pending);background:var(--pending)}.s-running{fill:var(--running);background:var(--running)}

@@ -79,11 +79,7 @@ struct ActionExecutor: Sendable {
         let control = context.control
         let metrics = self.metrics
         let process = runner.run(spec) { result in
-            if case let .failure(error) = result, error.isFailureToStart {
-                metrics.processFailedToStart()
-            } else {
-                metrics.processStarted()
-            }
+            if case let .failure(error) = result, error.isFailureToStart { metrics.processFailedToStart() }
             switch result {
             case let .success(outcome):
                 resolver.fulfill(ActionOutput(bytes: outcome.output, exitCode: 0))
@@ -91,6 +87,9 @@ struct ActionExecutor: Sendable {
                 resolver.reject(Self.describe(error, stage: stage, stoppedBecause: control.reason))
             }
         }
+        // Counted when it starts, not when it ends: a process that runs
+        // for an hour is in the count from its first second.
+        if process.processID != nil { metrics.processStarted() }
         control.onStop { _ in process.cancel() }
         return promise
     }

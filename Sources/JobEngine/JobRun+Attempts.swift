@@ -73,6 +73,9 @@ extension JobRun {
                 let failure = self.stageError(error, stage: stage, attempt: number)
                 if let delay = self.retryDelay(after: failure, stage: stage, tries: tries) {
                     self.log(.warning, "attempt \(number) of stage `\(stage.name)` failed, retrying in \(delay.jobdText): \(failure.message)", position: stage.position)
+                    // The last attempt is timed when the stage's result is recorded; this one here.
+                    self.context.configuration.metrics.stageAttemptFinished(
+                        definition: self.definition.name, kind: stage.kind, since: startedAt)
                     self.context.configuration.metrics.stageRetried(definition: self.definition.name)
                     self.context.store.recordEvent(NewEvent(
                         jobID: self.id, position: stage.position, kind: "stage-retry",

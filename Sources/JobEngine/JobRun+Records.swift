@@ -90,9 +90,7 @@ extension JobRun {
             switch written {
             case .success:
                 if let startedAt = attempt.startedAt {
-                    let seconds = max(0, Date().timeIntervalSince(startedAt))
-                    metrics.stageAttemptFinished(
-                        definition: definition, kind: stage.kind.rawValue, duration: .milliseconds(Int64(seconds * 1000)))
+                    metrics.stageAttemptFinished(definition: definition, kind: stage.kind, since: startedAt)
                 }
                 resolver.fulfill(())
             case let .failure(error): self.recordFailed(stage, outcome, exitCode: exitCode, error).pipe { resolver.resolve($0) }
@@ -123,5 +121,13 @@ extension Result {
         case let .fulfilled(value): return .value(value)
         case let .rejected(error): return Promise(error: error)
         }
+    }
+}
+
+extension JobMetrics {
+    /// One attempt of a stage of `kind`, started at `start`, ended now.
+    func stageAttemptFinished(definition: String, kind: StageKind, since start: Date) {
+        stageAttemptFinished(
+            definition: definition, kind: kind.rawValue, duration: .seconds(max(0, Date().timeIntervalSince(start))))
     }
 }

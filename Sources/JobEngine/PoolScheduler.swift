@@ -32,6 +32,8 @@ final class PoolScheduler: Sendable {
         state = Mutex(State(capacity: max(1, capacity)))
         self.context = context
         self.launch = launch
+        // A pool that has run nothing yet reads 0, not absent.
+        context.configuration.metrics.setJobsRunning(pool: name, 0)
     }
 
     var running: Int { state.withAnnouncedLock { $0.running } }

@@ -12,7 +12,7 @@ struct JobHTTPResponder: HTTPResponder {
 
     let dashboard: Dashboard
     /// The Prometheus exposition, made when `/metrics` is asked for.
-    let exposition: @Sendable () -> [UInt8]
+    let exposition: @Sendable () async -> [UInt8]
 
     static let maxTargetBytes = 4096
 
@@ -40,7 +40,7 @@ struct JobHTTPResponder: HTTPResponder {
         case "/metrics":
             return Response(
                 status: .ok, headers: [.contentType: PrometheusContentType.value, .cacheControl: "no-store"],
-                body: ResponseBody(byteBuffer: ByteBuffer(bytes: exposition())))
+                body: ResponseBody(byteBuffer: ByteBuffer(bytes: await exposition())))
         case "/healthz":
             return Self.text(.ok, "ok\n")
         case "/":

@@ -7,6 +7,7 @@ public import JobConfig
 public import JobDashboard
 public import Logging
 public import ServiceLifecycle
+import Synchronization
 
 /// The HTTP listener as a swift-service-lifecycle `Service`: run it in the
 /// daemon's `ServiceGroup`; it stops on the group's graceful shutdown.
@@ -41,10 +42,11 @@ public struct JobHTTPService: Service {
     public static let idleTimeout: TimeAmount = .seconds(60)
 
     /// - Parameters:
-    ///   - exposition: the Prometheus text, made per `GET /metrics`.
+    ///   - exposition: the Prometheus text, made per `GET /metrics` (the
+    ///     daemon counts the pending jobs first).
     ///   - onListening: called once the socket is bound.
     public init(
-        address: HTTPListenAddress, dashboard: Dashboard, exposition: @escaping @Sendable () -> [UInt8],
+        address: HTTPListenAddress, dashboard: Dashboard, exposition: @escaping @Sendable () async -> [UInt8],
         logger: Logger, onListening: @escaping @Sendable (BoundAddress) async -> Void = { _ in }
     ) {
         self.address = address
@@ -65,6 +67,7 @@ public struct JobHTTPService: Service {
         let address = self.address
         let logger = self.logger
         let onListening = self.onListening
+        let listening = Mutex(false)
         var decoder = HTTP1Channel.Configuration.DecoderConfiguration()
         decoder.maxHeaderFieldSize = 8 * 1024
         decoder.maxHeaderListSize = 16 * 1024
@@ -76,6 +79,7 @@ public struct JobHTTPService: Service {
                 address: bind, serverName: nil,
                 availableConnectionsDelegate: MaximumAvailableConnections(Self.maxConnections)),
             onServerRunning: { channel in
+                listening.withLock { $0 = true }
                 switch address {
                 case .unix(let path):
                     if chmod(path, 0o660) != 0 {
@@ -90,7 +94,11 @@ public struct JobHTTPService: Service {
         defer {
             if case .unix(let path) = address { unlink(path) }
         }
-        try await application.run()
+        do {
+            try await application.run()
+        } catch let error as IOError where !listening.withLock({ $0 }) {
+            throw HTTPServiceError.cannotListen(on: address, error.errnoCode)
+        }
     }
 }
 
@@ -136,4 +144,17 @@ public struct HTTPServiceError: Error, Sendable, CustomStringConvertible {
     public let message: String
     init(_ message: String) { self.message = message }
     public var description: String { message }
+
+    /// The socket could not be made or bound: `errno` says why.
+    static func cannotListen(on address: HTTPListenAddress, _ errno: Int32) -> HTTPServiceError {
+        let advice = switch errno {
+        case EADDRINUSE: "another process listens there: stop it, or give http.listen another port"
+        case EADDRNOTAVAIL: "no interface of this host has that address: listen on 127.0.0.1, [::1] or one of its own"
+        case EAFNOSUPPORT, EACCES, EPERM:
+            "under jobd.service the sandbox allows unix sockets only: install the HTTP drop-in "
+                + "(http.conf.example, docs/operations.md) or listen on unix:/run/jobd/http.sock"
+        default: "check http.listen in jobd.yaml"
+        }
+        return HTTPServiceError("http: cannot listen on \(address): \(String(cString: strerror(errno))); \(advice)")
+    }
 }

@@ -69,6 +69,16 @@ public final class JobMetrics: Sendable {
         pending.handle([("pool", pool)]).record(count)
     }
 
+    /// The pending jobs of every pool, as just counted: each pool in
+    /// `counts` gets its count, and a pool reported before but absent now
+    /// (its last pending job was claimed) reads 0 rather than its old count.
+    public func setJobsPending(byPool counts: [String: Int]) {
+        for (pool, count) in counts { setJobsPending(pool: pool, count) }
+        for (labels, gauge) in pending.all() where counts[labels[0]] == nil {
+            gauge.record(0)
+        }
+    }
+
     /// The number of jobs of `pool` this jobd runs now.
     public func setJobsRunning(pool: String, _ count: Int) {
         running.handle([("pool", pool)]).record(count)
@@ -133,6 +143,11 @@ private final class HandleCache<Handle: Sendable>: Sendable {
 
     init(_ make: @escaping @Sendable ([(String, String)]) -> Handle) {
         self.make = make
+    }
+
+    /// Every handle made so far, with its label values.
+    func all() -> [([String], Handle)] {
+        handles.withLock { $0.map { ($0.key, $0.value) } }
     }
 
     func handle(_ labels: [(String, String)]) -> Handle {

@@ -27,6 +27,15 @@ public struct MetricFamily: Sendable, Hashable {
 }
 
 extension MetricFamily {
+    /// `# HELP` and `# TYPE` lines of the family, for an exposition that has
+    /// no sample of it yet. (Help texts hold no backslash or newline, which
+    /// the format would need escaped.)
+    var declaration: String {
+        "# HELP \(name) \(help)\n# TYPE \(name) \(kind.rawValue)\n"
+    }
+}
+
+extension MetricFamily {
     public static let jobsResolved = MetricFamily(
         "jobd_jobs_resolved_total", .counter, labels: ["definition", "state"],
         help: "Jobs resolved (fulfilled, rejected or cancelled), by definition and state.")

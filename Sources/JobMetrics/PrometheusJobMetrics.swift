@@ -29,11 +29,16 @@ public struct PrometheusJobMetrics: Sendable {
         metrics = JobMetrics(factory: factory, version: version)
     }
 
-    /// The metrics in Prometheus text exposition format.
+    /// The metrics in Prometheus text exposition format, jobd's families
+    /// first in a fixed order. Every family of ``MetricFamily/all`` is
+    /// declared (`# HELP`, `# TYPE`), also one without a sample yet — a
+    /// labelled family gets its first series with its first event
+    /// (`jobd_schedule_occurrences_total` before any schedule fired) — so an
+    /// operator sees every name jobd can export.
     public func exposition() -> [UInt8] {
         var buffer: [UInt8] = []
         registry.emit(into: &buffer)
-        return buffer
+        return ExpositionText.arrange(buffer)
     }
 
     private static let bootstrapped = Mutex<PrometheusJobMetrics?>(nil)

@@ -1,6 +1,7 @@
 import Foundation
 import JobConfig
 import JobControl
+import TestSupport
 import Testing
 
 /// `jobd --check`: every problem with file:line, exit 0 or 1, and the

@@ -2,6 +2,7 @@ import Foundation
 import JobConfig
 import JobControl
 import JobStore
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -112,7 +113,7 @@ import Glibc
         let harness = try DaemonHarness(definitions: [:])
         try harness.start()
         _ = try #require(await harness.notify.waitFor("READY", "1"))
-        let result = try runCommand(jobdPath, ["--config", harness.configPath])
+        let result = try await runCommand(jobdPath, ["--config", harness.configPath])
         #expect(result.status == 69)
         #expect(result.error.contains("another jobd (pid \(harness.pid)) already listens on \(harness.socketPath)"))
         #expect(try ControlClient.status(socketPath: harness.socketPath)?.pid == harness.pid, "the first one still answers")

@@ -2,6 +2,7 @@ import Foundation
 import JobConfig
 import JobControl
 import JobStore
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -131,32 +132,4 @@ final class DaemonHarness: @unchecked Sendable {
 }
 
 /// The `jobd` executable, built beside the test bundle.
-var jobdPath: String {
-    let bundle = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-    for candidate in [bundle, bundle.deletingLastPathComponent()] {
-        let path = candidate.appendingPathComponent("jobd").path
-        if FileManager.default.isExecutableFile(atPath: path) { return path }
-    }
-    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    return root.path + "/.build/debug/jobd"
-}
-
-/// Runs a command to completion; stdout and stderr go through files, so a
-/// full pipe cannot stall it.
-func runCommand(_ path: String, _ arguments: [String], environment: [String: String]? = nil) throws -> (status: Int32, output: String, error: String) {
-    let folder = NSTemporaryDirectory() + "jobd-run-" + UUID().uuidString
-    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(atPath: folder) }
-    for name in ["out", "err"] { _ = FileManager.default.createFile(atPath: folder + "/" + name, contents: nil) }
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: path)
-    process.arguments = arguments
-    if let environment { process.environment = environment }
-    process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: folder + "/out"))
-    process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: folder + "/err"))
-    try process.run()
-    process.waitUntilExit()
-    return (process.terminationStatus,
-            try String(contentsOfFile: folder + "/out", encoding: .utf8),
-            try String(contentsOfFile: folder + "/err", encoding: .utf8))
-}
+var jobdPath: String { builtProduct("jobd") }

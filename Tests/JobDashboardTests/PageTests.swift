@@ -53,6 +53,28 @@ import Testing
         #expect(html.contains("elsewhere") && html.contains("not configured here"))
     }
 
+    @Test func showsTheSchedulesThatFireSoonestAndNoCardWithoutSchedules() async throws {
+        let schedules = (1...7).map {
+            ScheduleRow(definition: "s\($0)", expression: "every: \($0)m", nextFire: renderTime.addingTimeInterval(Double($0) * 60))
+        } + [
+            ScheduleRow(definition: "done", expression: "calendar: 2020-01-01", nextFire: nil),
+            ScheduleRow(definition: Hostile.script, expression: "every: 30s", nextFire: renderTime.addingTimeInterval(30)),
+        ]
+        let html = await Dashboard(source: FixedSource(schedules: schedules)).jobsPage(query: []).html
+        #expect(html.contains("<h2>Schedules: next fires</h2>"))
+        // Soonest first, five of them: the hostile name (as text), then s1 … s4.
+        let hostile = try #require(html.range(of: "&lt;script&gt;alert(1)&lt;/script&gt;</a>"))
+        let first = try #require(html.range(of: ">s1</a>"))
+        #expect(hostile.lowerBound < first.lowerBound)
+        #expect(html.contains(">s4</a>") && !html.contains(">s5</a>") && !html.contains(">done</a>"))
+        #expect(html.contains(">in 30 s</time>"), "the next fire, relative")
+        #expect(html.contains("<a href=\"schedules\">all 9 schedules »</a>"))
+
+        let none = await Dashboard(source: FixedSource(schedules: [])).jobsPage(query: []).html
+        #expect(!none.contains("Schedules: next fires"))
+        #expect(await Dashboard(source: FixedSource(schedules: [])).schedulesPage().html.contains("No definition has a schedule."))
+    }
+
     @Test func anEmptyHourSaysSo() async {
         let html = await Dashboard(source: FixedSource()).jobsPage(query: []).html
         #expect(html.contains("no job resolved in the last hour"))

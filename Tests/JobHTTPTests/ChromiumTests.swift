@@ -4,6 +4,7 @@ import JobConfig
 import JobHTTP
 import JobMetrics
 import JobStore
+import TestSupport
 import Testing
 
 /// The dashboard in headless Chromium (Debian's, installed by
@@ -11,12 +12,8 @@ import Testing
 /// it. Screenshots are written to a temporary folder, and copied to
 /// `$JOBD_SCREENSHOT_DIR` when it is set (docs/dashboard.png comes from there).
 @Suite(.serialized) struct ChromiumTests {
-    static let chromium = "/usr/bin/chromium"
-
     @Test func theDashboardShowsTheLatestJobsAndAJobsStagesAndHostileValuesAsText() async throws {
-        guard FileManager.default.isExecutableFile(atPath: Self.chromium) else {
-            throw TestFailure("no \(Self.chromium): run make test (scripts/test-deps installs Debian's chromium)")
-        }
+        try requireTool(HeadlessChromium.path, package: "chromium")
         let folder = try TemporaryFolder()
         let store = try SQLiteJobStore(path: folder.file("jobs.sqlite"))
         let world = try await DemoJobs.fill(store)
@@ -25,14 +22,14 @@ import Testing
         try await withHTTPService(dashboard: dashboard) { bound in
             let base = bound.baseURL
             // The list: the newest jobs, the hostile one's values as text.
-            let list = try await Self.dumpDOM(base + "/", folder)
+            let list = try await HeadlessChromium.dumpDOM(base + "/", folder: folder.path)
             #expect(list.contains("href=\"jobs/\(world.newest)\""))
             #expect(list.contains("nightly-report"))
             #expect(!list.lowercased().contains("<script"), "a script element from data")
             #expect(list.contains("&lt;script&gt;alert(1)&lt;/script&gt;"))
 
             // A job's page: its stages, on the timeline and each with its value.
-            let job = try await Self.dumpDOM(base + "/jobs/\(world.report)", folder)
+            let job = try await HeadlessChromium.dumpDOM(base + "/jobs/\(world.report)", folder: folder.path)
             for stage in ["fetch-sales", "total", "publish"] {
                 #expect(job.contains(stage), "\(stage)")
             }
@@ -40,7 +37,7 @@ import Testing
             #expect(job.contains("{\"total\": 1284.5}"))
 
             // The hostile job: markup, 1 MB, invalid UTF-8, controls, bidi — all text.
-            let hostile = try await Self.dumpDOM(base + "/jobs/\(world.hostile)", folder)
+            let hostile = try await HeadlessChromium.dumpDOM(base + "/jobs/\(world.hostile)", folder: folder.path)
             #expect(!hostile.lowercased().contains("<script"), "a script element from data")
             #expect(hostile.contains("&lt;script&gt;alert(1)&lt;/script&gt;"))
             #expect(hostile.contains("binary: not valid UTF-8"))
@@ -54,7 +51,7 @@ import Testing
                          ("dashboard-job-phone.png", "/jobs/\(world.report)", "390,1700")]
             for (name, path, size) in shots {
                 let file = folder.file(name)
-                try await Self.chromium(["--window-size=\(size)", "--screenshot=\(file)", base + path], folder)
+                try await HeadlessChromium.screenshot(base + path, size: size, to: file, folder: folder.path)
                 let png = try Data(contentsOf: URL(fileURLWithPath: file))
                 #expect(png.starts(with: [0x89, 0x50, 0x4E, 0x47]), "\(name) is a PNG")
                 #expect(png.count > 20_000, "\(name) is \(png.count) bytes: blank?")
@@ -65,25 +62,5 @@ import Testing
                 }
             }
         }
-    }
-
-    static func dumpDOM(_ url: String, _ folder: TemporaryFolder) async throws -> String {
-        let output = folder.file("dom-\(UUID().uuidString).html")
-        try await chromium(["--dump-dom", url], folder, stdout: output)
-        return try String(contentsOfFile: output, encoding: .utf8)
-    }
-
-    /// Runs headless Chromium once, with a profile of its own; fails after 90 s.
-    static func chromium(_ arguments: [String], _ folder: TemporaryFolder, stdout: String? = nil) async throws {
-        let log = folder.file("chromium-\(UUID().uuidString).log")
-        let flags = [
-            "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--no-first-run",
-            "--disable-dev-shm-usage", "--user-data-dir=\(folder.file("chromium-profile"))",
-        ]
-        let child = try Child(Self.chromium, flags + arguments, output: log, stdout: stdout)
-        guard let status = await child.wait(timeout: .seconds(90)) else {
-            throw TestFailure("chromium did not finish in 90 s: \(child.log.suffix(2000))")
-        }
-        guard status == 0 else { throw TestFailure("chromium exited \(status): \(child.log.suffix(2000))") }
     }
 }

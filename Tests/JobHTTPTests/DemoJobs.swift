@@ -1,6 +1,7 @@
 import Foundation
 import JobDashboard
 @_spi(Maintenance) import JobStore
+import TestSupport
 
 /// An hour of a small jobd's work, for the browser test and the screenshots.
 enum DemoJobs {

@@ -4,6 +4,7 @@ import JobConfig
 import JobHTTP
 import JobMetrics
 import JobStore
+import TestSupport
 import Testing
 
 /// A dashboard over an empty fixed world: what the routing tests need.

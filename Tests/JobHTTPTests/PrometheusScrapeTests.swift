@@ -4,17 +4,14 @@ import JobConfig
 import JobHTTP
 import JobMetrics
 import JobStore
+import TestSupport
 import Testing
 
 /// A real Prometheus (Debian's, installed by scripts/test-deps) scrapes the
 /// listener; its query API must report the resolved-job counts the store has.
 @Suite struct PrometheusScrapeTests {
-    static let prometheus = "/usr/bin/prometheus"
-
     @Test func prometheusReportsTheResolvedCountsOfTheStore() async throws {
-        guard FileManager.default.isExecutableFile(atPath: Self.prometheus) else {
-            throw TestFailure("no \(Self.prometheus): run make test (scripts/test-deps installs Debian's prometheus)")
-        }
+        try requireTool(PrometheusServer.path, package: "prometheus")
         let folder = try TemporaryFolder()
         let store = try SQLiteJobStore(path: folder.file("jobs.sqlite"))
         let metrics = PrometheusJobMetrics(version: "scrape-test")
@@ -35,72 +32,21 @@ import Testing
 
         try await withHTTPService(dashboard: dashboard, prometheus: metrics) { bound in
             guard case .tcp(_, let port) = bound else { throw TestFailure("not TCP") }
-            let webPort = try freePort()
-            try """
-                global: { scrape_interval: 1s, evaluation_interval: 1s }
-                scrape_configs:
-                  - job_name: jobd
-                    static_configs: [{ targets: ["127.0.0.1:\(port)"] }]
-                """.write(toFile: folder.file("prometheus.yml"), atomically: true, encoding: .utf8)
-            let server = try Child(Self.prometheus, [
-                "--config.file=\(folder.file("prometheus.yml"))", "--storage.tsdb.path=\(folder.file("tsdb"))",
-                "--web.listen-address=127.0.0.1:\(webPort)", "--log.level=warn",
-            ], output: folder.file("prometheus.log"))
+            let server = try PrometheusServer(scraping: ["127.0.0.1:\(port)"], in: folder.path)
             defer { server.stop() }
 
-            let api = JobHTTPService.BoundAddress.tcp(host: "127.0.0.1", port: webPort)
-            let query = "sum by (state) (jobd_jobs_resolved_total)"
-            var reported: [String: Double] = [:]
-            let deadline = ContinuousClock.now + .seconds(60)
-            while ContinuousClock.now < deadline {
-                if let result = try? await Self.query(query, api), !result.isEmpty {
-                    reported = result
-                    break
-                }
-                try await Task.sleep(for: .milliseconds(250))
-            }
-            #expect(server.process.isRunning, "prometheus exited: \(server.log)")
             let expected = Dictionary(uniqueKeysWithValues: stored.map { ($0.key.rawValue, Double($0.value)) })
                 .filter { $0.value > 0 }
-            #expect(reported == expected, "prometheus log: \(server.log)")
+            let reported = try await server.waitForQuery("sum by (state) (jobd_jobs_resolved_total)") {
+                $0.byLabel("state") == expected
+            }
+            #expect(server.isRunning, "prometheus exited: \(server.log)")
+            #expect(reported.byLabel("state") == expected, "prometheus log: \(server.log)")
             #expect(expected == ["fulfilled": 6, "rejected": 2, "cancelled": 1])
             // The label value with quotes came through the exposition intact.
-            let crm = try await Self.query(#"sum by (state) (jobd_jobs_resolved_total{definition="sync \"crm\""})"#, api)
+            let crm = try await server.query(#"sum by (state) (jobd_jobs_resolved_total{definition="sync \"crm\""})"#, by: "state")
             #expect(crm == ["fulfilled": 1, "cancelled": 1])
-            #expect(try await Self.query(#"up{job="jobd"}"#, api, by: "job") == ["jobd": 1])
+            #expect(try await server.query(#"up{job="jobd"}"#, by: "job") == ["jobd": 1])
         }
-    }
-
-    /// `/api/v1/query`: the value of each series, by its `label`.
-    static func query(_ promQL: String, _ api: JobHTTPService.BoundAddress, by label: String = "state") async throws -> [String: Double] {
-        let encoded = promQL.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
-        let reply = try await RawHTTP.get("/api/v1/query?query=\(encoded)", api)
-        guard reply.status == 200 else { throw TestFailure("query \(promQL): HTTP \(reply.status)") }
-        struct Answer: Decodable {
-            struct Data: Decodable {
-                struct Series: Decodable {
-                    var metric: [String: String]
-                    var value: [Value]
-                }
-                var result: [Series]
-            }
-            enum Value: Decodable {
-                case time(Double), text(String)
-                init(from decoder: any Decoder) throws {
-                    let container = try decoder.singleValueContainer()
-                    if let number = try? container.decode(Double.self) { self = .time(number) } else {
-                        self = .text(try container.decode(String.self))
-                    }
-                }
-            }
-            var data: Data
-        }
-        let answer = try JSONDecoder().decode(Answer.self, from: reply.body)
-        var values: [String: Double] = [:]
-        for series in answer.data.result {
-            guard case .text(let text)? = series.value.last, let value = Double(text) else { continue }
-            values[series.metric[label] ?? ""] = value
-        }
-        return values
     }
 }

@@ -26,6 +26,20 @@ public func makeTemporaryFolder() throws -> String {
     return path
 }
 
+/// A folder of its own for a test, under the scratch root, removed when
+/// the value goes (and with the root at exit, whatever happens).
+public final class TemporaryFolder: Sendable {
+    public let path: String
+
+    public init() throws {
+        path = try makeTemporaryFolder()
+    }
+
+    public func file(_ name: String) -> String { path + "/" + name }
+
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+}
+
 public func write(_ text: String, to path: String) throws {
     try text.write(toFile: path, atomically: true, encoding: .utf8)
 }

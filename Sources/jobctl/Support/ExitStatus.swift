@@ -9,7 +9,7 @@
 /// | 65 | dataError | refused data: input over the value cap, a retry of a job that has not ended, `validate` found errors |
 /// | 66 | noInput | an input or batch file cannot be read |
 /// | 67 | unknown | no such job, no such definition |
-/// | 69 | unavailable | `daemon`: jobd is not running |
+/// | 69 | unavailable | `daemon`, `metrics`: jobd is not running |
 /// | 70 | software | a bug in jobctl |
 /// | 74 | ioError | the database cannot be opened or read: missing folder, damaged file, disk full, I/O error |
 /// | 75 | tempFail | `wait --timeout` ran out; the database stayed locked past the busy timeout |
@@ -54,7 +54,7 @@ struct ExitStatus: Hashable, Sendable, CustomStringConvertible {
         case 65: "refused: input over the cap, retry of a live job, validate errors"
         case 66: "an input or batch file cannot be read"
         case 67: "no such job or definition"
-        case 69: "daemon: jobd is not running"
+        case 69: "daemon, metrics: jobd is not running"
         case 70: "internal error"
         case 74: "the database cannot be opened or read"
         case 75: "wait --timeout ran out, or the database stayed locked"

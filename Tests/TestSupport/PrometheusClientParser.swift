@@ -3,22 +3,29 @@ import Foundation
 /// Parses an exposition with prometheus_client's
 /// `parser.text_string_to_metric_families`, in the virtualenv `make test`
 /// makes (scripts/test-deps): `<repository>/.venv-test`, or `$JOBD_TEST_VENV`.
-enum PrometheusClientParser {
-    struct Family: Decodable {
-        var type: String
-        var help: String
-        var samples: [Sample]
+public enum PrometheusClientParser {
+    public struct Family: Decodable, Sendable {
+        /// `counter`, `gauge`, `histogram`, … (prometheus_client names a
+        /// counter's family without its `_total`; its samples keep it).
+        public var type: String
+        public var help: String
+        public var samples: [Sample]
     }
 
-    struct Sample: Decodable {
-        var name: String
-        var labels: [String: String]
-        var value: Double
+    public struct Sample: Decodable, Sendable {
+        public var name: String
+        public var labels: [String: String]
+        /// A non-finite value (`+Inf`, `NaN`) reads -1.
+        public var value: Double
     }
 
     /// The families by name. Throws (failing the test) when the virtualenv is
     /// missing or the parser rejects the text.
-    static func parse(_ exposition: [UInt8]) throws -> [String: Family] {
+    public static func parse(_ exposition: [UInt8]) async throws -> [String: Family] {
+        try await onOwnThread { try parseBlocking(exposition) }
+    }
+
+    private static func parseBlocking(_ exposition: [UInt8]) throws -> [String: Family] {
         let python = try pythonPath()
         let script = """
             import json, math, sys
@@ -61,25 +68,35 @@ enum PrometheusClientParser {
         return try JSONDecoder().decode([String: Family].self, from: stdoutData)
     }
 
-    struct ParseError: Error, CustomStringConvertible {
-        var message: String
-        var description: String { message }
+    public struct ParseError: Error, CustomStringConvertible {
+        public var message: String
+        public var description: String { message }
     }
 
-    static func pythonPath(filePath: String = #filePath) throws -> String {
-        let venv: String
-        if let configured = ProcessInfo.processInfo.environment["JOBD_TEST_VENV"], !configured.isEmpty {
-            venv = configured
-        } else {
-            // Tests/JobMetricsTests/<file> → the repository.
-            let repository = URL(fileURLWithPath: filePath)
-                .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            venv = repository.appendingPathComponent(".venv-test").path
-        }
+    static func pythonPath() throws -> String {
+        let configured = ProcessInfo.processInfo.environment["JOBD_TEST_VENV"] ?? ""
+        let venv = configured.isEmpty ? repositoryRoot + "/.venv-test" : configured
         let python = venv + "/bin/python3"
         guard FileManager.default.isExecutableFile(atPath: python) else {
             throw ParseError(message: "no \(python): run make test (scripts/test-deps makes the test virtualenv)")
         }
         return python
+    }
+}
+
+extension [String: PrometheusClientParser.Family] {
+    /// Every sample named `name` (`jobd_jobs_resolved_total`, `…_bucket`), whatever its family.
+    public func samples(named name: String) -> [PrometheusClientParser.Sample] {
+        values.flatMap(\.samples).filter { $0.name == name }
+    }
+
+    /// The sum of the samples named `name`, by the value of their `label`.
+    public func sum(_ name: String, by label: String) -> [String: Double] {
+        [String: Double](samples(named: name).map { ($0.labels[label] ?? "", $0.value) }, uniquingKeysWith: +)
+    }
+
+    /// The value of the sample named `name` with exactly these labels.
+    public func value(_ name: String, _ labels: [String: String] = [:]) -> Double? {
+        samples(named: name).first { $0.labels == labels }?.value
     }
 }
