@@ -38,6 +38,7 @@ func describe(_ error: PMKError) -> String {
     case .compactMap(let value, let type): return "compactMap \(value) \(type)"
     case .emptySequence: return "empty"
     case .noWinner: return "no winner"
+    default: return "deprecated"
     }
 }
 
