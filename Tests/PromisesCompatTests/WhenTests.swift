@@ -12,6 +12,16 @@ final class Batch: @unchecked Sendable {
     private var running = 0
     private(set) var mostRunning = 0
 
+    /// An iterator of `count` promises, each made when it is pulled.
+    func promises(_ count: Int) -> AnyIterator<Promise<Int>> {
+        var remaining = count
+        return AnyIterator {
+            guard remaining > 0 else { return nil }
+            remaining -= 1
+            return self.make()
+        }
+    }
+
     /// The next promise of the iterator; resolved by `finishNext`.
     func make() -> Promise<Int> {
         let (promise, resolver) = Promise<Int>.pending()
@@ -88,12 +98,7 @@ struct WhenTests {
     @Test("when(resolved: iterator, concurrently:) keeps the limit and every result in iterator order (#4)")
     func resolvedConcurrently() {
         let batch = Batch()
-        var remaining = 5
-        let generator = AnyIterator<Promise<Int>> {
-            guard remaining > 0 else { return nil }
-            remaining -= 1
-            return batch.make()
-        }
+        let generator = batch.promises(5)
         let all: Guarantee<[Result<Int>]> = when(resolved: generator, concurrently: 2)
         #expect(batch.started == 2)
         while batch.finishNext(failing: 2) {}
@@ -122,12 +127,7 @@ struct WhenTests {
     @Test("when(fulfilled: iterator, concurrently:) stops pulling at the first rejection")
     func fulfilledConcurrently() {
         let batch = Batch()
-        var remaining = 5
-        let generator = AnyIterator<Promise<Int>> {
-            guard remaining > 0 else { return nil }
-            remaining -= 1
-            return batch.make()
-        }
+        let generator = batch.promises(5)
         let all = when(fulfilled: generator, concurrently: 2)
         while batch.finishNext(failing: 2) {}
         #expect(throws: FetchError.offline) { try all.wait() }
