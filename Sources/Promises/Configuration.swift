@@ -76,7 +76,6 @@ enum ConfigurationStore {
     }
 
     /// Hands `leak` to `conf.leakHandler`, or its event to `conf.logHandler`.
-    @usableFromInline
     static func report(_ leak: PMKLeakReport) {
         let settings = current
         if let leakHandler = settings.leakHandler {
