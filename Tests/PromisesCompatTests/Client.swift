@@ -7,6 +7,8 @@ import PromiseKit
 // (PromisesCompatTests) and in Swift 6 mode (PromisesCompatSwift6Tests, a
 // link to this folder). Code the two modes need written differently, apart
 // from the library, is written for Swift 6, which Swift 5 also accepts.
+// Apart from AdditionTests.swift (what this library adds), each file also
+// typechecks against PromiseKit 8.2.0 itself, in Swift 5 mode.
 //
 // Tests that change `conf` are XCTest cases (ConfigurationTests.swift):
 // XCTest runs its cases one at a time, before any Swift Testing test, so

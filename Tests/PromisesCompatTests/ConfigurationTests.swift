@@ -136,34 +136,6 @@ final class ConfigurationTests: XCTestCase {
         XCTAssertEqual(log.all, ["promise", "guarantee", "promise"])
     }
 
-    // An addition to PromiseKit: calls record where the promise was made,
-    // in either language mode; PromiseKit's signatures, taken as function
-    // values, cannot know.
-    func testLeakReportsSayWhere() {
-        let log = Log()
-        conf.leakHandler = { leak in
-            log.append("\(leak.event) \(leak.location.file):\(leak.location.line) \(leak.canReject)")
-        }
-        let file = "\(#fileID)"
-        let line = #line
-        _ = Promise<Int>.pending()
-        _ = Promise<Int> { _ in }
-        _ = Guarantee<Int>.pending()
-        _ = Guarantee<Int> { _ in }
-        let makePromise = Promise<Int>.pending
-        _ = makePromise()
-        let makeGuarantee = Guarantee<Int>.init(resolver:)
-        _ = makeGuarantee { _ in }
-        XCTAssertEqual(log.all, [
-            "\(LogEvent.pendingPromiseDeallocated) \(file):\(line + 1) true",
-            "\(LogEvent.pendingPromiseDeallocated) \(file):\(line + 2) true",
-            "\(LogEvent.pendingGuaranteeDeallocated) \(file):\(line + 3) false",
-            "\(LogEvent.pendingGuaranteeDeallocated) \(file):\(line + 4) false",
-            "\(LogEvent.pendingPromiseDeallocated) <unknown>:0 true",
-            "\(LogEvent.pendingGuaranteeDeallocated) <unknown>:0 false",
-        ])
-    }
-
     // As in PromiseKit 8, every wait() on the main thread is logged, also on
     // a promise that is already resolved.
     func testWaitOnMainThreadIsLogged() throws {

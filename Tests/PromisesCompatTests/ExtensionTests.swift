@@ -54,20 +54,23 @@ func make<Made: MadeFromNumber>(_: Made.Type, from number: Int) -> Made {
     return Made(number: number)
 }
 
-/// A client's own `Thenable`: PromiseKit's operators work on it.
-final class Ready<T>: Thenable {
-    let value: T
+/// A client's own `Thenable`, already resolved: PromiseKit's operators
+/// work on it, and `catch` and `recover` with `CatchMixin`.
+final class Ready<T>: Thenable, CatchMixin {
+    let result: Result<T>?
 
     init(_ value: T) {
-        self.value = value
+        result = .fulfilled(value)
+    }
+
+    init(error: Error) {
+        result = .rejected(error)
     }
 
     func pipe(to: @escaping (Result<T>) -> Void) {
-        to(.fulfilled(value))
-    }
-
-    var result: Result<T>? {
-        return .fulfilled(value)
+        if let result = result {
+            to(result)
+        }
     }
 }
 
@@ -93,13 +96,17 @@ struct ExtensionTests {
         #expect(try make(Promise<Int>.self, from: 8).wait() == 8)
     }
 
-    @Test("a client's own Thenable gets then, map, done and when")
+    @Test("a client's own Thenable gets then, map and when; with CatchMixin, recover and ensure")
     func clientThenable() throws {
         #expect(try Ready(2).map { $0 + 1 }.wait() == 3)
         #expect(try Ready(2).then { Promise.value($0 * 10) }.wait() == 20)
         #expect(try when(fulfilled: [Ready(1), Ready(2)]).wait() == [1, 2])
         #expect(try Promise(Ready("bridged")).wait() == "bridged")
         #expect(Ready(1).isFulfilled && Ready(1).value == 1)
+        #expect(try Ready<Int>(error: FetchError.offline).recover { _ in Promise.value(9) }.wait() == 9)
+        let recovered: Guarantee<Int> = Ready<Int>(error: FetchError.offline).recover { _ in Guarantee.value(10) }
+        #expect(recovered.wait() == 10)
+        #expect(throws: FetchError.notFound) { try Ready<Int>(error: FetchError.notFound).ensure {}.wait() }
     }
 
     @Test("chains built in loops, as PromiseKit's documentation shows")
