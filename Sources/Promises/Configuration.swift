@@ -52,27 +52,33 @@ public var conf: PMKConfiguration {
 }
 
 /// Where `conf` is kept: behind a lock, so that a write on one thread and
-/// the reads of promises running on others never overlap.
-enum ConfigurationStore {
-    /// Names the lock to ThreadSanitizer.
-    final class Token: Sendable {}
-    static let token = Token()
+/// the reads of promises running on others never overlap. One object, whose
+/// address names the lock to ThreadSanitizer: reaching it is one check that
+/// the global is initialised.
+final class ConfigurationStore: Sendable {
+    static let shared = ConfigurationStore()
 
     // The value's handlers are not `Sendable`: they are called on whatever
     // thread an event happens on, as in PromiseKit, whose contract leaves
     // that to the client. The lock only guards the copy in and out.
-    static let state = Mutex(UncheckedSendable(PMKConfiguration()))
+    private let state = Mutex(UncheckedSendable(PMKConfiguration()))
 
     static var current: PMKConfiguration {
-        get { state.withLock(announcing: address) { $0 }.value }
-        set {
-            let value = UncheckedSendable(newValue)
-            state.withLock(announcing: address) { $0 = value }
-        }
+        get { shared.read() }
+        set { shared.write(newValue) }
     }
 
-    static var address: UnsafeMutableRawPointer {
-        Unmanaged.passUnretained(token).toOpaque()
+    private func read() -> PMKConfiguration {
+        state.withLock(announcing: address) { $0 }.value
+    }
+
+    private func write(_ configuration: PMKConfiguration) {
+        let value = UncheckedSendable(configuration)
+        state.withLock(announcing: address) { $0 = value }
+    }
+
+    private var address: UnsafeMutableRawPointer {
+        Unmanaged.passUnretained(self).toOpaque()
     }
 
     /// Hands `leak` to `conf.leakHandler`, or its event to `conf.logHandler`.
