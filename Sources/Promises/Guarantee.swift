@@ -58,9 +58,9 @@ public final class Guarantee<T>: Thenable {
 
     /// A pending guarantee and the function that resolves it (from any
     /// thread; later calls do nothing). `file` and `line` say where it was
-    /// made, for leak reports. For `absent`, see `Promise.pending()`.
+    /// made, for leak reports. For `marker`, see `Promise.pending()`.
     @inlinable
-    public class func pending<each Absent: _PMKNoArgument>(file: StaticString = #fileID, line: UInt = #line, _ absent: repeat each Absent) -> (guarantee: Guarantee<T>, resolve: @Sendable (T) -> Void) {
+    public class func pending<Marker: _PMKCallSiteMarker>(file: StaticString = #fileID, line: UInt = #line, _ marker: Marker = _PMKCallSite()) -> (guarantee: Guarantee<T>, resolve: @Sendable (T) -> Void) {
         let box = EmptyBox<Sealant<T>>(file: file, line: line, reportsLeak: true)
         return (Guarantee(box: box), resolveFunction(box))
     }

@@ -1,6 +1,12 @@
-/// Conformed to by no type: the element type of the empty parameter packs
-/// that `Promise.pending()` and `Guarantee.pending()` take (see there).
-public protocol _PMKNoArgument {}
+/// The type of the last parameter of the `Promise.pending()` and
+/// `Guarantee.pending()` that record where they are called (see there).
+public protocol _PMKCallSiteMarker {}
+
+/// The default of that parameter, which callers never pass.
+public struct _PMKCallSite: _PMKCallSiteMarker {
+    @inlinable
+    public init() {}
+}
 
 /// A value, or an error, that will be there later.
 ///
@@ -111,13 +117,14 @@ public final class Promise<T>: Thenable, CatchMixin {
     /// A pending promise and the resolver that settles it. `file` and `line`
     /// say where it was made, for leak reports.
     ///
-    /// `absent` is an empty parameter pack: a call passes nothing for it. It
-    /// keeps this method from being picked by a bare reference
-    /// (`let make = Promise<Int>.pending`), where the pack cannot be
-    /// inferred: the reference gets PromiseKit's `pending()` below instead,
-    /// which can be called as PromiseKit's can. Calls prefer this method.
+    /// `marker` is never passed: its type is inferred from its default, which
+    /// only a call has. So a bare reference (`let make = Promise<Int>.pending`)
+    /// cannot pick this method and gets PromiseKit's `pending()` below, which
+    /// can be called as PromiseKit's can; calls prefer this method. (An empty
+    /// parameter pack would do the same, but crashes the Swift 6.3.1
+    /// optimiser in release builds of some callers.)
     @inlinable
-    public class func pending<each Absent: _PMKNoArgument>(file: StaticString = #fileID, line: UInt = #line, _ absent: repeat each Absent) -> (promise: Promise<T>, resolver: Resolver<T>) {
+    public class func pending<Marker: _PMKCallSiteMarker>(file: StaticString = #fileID, line: UInt = #line, _ marker: Marker = _PMKCallSite()) -> (promise: Promise<T>, resolver: Resolver<T>) {
         let box = EmptyBox<Sealant<Result<T>>>(file: file, line: line)
         return (Promise(box: box), Resolver(box))
     }
