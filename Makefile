@@ -8,6 +8,8 @@
 #   sudo make uninstall       remove what install put there; data stays
 #   make check-unit           systemd-analyze verify + security on the unit
 #   make test                 install what the tests need (scripts/test-deps), then swift test
+#   make bench                every benchmark, quick, in one table; fails on a missed target
+#                             (BENCH_FLAGS=--full for full runs; scripts/bench says more)
 
 PREFIX  ?= /usr/local
 DESTDIR ?=
@@ -54,7 +56,7 @@ CLIDOCS     := .build/cli-docs
 INSTALL := install
 
 .PHONY: all build install install-files install-binaries install-systemd install-config \
-        install-cli-docs install-docs uninstall check-unit test test-deps
+        install-cli-docs install-docs uninstall check-unit test test-deps bench
 
 # The README's test command: Debian packages and a Python virtualenv the
 # tests compare against (scripts/test-deps says which), then every test.
@@ -63,6 +65,12 @@ test: test-deps
 
 test-deps:
 	scripts/test-deps
+
+# Builds the benchmarks in release and runs them (scripts/bench): one table
+# of every figure beside its target; exits non-zero when one misses.
+BENCH_FLAGS ?=
+bench:
+	SWIFT="$(SWIFT)" scripts/bench $(BENCH_FLAGS)
 
 all: build
 

@@ -25,13 +25,22 @@ let package = Package(
         .package(url: "https://github.com/jpsim/Yams", exact: "6.2.2"),
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", exact: "2.13.0"),
+        // Metrics and the web dashboard (docs/dashboard.md).
+        .package(url: "https://github.com/apple/swift-metrics", exact: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", exact: "2.4.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", exact: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-nio", exact: "2.101.3"),
     ],
     targets: [
+        // MARK: The promise core
+
         // A thread-local pointer (Swift has no thread-local variables).
         .target(name: "CPromisesSupport"),
         .target(name: "Promises", dependencies: ["CPromisesSupport"], swiftSettings: strict),
-        // `Mutex.withAnnouncedLock`: a lock ThreadSanitizer can see, for the daemon's modules.
+        // `Mutex.withAnnouncedLock`: a lock ThreadSanitizer can see.
         .target(name: "Locking", dependencies: ["CPromisesSupport"], swiftSettings: strict),
+        // `Promises` under PromiseKit's module name (Sources/PromiseKit re-exports it).
         .target(name: "PromiseKit", dependencies: ["Promises"], swiftSettings: strict),
         .testTarget(name: "PromisesTests", dependencies: ["Promises"], swiftSettings: strict),
         // PromiseKit 8 client code as it is written — `import PromiseKit`, no
@@ -40,27 +49,15 @@ let package = Package(
         // the first (a target's files cannot be listed by another target).
         .testTarget(name: "PromisesCompatTests", dependencies: ["PromiseKit"], swiftSettings: [.swiftLanguageMode(.v5)]),
         .testTarget(name: "PromisesCompatSwift6Tests", dependencies: ["PromiseKit"], swiftSettings: [.swiftLanguageMode(.v6)]),
-        .target(name: "CBenchSupport"),
-        .executableTarget(name: "promises-bench", dependencies: ["Promises", "CBenchSupport"], swiftSettings: strict),
-        .target(name: "CProcessSupport"),
+
+        // MARK: jobd's modules, one concern each (DESIGN.md, "Modules")
+
+        // Scratch folders and the repository's path, for every test target.
         .target(
-            name: "JobEngine",
-            dependencies: [.product(name: "Yams", package: "Yams"), "CProcessSupport", "Promises", "JobStore", "Locking"],
-            swiftSettings: strict
-        ),
-        .executableTarget(name: "process-bench", dependencies: ["JobEngine", "CBenchSupport"], swiftSettings: strict),
-        .executableTarget(
-            name: "engine-bench",
-            dependencies: [
-                "JobEngine", "JobStore", "Promises", "CBenchSupport",
-                // sqlite3_memory_used(): to tell SQLite's page caches from the engine's own memory.
-                .product(name: "GRDBSQLite", package: "GRDB.swift"),
-            ], swiftSettings: strict),
-        // A child process running an engine, for the crash-resume tests (killed with SIGKILL).
-        .executableTarget(name: "engine-test-worker", dependencies: ["JobEngine", "JobStore"], swiftSettings: strict),
-        .testTarget(
-            name: "JobEngineTests", dependencies: ["JobEngine", "JobStore", "Promises", "engine-test-worker"],
+            name: "TestSupport", dependencies: [.product(name: "Logging", package: "swift-log")], path: "Tests/TestSupport",
             swiftSettings: strict),
+
+        // Where jobs and stage results live: the protocol and the SQLite store.
         .target(
             name: "JobStore",
             dependencies: [
@@ -71,32 +68,154 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        .executableTarget(name: "jobstore-bench", dependencies: ["JobStore"], swiftSettings: strict),
-        .testTarget(name: "JobStoreTests", dependencies: ["JobStore"], swiftSettings: strict),
-    
+        .testTarget(
+            name: "JobStoreTests",
+            dependencies: [
+                "JobStore",
+                // SQLite's C API, to make SQLite refuse a bind (HostileLimitTests).
+                .product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ],
+            swiftSettings: strict),
+        // Durations and sizes as jobd writes them (`1m30s`, `64KiB`), with their bounds.
+        .target(name: "JobValues", swiftSettings: strict),
+        // Calendar math of schedules: cron, systemd calendar events, fixed intervals.
+        .target(name: "JobCalendar", dependencies: ["JobValues"], swiftSettings: strict),
+        .testTarget(name: "JobCalendarTests", dependencies: ["JobCalendar"], swiftSettings: strict),
+        // jobd.yaml, job definitions, YAML, durations and sizes, transforms, diagnostics.
+        .target(
+            name: "JobConfig",
+            dependencies: ["JobStore", "JobValues", "JobCalendar", .product(name: "Yams", package: "Yams")],
+            swiftSettings: strict),
+        .testTarget(name: "JobConfigTests", dependencies: ["JobConfig", "JobValues", "TestSupport"], swiftSettings: strict),
+        // The control socket's protocol: messages and one codec for both ends.
+        .target(name: "JobControl", swiftSettings: strict),
+        // Child processes: epoll, pidfd, process groups.
+        .target(name: "CProcessSupport"),
+        .target(name: "JobProcesses", dependencies: ["CProcessSupport", "JobValues", "Locking"], swiftSettings: strict),
+        .testTarget(name: "JobProcessesTests", dependencies: ["JobProcesses", "TestSupport"], swiftSettings: strict),
+        // Definitions as promise chains: persistence, retries, timeouts, cancel, resume, the finalizer.
+        .target(
+            name: "JobEngine",
+            dependencies: [
+                "Promises", "JobStore", "JobConfig", "JobValues", "JobProcesses", "JobMetrics", "Locking",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+        // A child process running an engine, for the crash-resume tests (killed with SIGKILL).
+        .executableTarget(
+            name: "engine-test-worker",
+            dependencies: [
+                "JobEngine", "JobConfig", "JobProcesses", "JobStore", "Promises", "TestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/engine-test-worker", swiftSettings: strict),
+        .testTarget(
+            name: "JobEngineTests",
+            dependencies: [
+                "JobEngine", "JobConfig", "JobValues", "JobProcesses", "JobStore", "Promises", "engine-test-worker", "TestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
+
         // The daemon: its parts in a library (testable), a thin executable.
         .target(
             name: "JobDaemon",
             dependencies: [
-                "JobEngine", "JobStore", "Promises", "Locking",
+                "JobEngine", "JobConfig", "JobValues", "JobControl", "JobProcesses", "JobStore", "Promises", "Locking",
+                "JobMetrics", "JobDashboard", "JobHTTP",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict),
         .executableTarget(name: "jobd", dependencies: ["JobDaemon"], swiftSettings: strict),
-        // Submit-to-start latency and an idle jobd's CPU and memory (runs the jobd binary).
-        .executableTarget(name: "jobd-bench", dependencies: ["JobEngine", "JobStore"], swiftSettings: strict),
         .testTarget(
-            name: "JobDaemonTests", dependencies: ["JobDaemon", "JobEngine", "JobStore", "jobd"],
+            name: "JobDaemonTests",
+            dependencies: [
+                "JobDaemon", "JobConfig", "JobControl", "JobStore", "jobd", .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strict),
-        // The control CLI.
+        // The control CLI: reads the config, talks to the database and to jobd's socket.
         .executableTarget(
             name: "jobctl",
             dependencies: [
-                "JobEngine", "JobStore",
+                "JobConfig", "JobValues", "JobControl", "JobStore", "JobCalendar",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict),
-        .testTarget(name: "JobctlTests", dependencies: ["JobEngine", "JobStore", "jobctl"], swiftSettings: strict),
+        // jobctl's tests run an engine in the test process as a stand-in for jobd.
+        .testTarget(
+            name: "JobctlTests",
+            dependencies: ["JobConfig", "JobValues", "JobControl", "JobStore", "JobEngine", "JobProcesses", "jobctl"],
+            swiftSettings: strict),
+
+        // Metrics: the metric families and a one-line call per event for the engine,
+        // over swift-metrics, with a Prometheus registry behind it. No HTTP here.
+        .target(
+            name: "JobMetrics",
+            dependencies: [
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ],
+            swiftSettings: strict),
+        .testTarget(name: "JobMetricsTests", dependencies: ["JobMetrics"], swiftSettings: strict),
+        // The dashboard's pages as HTML text, read from a data source (a store, a snapshot).
+        .target(name: "JobDashboard", dependencies: ["JobStore"], swiftSettings: strict),
+        .testTarget(name: "JobDashboardTests", dependencies: ["JobDashboard", "JobStore"], swiftSettings: strict),
+        // The HTTP listener: /metrics and the dashboard, as a Service.
+        .target(
+            name: "JobHTTP",
+            dependencies: [
+                "JobConfig", "JobDashboard",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
+        .testTarget(
+            name: "JobHTTPTests",
+            dependencies: [
+                "JobHTTP", "JobConfig", "JobDashboard", "JobMetrics", "JobStore",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict),
+
+        // MARK: Benchmarks: each prints its figures beside its targets and exits 1 when one misses (make bench)
+
+        .target(name: "CBenchSupport", path: "Benchmarks/CBenchSupport"),
+        // The report (figures beside targets, the exit status), arguments, timing and the baselines.
+        .target(
+            name: "BenchmarkSupport", dependencies: ["CBenchSupport"], path: "Benchmarks/BenchmarkSupport",
+            swiftSettings: strict),
+        // The store driven as the engine drives it: jobstore-bench's claim cycles, engine-bench's baseline.
+        .target(
+            name: "StoreCycle", dependencies: ["BenchmarkSupport", "JobStore"], path: "Benchmarks/StoreCycle",
+            swiftSettings: strict),
+        .executableTarget(
+            name: "promises-bench", dependencies: ["Promises", "BenchmarkSupport"],
+            path: "Benchmarks/promises-bench", swiftSettings: strict),
+        .executableTarget(
+            name: "jobstore-bench", dependencies: ["JobStore", "BenchmarkSupport", "StoreCycle"],
+            path: "Benchmarks/jobstore-bench", swiftSettings: strict),
+        .executableTarget(
+            name: "process-bench", dependencies: ["JobProcesses", "BenchmarkSupport"],
+            path: "Benchmarks/process-bench", swiftSettings: strict),
+        .executableTarget(
+            name: "engine-bench",
+            dependencies: [
+                "JobEngine", "JobConfig", "JobProcesses", "JobStore", "BenchmarkSupport", "StoreCycle",
+                .product(name: "Logging", package: "swift-log"),
+                // sqlite3_memory_used(): to tell SQLite's page caches from the engine's own memory.
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ],
+            path: "Benchmarks/engine-bench", swiftSettings: strict),
+        // Submit-to-start latency and an idle jobd's CPU and memory (runs the jobd binary).
+        .executableTarget(
+            name: "jobd-bench", dependencies: ["JobConfig", "JobControl", "JobStore", "BenchmarkSupport"],
+            path: "Benchmarks/jobd-bench", swiftSettings: strict),
     ]
 )

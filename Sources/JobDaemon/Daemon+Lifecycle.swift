@@ -1,25 +1,29 @@
-import Dispatch
 import Foundation
+import JobControl
+import JobConfig
 import JobEngine
+import JobMetrics
 import JobStore
+import JobValues
 import Locking
 import Logging
-import Synchronization
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
 extension Daemon {
-    // MARK: Signals
+    // MARK: Start
 
-    func handle(_ signal: Int32) {
-        switch signal {
-        case SIGHUP:
-            lifecycle.async { self.reload() }
-        default:
-            lifecycle.async { self.shutdown(signal) }
-        }
+    func announceReady() async {
+        let config = state.withAnnouncedLock { $0.config }
+        let status = await statusText()
+        logger.info("jobd \(JobdVersion.string) ready (pid \(getpid())): \(status)", metadata: [
+            "config": "\(location.path)", "database": "\(config.database)", "socket": "\(config.socket)",
+            "definitions": "\(engine.definitionNames.joined(separator: ","))",
+        ])
+        state.withAnnouncedLock { $0.lastStatus = status }
+        notifier.ready(status: status)
     }
 
     // MARK: Reload (SIGHUP)
@@ -53,7 +57,10 @@ extension Daemon {
         keep(\.socket, "socket")
         keep(\.pollInterval, "poll-interval")
         keep(\.store, "store")
-        engine.reload(config: applied, definitions: loaded.definitions.definitions)
+        keep(\.http, "http")
+        engine.reload(
+            EngineConfiguration(applied, logger: logger, metrics: prometheus.metrics), definitions: loaded.definitions.definitions)
+        configurePromises()
         state.withAnnouncedLock { $0.config = applied }
         let names = loaded.definitions.names.sorted()
         logger.notice("reloaded: \(names.count) definition(s) (\(names.joined(separator: ", "))); pools \(Self.describe(applied.pools)); Q \(Self.describe(applied.queues.mapValues(\.concurrency))); log level \(applied.log.level.rawValue)")
@@ -69,101 +76,104 @@ extension Daemon {
         values.keys.sorted().map { "\($0)=\(values[$0]!)" }.joined(separator: " ")
     }
 
-    // MARK: Shutdown (SIGTERM, SIGINT)
+    // MARK: Stop (SIGTERM, SIGINT, a fatal failure)
 
-    /// Stops claiming; running stages have `shutdown-grace` to finish, then
-    /// their process groups are ended and their jobs left resumable. A
-    /// second signal cuts the grace short.
-    func shutdown(_ signal: Int32) {
-        let (first, config) = state.withAnnouncedLock { state -> (Bool, DaemonConfig) in
+    /// The first stop request: true, and the group is to shut down. A later
+    /// one (a second SIGTERM) ends the running stages at once: false.
+    func beginStopping(signal: String) -> Bool {
+        let first = state.withAnnouncedLock { state -> Bool in
             defer { state.stopping = true }
-            return (!state.stopping, state.config)
+            return !state.stopping
         }
-        guard first else {
-            logger.warning("\(SignalWatcher.name(signal)) again: ending running stages now (their jobs resume at the next start)")
+        if first {
+            let grace = state.withAnnouncedLock { $0.config.shutdownGrace }
+            let running = engine.runningCount
+            notifier.stopping(status: "stopping: \(running) job(s) running, grace \(grace.jobdText)")
+            logger.notice("\(signal): stopping; no new jobs start, \(running) running job(s) have \(grace.jobdText) to finish their stage")
+        } else {
+            logger.warning("\(signal) again: ending running stages now (their jobs resume at the next start)")
             engine.drain(grace: .zero) {}
-            return
         }
-        let running = engine.runningCount
-        notifier.stopping(status: "stopping: \(running) job(s) running, grace \(config.shutdownGrace.jobdText)")
-        logger.notice("\(SignalWatcher.name(signal)): stopping; no new jobs start, \(running) running job(s) have \(config.shutdownGrace.jobdText) to finish their stage")
-        engine.drain(grace: config.shutdownGrace) { [self] in
-            let server = state.withAnnouncedLock { $0.server }
-            server?.stop()
-            Task {
-                do {
-                    try await store.close()
-                } catch {
-                    logger.error("closing the database: \(error)")
-                }
-                logger.notice("stopped")
-                finish(JobdExit.ok)
+        return first
+    }
+
+    /// A failure jobd cannot run past: logged, and the group shuts down with
+    /// no grace for running stages (their jobs resume at the next start).
+    func fail(_ message: String, status: Int32) {
+        let first = state.withAnnouncedLock { state -> Bool in
+            defer {
+                state.stopping = true
+                if state.failure == nil { state.failure = status }
             }
+            return !state.stopping
         }
+        logger.critical("\(message); stopping")
+        if first { notifier.stopping(status: "failed: \(message)") }
+    }
+
+    /// Stops claiming and lets running stages finish within the grace (none
+    /// after a failure).
+    func drain() async {
+        let (grace, failed) = state.withAnnouncedLock { ($0.config.shutdownGrace, $0.failure != nil) }
+        await engine.drain(grace: failed ? .zero : grace)
     }
 
     // MARK: Chores
 
-    func statusText() async -> String {
-        do {
-            let status = try await engine.status()
-            let draining = status.draining ? "stopping: " : ""
-            return "\(draining)\(status.running) running, \(status.pending) pending"
-        } catch {
-            return "\(engine.runningCount) running, pending unknown (\(error))"
-        }
-    }
-
-    /// Runs `chore` after `delay`, then again after the delay it returns,
-    /// for as long as the daemon exists.
-    func repeating(after delay: Duration, _ chore: @escaping @Sendable (Daemon) async -> Duration) {
-        chores.asyncAfter(deadline: .now() + delay.dispatchInterval) { [weak self] in
-            guard let self else { return }
-            Task {
-                let next = await chore(self)
-                self.repeating(after: next, chore)
-            }
-        }
-    }
-
-    func startChores() {
+    func chores() -> [PeriodicChore] {
+        var chores: [PeriodicChore] = []
         // STATUS= for systemctl status, when it changed, every 10 s. (Counting
         // the pending jobs reads an index range as long as the queue: about
         // 15 ms of CPU for 100,000 pending jobs.)
-        repeating(after: .seconds(10)) { daemon in
-            let text = await daemon.statusText()
-            let changed = daemon.state.withAnnouncedLock { state -> Bool in
+        chores.append(PeriodicChore(name: "status", interval: .seconds(10)) { [self] in
+            await updatePendingGauges()
+            let text = await statusText()
+            let changed = state.withAnnouncedLock { state -> Bool in
                 defer { state.lastStatus = text }
                 return state.lastStatus != text && !state.stopping
             }
-            if changed { daemon.notifier.status(text) }
-            return .seconds(10)
-        }
+            if changed { notifier.status(text) }
+        })
         // WATCHDOG=1 every WATCHDOG_USEC/2, after a round trip to the
         // database: a jobd whose database is stuck stops petting the watchdog.
         if let interval = notifier.watchdogInterval {
-            repeating(after: interval) { daemon in
-                if (try? await daemon.store.countJobs(in: [.running])) != nil {
-                    daemon.notifier.watchdog()
+            chores.append(PeriodicChore(name: "watchdog", interval: interval) { [self] in
+                if (try? await store.countJobs(in: [.running])) != nil {
+                    notifier.watchdog()
                 } else {
-                    daemon.logger.warning("watchdog: the database did not answer; not notifying systemd")
+                    logger.warning("watchdog: the database did not answer; not notifying systemd")
                 }
-                return interval
-            }
+            })
         }
+        // The database's path must still name the file jobd has open: one
+        // removed or replaced under it (an `rm` of the file or of its `-wal`)
+        // would take every later write with it. jobd stops, and systemd
+        // restarts it on the file the path names now.
+        chores.append(PeriodicChore(name: "database files", interval: .seconds(2)) { [self] in
+            do {
+                try store.checkFiles()
+            } catch {
+                fail("\(error)", status: JobdExit.ioError)
+                throw error
+            }
+        })
         // Resolved jobs older than `store.retention` go, a minute after the
         // start and then hourly.
-        repeating(after: .seconds(60)) { daemon in
-            guard case let .duration(retention) = daemon.state.withAnnouncedLock({ $0.config.store.retention }) else {
-                return .seconds(3600)
-            }
+        chores.append(PeriodicChore(name: "pruning", interval: .seconds(3600), firstAfter: .seconds(60)) { [self] in
+            guard case let .duration(retention) = state.withAnnouncedLock({ $0.config.store.retention }) else { return }
             do {
-                let pruned = try await daemon.store.prune(olderThan: retention)
-                if pruned > 0 { daemon.logger.info("pruned \(pruned) resolved job(s) older than \(retention.jobdText)") }
+                let pruned = try await store.prune(olderThan: retention)
+                if pruned > 0 { logger.info("pruned \(pruned) resolved job(s) older than \(retention.jobdText)") }
             } catch {
-                daemon.logger.warning("pruning old jobs failed: \(error)")
+                logger.warning("pruning old jobs failed: \(error)")
             }
-            return .seconds(3600)
-        }
+        })
+        return chores
+    }
+
+    /// `jobd_jobs_pending{pool}`, from the store.
+    func updatePendingGauges() async {
+        guard let counts = try? await store.jobCountsByPool() else { return }
+        for count in counts { prometheus.metrics.setJobsPending(pool: count.pool, count.pending) }
     }
 }

@@ -1,9 +1,17 @@
-import Dispatch
 import Foundation
+import JobConfig
+import JobControl
+import JobDashboard
 import JobEngine
+import JobHTTP
+import JobMetrics
+import JobProcesses
 import JobStore
+import JobValues
 import Locking
 import Logging
+import Promises
+import ServiceLifecycle
 import Synchronization
 
 #if canImport(Glibc)
@@ -11,9 +19,10 @@ import Glibc
 #endif
 
 /// A running jobd: the store, the engine, the control socket, systemd
-/// notifications, signals and the periodic chores (status, watchdog,
-/// pruning). `Daemon.run` is the whole life of the process after argument
-/// parsing; see docs/jobd.md.
+/// notifications, signals and the periodic chores (status, watchdog, the
+/// database's files, pruning), each long-running part a `Service` of one
+/// `ServiceGroup`. `Daemon.run` is the whole life of the process after
+/// argument parsing; see docs/jobd.md.
 public final class Daemon: Sendable {
     let location: ConfigLocator.Location
     let output: LogOutput
@@ -21,39 +30,36 @@ public final class Daemon: Sendable {
     let notifier: SystemdNotifier
     let store: SQLiteJobStore
     let engine: Engine
-    let definitionNames: [String]
-    private let startedAt = Date()
-    /// Reloads and shutdown, one at a time.
-    let lifecycle = DispatchQueue(label: "jobd.daemon.lifecycle")
-    let chores = DispatchQueue(label: "jobd.daemon.chores")
+    /// What jobd counts: served at `/metrics` and by `jobctl metrics`.
+    let prometheus: PrometheusJobMetrics
+    let startedAt = Date()
 
     struct State {
         /// The configuration in force (database and socket as opened).
         var config: DaemonConfig
-        var server: ControlServer?
-        var stopping = false
         var lastStatus = ""
-        /// Resumes `run` with the exit status, once it waits for it.
-        var finished: (@Sendable (Int32) -> Void)?
-        /// The exit status, if jobd stopped before `run` waited for it.
-        var exitStatus: Int32?
+        /// Set by the first SIGTERM/SIGINT (or a fatal failure).
+        var stopping = false
+        /// A failure jobd cannot run past: its exit status.
+        var failure: Int32?
     }
 
     let state: Mutex<State>
 
-    init(location: ConfigLocator.Location, configuration: Configuration, output: LogOutput, logger: Logger,
-         notifier: SystemdNotifier, store: SQLiteJobStore) {
+    init(
+        location: ConfigLocator.Location, configuration: Configuration, output: LogOutput, logger: Logger,
+        store: SQLiteJobStore, prometheus: PrometheusJobMetrics
+    ) {
         self.location = location
         self.output = output
         self.logger = logger
-        self.notifier = notifier
+        self.notifier = SystemdNotifier()
         self.store = store
-        let log = logger
+        self.prometheus = prometheus
         engine = Engine(
-            config: configuration.daemon, definitions: configuration.definitions.definitions, store: store,
-            options: EngineOptions(pollInterval: configuration.daemon.pollInterval),
-            log: { record in Daemon.log(record, to: log) })
-        definitionNames = configuration.definitions.names.sorted()
+            configuration: EngineConfiguration(configuration.daemon, logger: logger, metrics: prometheus.metrics),
+            definitions: configuration.definitions.definitions, store: store,
+            processRunner: ProcessRunner(completionQueue: DispatchQueue(label: "jobd.engine.process-completions")))
         state = Mutex(State(config: configuration.daemon))
     }
 
@@ -65,77 +71,98 @@ public final class Daemon: Sendable {
         let logger = Logger(label: "jobd") { _ in JobdLogHandler(output: output) }
         let config = configuration.daemon
         for diagnostic in configuration.definitions.diagnostics { logger.warning("\(diagnostic)") }
+        // Once per process: swift-metrics' global system is jobd's registry.
+        let prometheus = PrometheusJobMetrics.bootstrapProcess(version: JobdVersion.string)
         let store: SQLiteJobStore
         do {
-            store = try openStore(config)
+            store = try openStore(config, metrics: prometheus.metrics)
         } catch {
             logger.critical("cannot open the database \(config.database): \(error)")
             return JobdExit.cantCreate
         }
         let daemon = Daemon(
-            location: location, configuration: configuration, output: output, logger: logger,
-            notifier: SystemdNotifier(), store: store)
-        return await daemon.run()
-    }
-
-    private func run() async -> Int32 {
-        let config = state.withAnnouncedLock { $0.config }
-        await recover()
+            location: location, configuration: configuration, output: output, logger: logger, store: store,
+            prometheus: prometheus)
+        await daemon.recover()
         let server: ControlServer
         do {
-            server = try ControlServer(path: config.socket, groupOf: config.database) { [weak self] request, reply in
-                self?.answer(request, reply: reply) ?? reply(ControlReply(ok: false, error: "jobd is stopping"))
+            server = try ControlServer(path: config.socket, groupOf: config.database) { [weak daemon] request, reply in
+                guard let daemon else { return reply(ControlReply(ok: false, error: "jobd is stopping")) }
+                daemon.answer(request, reply: reply)
             }
         } catch {
             logger.critical("\(error)")
             try? await store.close()
             return JobdExit.unavailable
         }
-        state.withAnnouncedLock { $0.server = server }
-        server.start()
-        engine.start()
-        SignalWatcher.start { [self] signal in handle(signal) }
-        let status = await statusText()
-        logger.info("jobd \(JobdVersion.string) ready (pid \(getpid())): \(status)", metadata: [
-            "config": "\(location.path)", "database": "\(config.database)", "socket": "\(config.socket)",
-            "definitions": "\(definitionNames.joined(separator: ","))",
-        ])
-        notifier.ready(status: status)
-        state.withAnnouncedLock { $0.lastStatus = status }
-        startChores()
-        return await withCheckedContinuation { continuation in
-            let early = state.withAnnouncedLock { state -> Int32? in
-                if let status = state.exitStatus { return status }
-                state.finished = { continuation.resume(returning: $0) }
-                return nil
-            }
-            if let early { continuation.resume(returning: early) }
-        }
+        return await daemon.serve(server)
     }
 
-    /// jobd stopped: `run` returns `status`.
-    func finish(_ status: Int32) {
-        let finished = state.withAnnouncedLock { state -> (@Sendable (Int32) -> Void)? in
-            defer { state.finished = nil }
-            if state.finished == nil { state.exitStatus = status }
-            return state.finished
+    /// Runs the services until the group has shut down, then closes the
+    /// database.
+    private func serve(_ server: ControlServer) async -> Int32 {
+        // Process-wide promise settings are the daemon's to make: jobs run as
+        // chains on jobd.yaml's `Q` queues, and a leaked promise is logged
+        // and rejected so its job goes on.
+        configurePromises()
+        conf.leakHandler = Engine.leakHandler(logger: logger)
+        let logger = self.logger
+        conf.logHandler = { event in logger.warning("promises: \(event)") }
+
+        let signals = SignalService(daemon: self)
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
+            .init(service: signals),
+            .init(service: ControlService(server: server)),
+        ]
+        if let http = state.withAnnouncedLock({ $0.config.http }) {
+            // A listener that cannot bind ends jobd: it was asked for.
+            services.append(.init(service: httpService(http), failureTerminationBehavior: .gracefullyShutdownGroup))
         }
-        finished?(status)
+        services.append(.init(service: EngineService(daemon: self)))
+        services += chores().map { .init(service: $0, failureTerminationBehavior: .gracefullyShutdownGroup) }
+        let group = ServiceGroup(configuration: ServiceGroupConfiguration(services: services, logger: logger))
+        signals.group.withAnnouncedLock { $0 = group }
+        do {
+            try await group.run()
+        } catch {
+            logger.error("\(error)")
+        }
+        do {
+            try await store.close()
+        } catch {
+            logger.error("closing the database: \(error)")
+        }
+        let failure = state.withAnnouncedLock { $0.failure }
+        logger.notice("stopped")
+        return failure ?? JobdExit.ok
     }
 
-    static func openStore(_ config: DaemonConfig) throws -> SQLiteJobStore {
+    /// `conf.Q` from the engine's `map` and `return` queues.
+    func configurePromises() {
+        let queues = engine.queues
+        conf.Q = (map: queues.map.queue, return: queues.return.queue)
+    }
+
+    static func openStore(_ config: DaemonConfig, metrics: JobMetrics) throws -> SQLiteJobStore {
         let folder = (config.database as NSString).deletingLastPathComponent
         if !FileManager.default.fileExists(atPath: folder) {
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            // Owner and group only, whatever the umask (the unit's model: group jobd).
+            guard chmod(folder, 0o770) == 0 else {
+                throw CocoaError(.fileWriteNoPermission, userInfo: [NSFilePathErrorKey: folder])
+            }
         }
-        return try SQLiteJobStore(JobStoreConfiguration(
+        var configuration = JobStoreConfiguration(
             path: config.database,
             synchronous: config.store.durability == .full ? .full : .normal,
             maxValueBytes: config.store.valueCap.bytes,
             // jobd's readers count the queue for STATUS (a sweep of the
             // `jobs_state` index) and read little else: small caches keep its
             // memory flat however long the queue.
-            readerCacheKiB: 1024))
+            readerCacheKiB: 1024,
+            checkIntegrity: true)
+        configuration.onCommit = { metrics.storeCommitted(duration: $0) }
+        return try SQLiteJobStore(configuration)
     }
 
     /// Before claiming anything: jobs left running by a jobd of this host
@@ -164,11 +191,13 @@ public final class Daemon: Sendable {
 
     // MARK: Control socket
 
-    private func answer(_ request: ControlRequest, reply: @escaping @Sendable (ControlReply) -> Void) {
+    func answer(_ request: ControlRequest, reply: @escaping @Sendable (ControlReply) -> Void) {
         switch request.command {
         case .nudge:
             engine.nudge()
             reply(ControlReply(ok: true))
+        case .metrics:
+            reply(ControlReply(ok: true, metrics: String(decoding: prometheus.exposition(), as: UTF8.self)))
         case .status:
             Task {
                 do {
@@ -184,15 +213,25 @@ public final class Daemon: Sendable {
         }
     }
 
-    // MARK: Logging
-
-    static func log(_ record: EngineLogRecord, to logger: Logger) {
-        var metadata: Logger.Metadata = [:]
-        if let job = record.jobID { metadata["job"] = "\(job)" }
-        if let position = record.position { metadata["stage"] = "\(position)" }
-        logger.log(level: Logger.Level(record.level), "\(record.message)", metadata: metadata)
+    func statusText() async -> String {
+        do {
+            let status = try await engine.status()
+            let draining = status.draining ? "stopping: " : ""
+            return "\(draining)\(status.running) running, \(status.pending) pending"
+        } catch {
+            return "\(engine.runningCount) running, pending unknown (\(error))"
+        }
     }
+}
 
+extension EngineConfiguration {
+    /// What of jobd.yaml the engine runs by.
+    init(_ config: DaemonConfig, logger: Logger, metrics: JobMetrics) {
+        self.init(
+            queues: config.queues.mapValues(\.concurrency), pools: config.pools, killGrace: config.killGrace,
+            outputLimit: config.store.valueCap.bytes, pollInterval: config.pollInterval, logger: logger,
+            metrics: metrics)
+    }
 }
 
 extension Logger.Level {
@@ -209,8 +248,10 @@ public enum JobdExit {
     public static let usage: Int32 = 64
     /// Another jobd listens on the socket, or it cannot be made.
     public static let unavailable: Int32 = 69
-    /// The database cannot be opened or created.
+    /// The database cannot be opened or created, or is damaged.
     public static let cantCreate: Int32 = 73
+    /// The database was removed or replaced under the running jobd.
+    public static let ioError: Int32 = 74
     /// jobd.yaml or a definition is wrong.
     public static let config: Int32 = 78
 }

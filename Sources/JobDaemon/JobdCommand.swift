@@ -1,13 +1,11 @@
 import ArgumentParser
-import Dispatch
 import Foundation
-import JobEngine
-import Locking
+import JobConfig
+import JobControl
 import Logging
-import Synchronization
 
 /// `jobd [--config PATH] [--check]`: the command line.
-public struct JobdCommand: ParsableCommand {
+public struct JobdCommand: AsyncParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "jobd",
         abstract: "Runs background jobs as promise pipelines, keeping every stage's result in SQLite.",
@@ -22,7 +20,8 @@ public struct JobdCommand: ParsableCommand {
 
             Exit status: 0 stopped cleanly or --check found no error; 1 --check found errors; 64 bad \
             arguments; 69 the control socket is taken by another jobd or cannot be made; 73 the database \
-            cannot be opened; 78 jobd.yaml or a definition has errors.
+            cannot be opened or is damaged; 74 the database was removed or replaced while jobd ran; 78 jobd.yaml \
+            or a definition has errors.
 
             Examples:
               jobd                               # run on ./config/jobd.yaml
@@ -40,12 +39,11 @@ public struct JobdCommand: ParsableCommand {
     public init() {}
 
     /// Parses the process's arguments, runs, and exits.
-    public static func runFromCommandLine() -> Never {
-        main()
-        Foundation.exit(0)
+    public static func runFromCommandLine() async {
+        await main()
     }
 
-    public func run() throws {
+    public func run() async throws {
         let location: ConfigLocator.Location
         do {
             location = try ConfigLocator.locate(
@@ -63,7 +61,7 @@ public struct JobdCommand: ParsableCommand {
             throw ArgumentParser.ExitCode(JobdExit.config)
         }
         let output = LogOutput(format: LogOutput.detectFormat(), level: Logger.Level(configuration.daemon.log.level))
-        let code = Self.waitFor { await Daemon.run(location: location, configuration: configuration, output: output) }
+        let code = await Daemon.run(location: location, configuration: configuration, output: output)
         throw ArgumentParser.ExitCode(code)
     }
 
@@ -80,20 +78,6 @@ public struct JobdCommand: ParsableCommand {
         }
         print("\(errors) error(s)" + (warnings > 0 ? ", \(warnings) warning(s)" : "") + " in \(location.path) and its definitions")
         return JobdExit.checkFailed
-    }
-
-    /// Runs `body` on the concurrency pool and blocks this (main) thread
-    /// until it returns.
-    static func waitFor(_ body: @escaping @Sendable () async -> Int32) -> Int32 {
-        let done = DispatchSemaphore(value: 0)
-        let code = Mutex<Int32>(0)
-        Task {
-            let result = await body()
-            code.withAnnouncedLock { $0 = result }
-            done.signal()
-        }
-        done.wait()
-        return code.withAnnouncedLock { $0 }
     }
 }
 

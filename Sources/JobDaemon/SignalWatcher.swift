@@ -1,46 +1,47 @@
-import Foundation
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// The signals jobd handles — SIGHUP (reload), SIGTERM and SIGINT (drain) —
-/// taken with `sigwait` on a thread of their own, so a handler may do
-/// anything (log, take locks), which a classic signal handler may not.
+/// The signals jobd handles — SIGHUP (reload), SIGTERM and SIGINT (stop).
+/// `SignalService` receives them through libdispatch's signal sources once
+/// the service runs; `catchEarly()`, first thing in `main`, keeps one that
+/// arrives before then from ending jobd.
 ///
-/// `blockHandledSignals()` must run first thing in `main`, before any
-/// other thread exists: threads inherit the mask, so every thread then
-/// leaves these signals to the watcher. (Children get a clean mask: the
-/// process runner resets it at spawn.)
+/// (The main thread of a Swift program with an async `main` waits in
+/// libdispatch's `sigsuspend` with every signal unblocked, so blocking them
+/// is not enough: a SIGTERM in the first milliseconds would take its
+/// default action. Children get default dispositions and an empty mask: the
+/// process runner resets both at spawn.)
 public enum SignalWatcher {
     public static let handled: [Int32] = [SIGHUP, SIGTERM, SIGINT]
 
-    public static func blockHandledSignals() {
-        var set = signalSet()
-        pthread_sigmask(SIG_BLOCK, &set, nil)
-        // A client that hangs up early must not kill jobd with SIGPIPE.
+    /// Installs a handler that only notes each handled signal, until
+    /// libdispatch installs its own; and ignores SIGPIPE (a client that
+    /// hangs up early must not end jobd).
+    public static func catchEarly() {
+        for signal in handled {
+            var action = sigaction()
+            action.__sigaction_handler.sa_handler = { signal in
+                // Lock-free: safe in a signal handler.
+                SignalWatcher.early.bitwiseOr(UInt32(1) << UInt32(signal), ordering: .relaxed)
+            }
+            sigemptyset(&action.sa_mask)
+            action.sa_flags = SA_RESTART
+            sigaction(signal, &action, nil)
+        }
         signal(SIGPIPE, SIG_IGN)
     }
 
-    /// Starts the thread that calls `handler` with each signal, in order.
-    public static func start(_ handler: @escaping @Sendable (Int32) -> Void) {
-        let thread = Thread {
-            var set = signalSet()
-            while true {
-                var signal: Int32 = 0
-                if sigwait(&set, &signal) == 0 { handler(signal) }
-            }
-        }
-        thread.name = "jobd-signals"
-        thread.start()
+    /// The signals noted before `SignalService` listened, in handling order
+    /// (a stop wins over a reload); clears them.
+    static func takeEarly() -> [Int32] {
+        let bits = early.exchange(0, ordering: .relaxed)
+        return [SIGTERM, SIGINT, SIGHUP].filter { bits & (UInt32(1) << UInt32($0)) != 0 }
     }
 
-    private static func signalSet() -> sigset_t {
-        var set = sigset_t()
-        sigemptyset(&set)
-        for signal in handled { sigaddset(&set, signal) }
-        return set
-    }
+    private static let early = Atomic<UInt32>(0)
 
     public static func name(_ signal: Int32) -> String {
         switch signal {

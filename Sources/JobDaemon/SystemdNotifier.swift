@@ -1,4 +1,5 @@
 import Foundation
+import JobControl
 import JobEngine
 
 #if canImport(Glibc)

@@ -52,7 +52,11 @@ final class GroupCommitWriter: Sendable {
     private let maxPerTransaction: Int
     private let path: String
 
-    init(pool: any DatabaseWriter, path: String, maxPerTransaction: Int) {
+    /// Called with each committed transaction's duration (metrics).
+    private let onCommit: (@Sendable (Duration) -> Void)?
+
+    init(pool: any DatabaseWriter, path: String, maxPerTransaction: Int, onCommit: (@Sendable (Duration) -> Void)? = nil) {
+        self.onCommit = onCommit
         self.pool = pool
         self.path = path
         self.maxPerTransaction = max(1, maxPerTransaction)
@@ -107,6 +111,7 @@ final class GroupCommitWriter: Sendable {
         }
         var deliveries: [@Sendable () -> Void] = []
         deliveries.reserveCapacity(batch.count)
+        let began = ContinuousClock.now
         do {
             // Prepared once per connection (GRDB's `inTransaction` parses
             // BEGIN and COMMIT anew each time).
@@ -123,6 +128,7 @@ final class GroupCommitWriter: Sendable {
                 }
             }
             try RawStatement(db, "COMMIT").execute()
+            onCommit?(ContinuousClock.now - began)
         } catch {
             if db.isInsideTransaction {
                 _ = try? RawStatement(db, "ROLLBACK").execute()

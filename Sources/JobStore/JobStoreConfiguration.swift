@@ -1,5 +1,17 @@
 /// How to open a ``SQLiteJobStore``.
-public struct JobStoreConfiguration: Sendable, Hashable {
+public struct JobStoreConfiguration: Sendable {
+    /// Whether opening creates a database that does not exist (jobd), or
+    /// fails with ``JobStoreError/Code/databaseMissing`` (jobctl: a file
+    /// made by a command would not be the one jobd has open).
+    public var createIfMissing: Bool
+    /// Whether opening runs `PRAGMA quick_check` and refuses a damaged
+    /// database with ``JobStoreError/Code/corrupt`` (jobd, at start).
+    public var checkIntegrity: Bool
+
+    /// Called on the writer's thread with the duration of each committed
+    /// group-commit transaction, from BEGIN to COMMIT (metrics); keep it short.
+    public var onCommit: (@Sendable (Duration) -> Void)?
+
     /// When a commit reaches the disk.
     public enum Synchronous: String, Sendable, Hashable {
         /// WAL with `synchronous=NORMAL`: a commit survives a crash of the
@@ -32,8 +44,14 @@ public struct JobStoreConfiguration: Sendable, Hashable {
     /// failing with ``JobStoreError/Code/busy``.
     public var busyTimeout: Duration
     /// The largest value (job input, stage value, job result, error text) in
-    /// bytes; a bigger one is refused, never cut. Default 1 MiB.
+    /// bytes; a bigger one is refused, never cut. Default 1 MiB, at most
+    /// ``maxValueBytesLimit``.
     public var maxValueBytes: Int
+    /// The largest `maxValueBytes` a store accepts: 512 MiB. SQLite holds at
+    /// most 1,000,000,000 bytes in one value or row (SQLITE_MAX_LENGTH), and
+    /// a stage's row holds its value beside its error text; a value is also
+    /// held in memory, in full, more than once on its way to the disk.
+    public static let maxValueBytesLimit = 512 << 20
     /// The most writes one group-commit transaction holds.
     public var maxWritesPerTransaction: Int
     /// The most concurrent read connections (with ``Connections/pool``).
@@ -62,8 +80,12 @@ public struct JobStoreConfiguration: Sendable, Hashable {
         checkpointInterval: Duration? = .milliseconds(250),
         readerCacheKiB: Int = 16_384,
         writerCacheKiB: Int = 65_536,
-        connections: Connections = .pool
+        connections: Connections = .pool,
+        createIfMissing: Bool = true,
+        checkIntegrity: Bool = false
     ) {
+        self.createIfMissing = createIfMissing
+        self.checkIntegrity = checkIntegrity
         self.path = path
         self.synchronous = synchronous
         self.busyTimeout = busyTimeout

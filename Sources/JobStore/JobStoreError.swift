@@ -24,6 +24,8 @@ public struct JobStoreError: Error, Sendable, CustomStringConvertible {
             case io = "io"
             case closed = "closed"
             case database = "database"
+            case databaseMissing = "database-missing"
+            case databaseReplaced = "database-replaced"
         }
 
         private let base: Base
@@ -57,6 +59,11 @@ public struct JobStoreError: Error, Sendable, CustomStringConvertible {
         public static let closed = Code(.closed)
         /// Any other SQLite failure.
         public static let database = Code(.database)
+        /// The database does not exist, and the store was told not to create it.
+        public static let databaseMissing = Code(.databaseMissing)
+        /// The database's path (or its `-wal` file) no longer names the file
+        /// the store has open: it was removed or replaced under it.
+        public static let databaseReplaced = Code(.databaseReplaced)
 
         public var description: String { base.rawValue }
     }

@@ -75,7 +75,8 @@ public struct Submission: Sendable, Hashable {
 }
 
 extension Duration {
-    var timeInterval: TimeInterval {
+    /// The duration in seconds, for `Date` arithmetic.
+    public var timeInterval: TimeInterval {
         let (seconds, attoseconds) = components
         return Double(seconds) + Double(attoseconds) / 1e18
     }

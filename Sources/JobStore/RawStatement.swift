@@ -26,42 +26,59 @@ struct RawStatement {
 
     // MARK: Binding (1-based, as in SQL)
 
-    func bind(_ index: Int32, _ value: Int64) {
-        sqlite3_bind_int64(handle, index, value)
+    // Every bind is checked: a value past SQLite's length limit
+    // (SQLITE_TOOBIG) or a bad index must fail the write, never leave the
+    // parameter NULL and store the row without it. Lengths go to SQLite as
+    // 64-bit (`*_bind_text64`, `*_bind_blob64`): no conversion can trap.
+
+    func bind(_ index: Int32, _ value: Int64) throws {
+        try check(sqlite3_bind_int64(handle, index, value), index)
     }
 
-    func bind(_ index: Int32, _ value: Int) {
-        sqlite3_bind_int64(handle, index, Int64(value))
+    func bind(_ index: Int32, _ value: Int) throws {
+        try check(sqlite3_bind_int64(handle, index, Int64(value)), index)
     }
 
-    func bind(_ index: Int32, _ value: Int?) {
-        if let value { bind(index, value) } else { sqlite3_bind_null(handle, index) }
+    func bind(_ index: Int32, _ value: Int?) throws {
+        if let value { try bind(index, value) } else { try bindNull(index) }
     }
 
-    func bind(_ index: Int32, _ text: String?) {
-        guard var text else {
-            sqlite3_bind_null(handle, index)
-            return
+    func bindNull(_ index: Int32) throws {
+        try check(sqlite3_bind_null(handle, index), index)
+    }
+
+    func bind(_ index: Int32, _ text: String?) throws {
+        guard var text else { return try bindNull(index) }
+        let code = text.withUTF8 { bytes in
+            sqlite3_bind_text64(
+                handle, index, bytes.baseAddress ?? UnsafePointer(bitPattern: 1), UInt64(bytes.count), transient,
+                UInt8(SQLITE_UTF8))
         }
-        text.withUTF8 { bytes in
-            _ = sqlite3_bind_text(handle, index, bytes.baseAddress ?? UnsafePointer(bitPattern: 1), Int32(bytes.count), transient)
-        }
+        try check(code, index)
     }
 
     /// A value, as ``StoredValue`` stores it: TEXT when valid UTF-8 without NUL, BLOB otherwise.
-    func bind(_ index: Int32, value data: Data?) {
-        guard let data else {
-            sqlite3_bind_null(handle, index)
-            return
-        }
-        data.withUnsafeBytes { bytes in
+    func bind(_ index: Int32, value data: Data?) throws {
+        guard let data else { return try bindNull(index) }
+        let code = data.withUnsafeBytes { bytes in
             let base = bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!
-            if StoredValue.isText(bytes) {
-                _ = sqlite3_bind_text(handle, index, base.assumingMemoryBound(to: CChar.self), Int32(bytes.count), transient)
-            } else {
-                _ = sqlite3_bind_blob(handle, index, base, Int32(bytes.count), transient)
-            }
+            return StoredValue.isText(bytes)
+                ? sqlite3_bind_text64(
+                    handle, index, base.assumingMemoryBound(to: CChar.self), UInt64(bytes.count), transient,
+                    UInt8(SQLITE_UTF8))
+                : sqlite3_bind_blob64(handle, index, base, UInt64(bytes.count), transient)
         }
+        try check(code, index)
+    }
+
+    private func check(_ code: Int32, _ index: Int32) throws {
+        guard code != SQLITE_OK else { return }
+        let connection = sqlite3_db_handle(handle)
+        let reason = code == SQLITE_TOOBIG
+            ? "string or blob too big (SQLite's limit is \(sqlite3_limit(connection, SQLITE_LIMIT_LENGTH, -1)) bytes)"
+            : String(cString: sqlite3_errstr(code))
+        throw DatabaseError(resultCode: ResultCode(rawValue: code), message: "cannot bind parameter \(index): \(reason)",
+                            sql: statement.sql)
     }
 
     // MARK: Running

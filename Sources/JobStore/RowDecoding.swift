@@ -68,7 +68,7 @@ enum Columns {
     /// The stages of a job, in order.
     static func stages(of jobID: Int64, _ db: Database) throws -> [Stage] {
         let statement = try RawStatement(db, "SELECT \(stage) FROM stages WHERE job_id = ? ORDER BY position")
-        statement.bind(1, jobID)
+        try statement.bind(1, jobID)
         return try statement.rows(Columns.stage)
     }
 

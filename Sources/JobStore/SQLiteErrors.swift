@@ -29,6 +29,12 @@ extension JobStoreError {
                     + "than the busy timeout\(detail). Look for a stuck process holding it (an open sqlite3 "
                     + "shell in a transaction?), or raise the store's busyTimeout.",
                 underlying: error)
+        case .SQLITE_TOOBIG:
+            return JobStoreError(
+                .valueTooLarge,
+                "could not \(what) in \(path): a value is larger than SQLite stores\(detail); values are capped by "
+                    + "store.value-cap in jobd.yaml",
+                underlying: error)
         case .SQLITE_FULL:
             return JobStoreError(
                 .diskFull,

@@ -30,10 +30,13 @@ extension SQLiteJobStore {
     }
 
     public func retry(_ id: Int64, delay: Duration) async throws -> Job {
-        try await write(atomic: true) { db in
+        try Self.require(
+            delay >= .zero && Timestamp.isStorable(Date().addingTimeInterval(delay.timeInterval)),
+            "cannot retry job \(id) after \(delay): the delay must be zero or more and end before 9999-12-31")
+        return try await write(atomic: true) { db in
             let now = Date()
             let select = try RawStatement(db, "SELECT \(Columns.job) FROM jobs WHERE id = ?")
-            select.bind(1, id)
+            try select.bind(1, id)
             guard let job = try select.firstRow(Columns.job) else {
                 throw JobStoreError(.jobNotFound, "cannot retry job \(id): there is no such job", jobID: id)
             }
@@ -75,8 +78,8 @@ extension SQLiteJobStore {
                 WHERE id = ?
                 RETURNING \(Columns.job)
                 """)
-            update.bind(1, runAt)
-            update.bind(2, id)
+            try update.bind(1, runAt)
+            try update.bind(2, id)
             guard let updated = try update.firstRow(Columns.job) else {
                 throw JobStoreError(.database, "job \(id) vanished while being retried", jobID: id)
             }

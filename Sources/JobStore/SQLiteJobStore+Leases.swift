@@ -41,18 +41,18 @@ extension SQLiteJobStore {
             ORDER BY run_at, id
             LIMIT ?
             """)
-        top.bind(1, pool)
+        try top.bind(1, pool)
         var level = try top.firstRow { $0.isNull(0) ? nil : $0.int64(0) } ?? nil
         var jobs: [Job] = []
         while let priority = level, jobs.count < limit {
-            next.bind(1, pool)
-            next.bind(2, priority)
-            next.bind(3, now)
-            next.bind(4, limit - jobs.count)
+            try next.bind(1, pool)
+            try next.bind(2, priority)
+            try next.bind(3, now)
+            try next.bind(4, limit - jobs.count)
             jobs += try next.rows(Columns.job)
             guard jobs.count < limit else { break }
-            below.bind(1, pool)
-            below.bind(2, priority)
+            try below.bind(1, pool)
+            try below.bind(2, priority)
             level = try below.firstRow { $0.isNull(0) ? nil : $0.int64(0) } ?? nil
         }
         let take = try RawStatement(db, """
@@ -65,10 +65,10 @@ extension SQLiteJobStore {
         let expiresAt = Timestamp.date(milliseconds: expiresMs)
         let startedAt = Timestamp.date(now)
         return try jobs.map { pending in
-            take.bind(1, owner)
-            take.bind(2, expires)
-            take.bind(3, now)
-            take.bind(4, pending.id)
+            try take.bind(1, owner)
+            try take.bind(2, expires)
+            try take.bind(3, now)
+            try take.bind(4, pending.id)
             try take.execute()
             var job = pending
             job.state = .running
@@ -94,15 +94,15 @@ extension SQLiteJobStore {
             let extend = try RawStatement(db, "UPDATE jobs SET lease_expires_at = ? WHERE id = ?")
             var renewal = LeaseRenewal(renewed: [], lost: [], cancellationRequested: [])
             for lease in leases {
-                check.bind(1, lease.jobID)
-                check.bind(2, lease.owner)
-                check.bind(3, lease.claim)
+                try check.bind(1, lease.jobID)
+                try check.bind(2, lease.owner)
+                try check.bind(3, lease.claim)
                 guard let cancel = try check.firstRow({ $0.bool(0) }) else {
                     renewal.lost.append(lease.jobID)
                     continue
                 }
-                extend.bind(1, expires)
-                extend.bind(2, lease.jobID)
+                try extend.bind(1, expires)
+                try extend.bind(2, lease.jobID)
                 try extend.execute()
                 var renewed = lease
                 renewed.expiresAt = Timestamp.date(milliseconds: expiresMs)

@@ -5,7 +5,7 @@ extension SQLiteJobStore {
     public func job(_ id: Int64) async throws -> JobDetail? {
         try await read(doing: "read job \(id)") { db in
             let statement = try RawStatement(db, "SELECT \(Columns.job) FROM jobs WHERE id = ?")
-            statement.bind(1, id)
+            try statement.bind(1, id)
             guard let job = try statement.firstRow(Columns.job) else { return nil }
             return JobDetail(job: job, stages: try Columns.stages(of: id, db))
         }
@@ -25,8 +25,8 @@ extension SQLiteJobStore {
             let statement = try RawStatement(db, sql)
             for (index, argument) in arguments.enumerated() {
                 switch argument {
-                case .int(let value): statement.bind(Int32(index + 1), value)
-                case .text(let value): statement.bind(Int32(index + 1), value)
+                case .int(let value): try statement.bind(Int32(index + 1), value)
+                case .text(let value): try statement.bind(Int32(index + 1), value)
                 }
             }
             let jobs = try statement.rows(Columns.job)
@@ -84,7 +84,7 @@ extension SQLiteJobStore {
                 SELECT \(Columns.stage), attempt
                 FROM stage_attempts WHERE job_id = ? ORDER BY attempt, position
                 """)
-            stagesOf.bind(1, jobID)
+            try stagesOf.bind(1, jobID)
             var stagesByAttempt: [Int: [Stage]] = [:]
             for (attempt, stage) in try stagesOf.rows({ ($0.int(Columns.stageCount), try Columns.stage($0)) }) {
                 stagesByAttempt[attempt, default: []].append(stage)

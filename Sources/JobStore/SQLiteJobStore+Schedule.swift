@@ -20,7 +20,7 @@ extension SQLiteJobStore {
                             ORDER BY run_at LIMIT 1))
                 FROM levels WHERE levels.priority IS NOT NULL
                 """)
-            statement.bind(1, pool)
+            try statement.bind(1, pool)
             let text = try statement.firstRow { $0.text(0) } ?? nil
             return text.flatMap(Timestamp.date)
         }, completion: completion)

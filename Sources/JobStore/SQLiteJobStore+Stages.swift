@@ -12,10 +12,10 @@ extension SQLiteJobStore {
                     finished_at = NULL, value = NULL, error = NULL, exit_code = NULL, error_code = NULL
                 WHERE job_id = ? AND position = ?
                 """)
-            statement.bind(1, start.attempt)
-            statement.bind(2, Timestamp.text(start.at))
-            statement.bind(3, lease.jobID)
-            statement.bind(4, start.position)
+            try statement.bind(1, start.attempt)
+            try statement.bind(2, Timestamp.text(start.at))
+            try statement.bind(3, lease.jobID)
+            try statement.bind(4, start.position)
             try statement.execute()
             if db.changesCount == 0 {
                 throw try Self.fenceError(lease, position: start.position, doing: "record the start of", db)
@@ -53,16 +53,16 @@ extension SQLiteJobStore {
                     started_at = coalesce(?, started_at), finished_at = ?, error_code = ?
                 WHERE job_id = ? AND position = ?
                 """)
-            statement.bind(1, state.rawValue)
-            statement.bind(2, value: value)
-            statement.bind(3, error)
-            statement.bind(4, result.exitCode.map { Int($0) })
-            statement.bind(5, result.attempt)
-            statement.bind(6, result.startedAt.map(Timestamp.text))
-            statement.bind(7, Timestamp.text(result.at))
-            statement.bind(8, errorCode)
-            statement.bind(9, lease.jobID)
-            statement.bind(10, result.position)
+            try statement.bind(1, state.rawValue)
+            try statement.bind(2, value: value)
+            try statement.bind(3, error)
+            try statement.bind(4, result.exitCode.map { Int($0) })
+            try statement.bind(5, result.attempt)
+            try statement.bind(6, result.startedAt.map(Timestamp.text))
+            try statement.bind(7, Timestamp.text(result.at))
+            try statement.bind(8, errorCode)
+            try statement.bind(9, lease.jobID)
+            try statement.bind(10, result.position)
             try statement.execute()
             if db.changesCount == 0 {
                 throw try Self.fenceError(lease, position: result.position, doing: "record the result of", db)
@@ -99,11 +99,11 @@ extension SQLiteJobStore {
                 SET state = ?, result = ?, error = ?, finished_at = ?, lease_expires_at = NULL
                 WHERE id = ?
                 """)
-            statement.bind(1, state.rawValue)
-            statement.bind(2, value: result)
-            statement.bind(3, error)
-            statement.bind(4, Timestamp.text(finish.at))
-            statement.bind(5, lease.jobID)
+            try statement.bind(1, state.rawValue)
+            try statement.bind(2, value: result)
+            try statement.bind(3, error)
+            try statement.bind(4, Timestamp.text(finish.at))
+            try statement.bind(5, lease.jobID)
             try statement.execute()
             try Self.resolveStages(of: lease.jobID, as: state, db)
         }, completion: completion)
@@ -122,18 +122,18 @@ extension SQLiteJobStore {
 
     static func jobExists(_ id: Int64, _ db: Database) throws -> Bool {
         let statement = try RawStatement(db, "SELECT 1 FROM jobs WHERE id = ?")
-        statement.bind(1, id)
+        try statement.bind(1, id)
         return try statement.firstRow { _ in true } != nil
     }
 
     static func insertEvent(_ event: NewEvent, _ db: Database) throws {
         let statement = try RawStatement(
             db, "INSERT INTO events (job_id, position, kind, message, created_at) VALUES (?, ?, ?, ?, ?)")
-        statement.bind(1, event.jobID.map { Int($0) })
-        statement.bind(2, event.position)
-        statement.bind(3, event.kind)
-        statement.bind(4, event.message)
-        statement.bind(5, Timestamp.text(event.at))
+        try statement.bind(1, event.jobID.map { Int($0) })
+        try statement.bind(2, event.position)
+        try statement.bind(3, event.kind)
+        try statement.bind(4, event.message)
+        try statement.bind(5, Timestamp.text(event.at))
         try statement.execute()
     }
 
@@ -147,8 +147,8 @@ extension SQLiteJobStore {
                 error_code = CASE state WHEN 'running' THEN 'interrupted' ELSE error_code END
             WHERE job_id = ? AND state IN ('pending', 'running')
             """)
-        statement.bind(1, "interrupted: the job was \(state.rawValue) while this stage ran")
-        statement.bind(2, jobID)
+        try statement.bind(1, "interrupted: the job was \(state.rawValue) while this stage ran")
+        try statement.bind(2, jobID)
         try statement.execute()
     }
 
@@ -158,9 +158,9 @@ extension SQLiteJobStore {
     static func checkLease(_ lease: Lease, position: Int?, doing what: String, _ db: Database) throws {
         let statement = try RawStatement(
             db, "SELECT 1 FROM jobs WHERE id = ? AND state = 'running' AND lease_owner = ? AND claims = ?")
-        statement.bind(1, lease.jobID)
-        statement.bind(2, lease.owner)
-        statement.bind(3, lease.claim)
+        try statement.bind(1, lease.jobID)
+        try statement.bind(2, lease.owner)
+        try statement.bind(3, lease.claim)
         if try statement.firstRow({ _ in true }) == nil {
             throw try fenceError(lease, position: position, doing: what, db)
         }

@@ -14,6 +14,9 @@ extension SQLiteJobStore {
                     !stage.name.isEmpty && !stage.kind.isEmpty,
                     "stage \(position) of \(which) (\(job.definition)) needs a name and a kind")
             }
+            try Self.require(
+                job.runAt.map(Timestamp.isStorable) != false,
+                "\(which) (\(job.definition)) is to run at \(job.runAt.map { "\($0)" } ?? ""), past the latest time the store holds (9999-12-31)")
             try StoredValue.check(job.input, "the input of \(which) (\(job.definition))", cap: cap, jobID: nil)
         }
         return try await write(atomic: true) { db in
@@ -33,27 +36,27 @@ extension SQLiteJobStore {
         submissions.reserveCapacity(jobs.count)
         for job in jobs {
             if let key = job.idempotencyKey {
-                findKey.bind(1, job.definition)
-                findKey.bind(2, key)
+                try findKey.bind(1, job.definition)
+                try findKey.bind(2, key)
                 if let existing = try findKey.firstRow({ $0.int64(0) }) {
                     submissions.append(Submission(id: existing, created: false))
                     continue
                 }
             }
-            insertJob.bind(1, job.definition)
-            insertJob.bind(2, job.pool)
-            insertJob.bind(3, job.priority)
-            insertJob.bind(4, job.idempotencyKey)
-            insertJob.bind(5, value: job.input)
-            insertJob.bind(6, job.runAt.map(Timestamp.text) ?? now)
-            insertJob.bind(7, now)
+            try insertJob.bind(1, job.definition)
+            try insertJob.bind(2, job.pool)
+            try insertJob.bind(3, job.priority)
+            try insertJob.bind(4, job.idempotencyKey)
+            try insertJob.bind(5, value: job.input)
+            try insertJob.bind(6, job.runAt.map(Timestamp.text) ?? now)
+            try insertJob.bind(7, now)
             try insertJob.execute()
             let id = db.lastInsertedRowID
             for (position, stage) in job.stages.enumerated() {
-                insertStage.bind(1, id)
-                insertStage.bind(2, position)
-                insertStage.bind(3, stage.name)
-                insertStage.bind(4, stage.kind)
+                try insertStage.bind(1, id)
+                try insertStage.bind(2, position)
+                try insertStage.bind(3, stage.name)
+                try insertStage.bind(4, stage.kind)
                 try insertStage.execute()
             }
             submissions.append(Submission(id: id, created: true))

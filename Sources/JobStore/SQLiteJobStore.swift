@@ -2,6 +2,10 @@ import Foundation
 internal import GRDB
 internal import GRDBSQLite
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The ``JobStore`` over SQLite (through GRDB and the system libsqlite3),
 /// in WAL mode, shared safely by several processes.
 ///
@@ -21,6 +25,8 @@ public final class SQLiteJobStore: JobStore {
     let pool: any DatabaseWriter
     let writer: GroupCommitWriter
     let checkpointer: BackgroundCheckpointer?
+    /// The database file and its `-wal` as they were when opened.
+    let files: FileIdentity.Watch
 
     var path: String { configuration.path }
     var cap: Int { configuration.maxValueBytes }
@@ -36,12 +42,21 @@ public final class SQLiteJobStore: JobStore {
     }
 
     init(_ configuration: JobStoreConfiguration, migrations: [Migration]) throws {
-        guard configuration.maxValueBytes > 0 else {
-            throw JobStoreError(.invalidArgument, "maxValueBytes must be positive, not \(configuration.maxValueBytes)")
+        let limit = JobStoreConfiguration.maxValueBytesLimit
+        guard configuration.maxValueBytes > 0, configuration.maxValueBytes <= limit else {
+            throw JobStoreError(
+                .invalidArgument, "maxValueBytes must be between 1 and \(limit), not \(configuration.maxValueBytes)")
         }
         self.configuration = configuration
         let path = configuration.path
+        if !configuration.createIfMissing, access(path, F_OK) != 0, errno == ENOENT {
+            throw JobStoreError(
+                .databaseMissing,
+                "the job database \(path) does not exist: jobd creates it when it first starts. Start jobd, "
+                    + "or check 'database' in jobd.yaml")
+        }
         try JobStoreError.checkWritable(path: path)
+        if configuration.createIfMissing { try Self.createPrivately(path) }
         var grdb = Configuration()
         grdb.label = "jobstore"
         grdb.busyMode = .timeout(configuration.busyTimeout.timeInterval)
@@ -86,6 +101,7 @@ public final class SQLiteJobStore: JobStore {
                     // Per connection; only the writer connection commits.
                     let synchronous = configuration.synchronous == .full ? "FULL" : "NORMAL"
                     try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
+                    if configuration.checkIntegrity { try Self.quickCheck(db, path: path) }
                     try Schema.migrate(db, path: path, migrations: migrations)
                 }
                 opened = candidate
@@ -96,8 +112,10 @@ public final class SQLiteJobStore: JobStore {
             }
         }
         pool = opened.unsafelyUnwrapped
+        files = FileIdentity.Watch(path: path)
         writer = GroupCommitWriter(
-            pool: pool, path: path, maxPerTransaction: configuration.maxWritesPerTransaction)
+            pool: pool, path: path, maxPerTransaction: configuration.maxWritesPerTransaction,
+            onCommit: configuration.onCommit)
         do {
             checkpointer = try configuration.checkpointInterval.map {
                 try BackgroundCheckpointer(path: path, every: $0, busyTimeout: configuration.busyTimeout)
@@ -124,6 +142,23 @@ public final class SQLiteJobStore: JobStore {
             throw JobStoreError.wrap(error, path: path, doing: "close the job database")
         }
         if configuration.connections == .pool { Self.closeWritableLast(path: path) }
+    }
+
+    /// Makes the database file, if there is none, with mode 0660 whatever the
+    /// umask: readable and writable by its owner and group (the group-based
+    /// model of the systemd unit: members of group `jobd` use jobctl), never
+    /// by other users, who would otherwise read every job's input and result.
+    /// SQLite gives `-wal` and `-shm` the mode of the database file.
+    static func createPrivately(_ path: String) throws {
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o660)
+        if fd < 0 {
+            if errno == EEXIST { return }
+            throw JobStoreError(.cannotOpen, "could not create the job database \(path): \(String(cString: strerror(errno)))")
+        }
+        defer { Glibc.close(fd) }
+        guard fchmod(fd, 0o660) == 0 else {
+            throw JobStoreError(.cannotOpen, "could not set the mode of the job database \(path): \(String(cString: strerror(errno)))")
+        }
     }
 
     /// GRDB closes a pool's writer connection before its readers, and when

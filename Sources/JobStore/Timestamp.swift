@@ -5,9 +5,22 @@ import Foundation
 /// date functions, and — being fixed-width — ordered like the times they
 /// name, so indexes and `<` comparisons work on the text.
 enum Timestamp {
-    /// Milliseconds since 1970-01-01T00:00:00Z.
+    /// Milliseconds since 1970-01-01T00:00:00Z; dates past what an Int64
+    /// holds (or not a number) are clamped, never a trap.
     static func milliseconds(_ date: Date) -> Int64 {
-        Int64((date.timeIntervalSince1970 * 1000).rounded())
+        let ms = (date.timeIntervalSince1970 * 1000).rounded()
+        guard ms.isFinite else { return ms.isNaN ? 0 : ms > 0 ? .max : .min }
+        return Int64(exactly: ms) ?? (ms > 0 ? .max : .min)
+    }
+
+    /// The latest time the text form holds: 9999-12-31T23:59:59.999Z.
+    static let latest = Date(timeIntervalSince1970: 253_402_300_799.999)
+
+    /// Whether `date` has a four-digit year, 1970 or later: what a stored
+    /// time may be. A later date would be written with its year modulo
+    /// 10,000 and sort before today.
+    static func isStorable(_ date: Date) -> Bool {
+        (0...253_402_300_799_999).contains(milliseconds(date))
     }
 
     static func date(milliseconds: Int64) -> Date {

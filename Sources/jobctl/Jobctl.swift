@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
-import JobEngine
+import JobConfig
+import JobControl
 
 /// The root command: `jobctl SUBCOMMAND …`.
 ///
@@ -29,7 +30,7 @@ struct Jobctl: AsyncParsableCommand {
         version: JobdVersion.string,
         subcommands: [
             Submit.self, Status.self, List.self, Wait.self, Cancel.self, Retry.self,
-            Definitions.self, Validate.self, Daemon.self,
+            Definitions.self, Validate.self, Daemon.self, Metrics.self, CalendarCommand.self,
         ])
 }
 

@@ -1,6 +1,6 @@
 import JobDaemon
 
-// Before any other thread exists, so that every thread inherits the mask
-// and SIGHUP/SIGTERM/SIGINT reach only jobd's signal thread.
-SignalWatcher.blockHandledSignals()
-JobdCommand.runFromCommandLine()
+// First, so that a SIGTERM, SIGINT or SIGHUP that arrives while jobd starts
+// waits for the signal service instead of ending jobd (SignalWatcher).
+SignalWatcher.catchEarly()
+await JobdCommand.runFromCommandLine()

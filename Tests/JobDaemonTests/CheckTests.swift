@@ -1,5 +1,6 @@
 import Foundation
-import JobEngine
+import JobConfig
+import JobControl
 import Testing
 
 /// `jobd --check`: every problem with file:line, exit 0 or 1, and the

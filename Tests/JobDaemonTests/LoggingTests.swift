@@ -1,6 +1,7 @@
 import Foundation
 @testable import JobDaemon
-import JobEngine
+import JobConfig
+import JobControl
 import Logging
 import Testing
 

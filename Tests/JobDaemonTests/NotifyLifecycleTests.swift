@@ -1,6 +1,7 @@
 import Foundation
 import JobDaemon
-import JobEngine
+import JobConfig
+import JobControl
 import JobStore
 import Testing
 

@@ -1,5 +1,6 @@
 import Foundation
-import JobEngine
+import JobConfig
+import JobControl
 import JobStore
 import Testing
 
@@ -41,7 +42,7 @@ import Glibc
         harness.signal(SIGTERM)
         #expect(await harness.exitStatus() == 0)
         // At `warning`, the notices of stopping are not written.
-        #expect(harness.log.split(separator: "\n").count == linesBefore)
+        #expect(harness.log.split(separator: "\n").count == linesBefore, "\(harness.log)")
         try await store.close()
     }
 

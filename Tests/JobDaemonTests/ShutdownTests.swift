@@ -1,5 +1,6 @@
 import Foundation
-import JobEngine
+import JobConfig
+import JobControl
 import JobStore
 import Testing
 
@@ -90,11 +91,11 @@ import Glibc
     @Test func aSignalDuringStartupStillStopsItCleanly() async throws {
         let harness = try DaemonHarness(definitions: [:])
         try harness.start()
-        // As soon as main has blocked the signal (before that, SIGTERM's
+        // As soon as main catches the signal (before that, SIGTERM's
         // default action would end it, which proves nothing), and before
         // the database is open or the socket bound.
         let deadline = ContinuousClock.now + .seconds(10)
-        while !blocksSIGTERM(harness.pid), ContinuousClock.now < deadline { usleep(200) }
+        while !catchesSIGTERM(harness.pid), ContinuousClock.now < deadline { usleep(200) }
         #expect(!FileManager.default.fileExists(atPath: harness.socketPath))
         harness.signal(SIGTERM)
         #expect(await harness.exitStatus(within: .seconds(20)) == 0)
@@ -103,9 +104,9 @@ import Glibc
 }
 
 /// Whether process `pid` has SIGTERM in its blocked mask (/proc/PID/status SigBlk).
-func blocksSIGTERM(_ pid: Int32) -> Bool {
+func catchesSIGTERM(_ pid: Int32) -> Bool {
     guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-          let line = text.split(separator: "\n").first(where: { $0.hasPrefix("SigBlk:") }),
+          let line = text.split(separator: "\n").first(where: { $0.hasPrefix("SigCgt:") }),
           let mask = UInt64(line.split(separator: "\t").last ?? "", radix: 16)
     else { return false }
     return mask & (1 << (UInt64(SIGTERM) - 1)) != 0

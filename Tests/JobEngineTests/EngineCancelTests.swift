@@ -1,6 +1,7 @@
 import Foundation
 @testable import JobEngine
 import JobStore
+import TestSupport
 import Testing
 
 /// `jobctl cancel`: the store's flag, seen through lease renewals.

@@ -1,7 +1,9 @@
 import Foundation
 @testable import JobEngine
+import JobProcesses
 import JobStore
 import Synchronization
+import TestSupport
 import Testing
 
 /// A child process runs an engine and is killed with SIGKILL mid-run; a new

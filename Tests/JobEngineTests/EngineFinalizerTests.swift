@@ -1,7 +1,9 @@
 import Foundation
 @testable import JobEngine
+import JobProcesses
 import JobStore
 import Synchronization
+import TestSupport
 import Testing
 
 /// An action that loses its resolver: the promise is deallocated while
@@ -13,7 +15,7 @@ import Testing
 @Suite struct EngineFinalizerTests {
     /// Where the worker makes the promise it loses: `engine_test_worker/main.swift:LINE`.
     static func leakSite() throws -> String {
-        let source = try String(contentsOfFile: repositoryRoot + "/Sources/engine-test-worker/main.swift", encoding: .utf8)
+        let source = try String(contentsOfFile: repositoryRoot + "/Tests/engine-test-worker/main.swift", encoding: .utf8)
         let lines = source.split(separator: "\n", omittingEmptySubsequences: false)
         let line = try #require(lines.firstIndex { $0.contains("Promise<[UInt8]>.pending().promise") }) + 1
         return "engine_test_worker/main.swift:\(line)"

@@ -1,6 +1,7 @@
 import Foundation
 @testable import JobEngine
 import JobStore
+import JobValues
 import Testing
 
 /// Job input is data: it reaches a process on stdin only.

@@ -1,6 +1,7 @@
 import Foundation
 @testable import JobEngine
 import JobStore
+import TestSupport
 import Testing
 
 /// Every stage kind and action, through real processes and a real SQLite file.

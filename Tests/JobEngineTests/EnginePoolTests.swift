@@ -2,6 +2,7 @@ import Foundation
 @testable import JobEngine
 import JobStore
 import Synchronization
+import TestSupport
 import Testing
 
 /// Pools cap jobs running at once; claims go by priority, then age; delayed
@@ -81,8 +82,7 @@ import Testing
               - then: now
                 run: [date, "+%s%N"]
             """,
-        ], options: EngineOptions(
-            leaseDuration: .seconds(5), renewInterval: .milliseconds(100), pollInterval: .seconds(3600)))
+        ], configure: { $0.leaseDuration = .seconds(5); $0.renewInterval = .milliseconds(100); $0.pollInterval = .seconds(3600) })
         // Let the start-up claim find nothing, so only the timer can start the job.
         try await Task.sleep(for: .milliseconds(100))
         let submitted = Date()

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import JobConfig
 @testable import JobEngine
 import JobStore
 import Promises
@@ -28,13 +29,11 @@ private let queueName = DispatchSpecificKey<String>()
               - finally: cleanup
                 run: [placeholder]
             """,
-        ], queues: ["map": 3, "return": 1, "slow": 2], options: EngineOptions(
-            leaseDuration: .seconds(5), renewInterval: .milliseconds(100), pollInterval: .milliseconds(200),
-            customAction: { _, stage, input in
-                let label = DispatchQueue.getSpecific(key: queueName) ?? "elsewhere"
-                labels.withLock { $0[stage.name] = label }
-                return .value(input)
-            }))
+        ], queues: ["map": 3, "return": 1, "slow": 2], customAction: { _, stage, input in
+            let label = DispatchQueue.getSpecific(key: queueName) ?? "elsewhere"
+            labels.withLock { $0[stage.name] = label }
+            return .value(input)
+        })
         for (name, queue) in harness.engine.queues.byName {
             for slot in queue.slots { slot.setSpecific(key: queueName, value: name) }
         }

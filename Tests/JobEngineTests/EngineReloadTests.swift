@@ -1,6 +1,8 @@
 import Foundation
+import JobConfig
 @testable import JobEngine
 import JobStore
+import TestSupport
 import Testing
 
 /// `Engine.reload` (SIGHUP): new definitions, queues and pool sizes apply to
@@ -19,10 +21,10 @@ import Testing
         #expect(before.resultText == "HI")
 
         // The new set: `greet` now lowercases, and `added` exists.
-        let loader = DefinitionLoader(config: harness.config)
+        let loader = DefinitionLoader(context: harness.definitionContext)
         let greet = try loader.parse(yaml: "name: greet\npipeline:\n  - map: quiet\n    transform: lower\n", path: harness.file("greet.yaml")).get()
         let added = try loader.parse(yaml: "name: added\npipeline:\n  - map: trim\n    transform: trim\n", path: harness.file("added.yaml")).get()
-        harness.engine.reload(config: harness.config, definitions: [greet, added])
+        harness.engine.reload(harness.configuration, definitions: [greet, added])
 
         let changed = try await harness.store.submit(greet.newJob(input: Data("MiXeD".utf8))).id
         let fresh = try await harness.store.submit(added.newJob(input: Data("  padded  ".utf8))).id
@@ -49,10 +51,10 @@ import Testing
         while !FileManager.default.fileExists(atPath: out + "/started"), ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(10))
         }
-        let loader = DefinitionLoader(config: harness.config)
+        let loader = DefinitionLoader(context: harness.definitionContext)
         let replacement = try loader.parse(
             yaml: "name: slow\npipeline:\n  - then: other\n    shell: 'echo new'\n", path: harness.file("slow.yaml")).get()
-        harness.engine.reload(config: harness.config, definitions: [replacement])
+        harness.engine.reload(harness.configuration, definitions: [replacement])
         let detail = try await harness.resolved(id)
         #expect(detail.job.state == .fulfilled)
         #expect(detail.resultText == "OLD\n")
@@ -79,9 +81,9 @@ import Testing
         try await Task.sleep(for: .milliseconds(400))
         #expect(runningFiles() == 1, "a pool of 1 runs one job")
 
-        var bigger = harness.config
+        var bigger = harness.configuration
         bigger.pools["narrow"] = 3
-        harness.engine.reload(config: bigger, definitions: Array(harness.definitions.values))
+        harness.engine.reload(bigger, definitions: Array(harness.definitions.values))
         let deadline = ContinuousClock.now + .seconds(20)
         while runningFiles() < 3, ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(20))

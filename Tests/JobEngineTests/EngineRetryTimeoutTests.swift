@@ -1,6 +1,7 @@
 import Foundation
 @testable import JobEngine
 import JobStore
+import TestSupport
 import Testing
 
 /// Retries with their attempt numbers, stage timeouts and job timeouts.

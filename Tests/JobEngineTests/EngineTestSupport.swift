@@ -1,19 +1,17 @@
 import Foundation
+import JobConfig
 @testable import JobEngine
+import JobProcesses
 import JobStore
+import JobValues
+import Logging
 import Synchronization
+import TestSupport
 import Testing
 
-/// Collects the engine's log lines.
-final class LogCollector: Sendable {
-    private let lines = Mutex<[EngineLogRecord]>([])
-
-    var records: [EngineLogRecord] { lines.withLock { $0 } }
-
-    var logger: EngineLogger {
-        { record in self.lines.withLock { $0.append(record) } }
-    }
-}
+/// One process runner for every engine of this test process, shared on
+/// purpose: its event loop is one thread, whichever engine starts children.
+let testProcessRunner = ProcessRunner()
 
 /// An engine over a real SQLite file in a fresh folder, with definitions
 /// given as YAML text.
@@ -21,26 +19,27 @@ final class EngineHarness: Sendable {
     let folder: String
     let store: SQLiteJobStore
     let engine: Engine
-    let config: DaemonConfig
+    let configuration: EngineConfiguration
     let definitions: [String: JobDefinition]
-    let logs = LogCollector()
+    let logs = LogLines()
 
-    /// `definitions`: the YAML text of each job definition.
+    /// `definitions`: the YAML text of each job definition. `configure`
+    /// changes the engine's configuration before it is made.
     init(
         _ yamls: [String], folder: String? = nil, pools: [String: Int] = ["default": 16],
         queues: [String: Int] = ["map": 4, "return": 1], valueCap: Int = 1 << 20, killGrace: Duration = .seconds(1),
-        options: EngineOptions? = nil, start: Bool = true
+        customAction: CustomAction? = nil, start: Bool = true,
+        configure: (inout EngineConfiguration) -> Void = { _ in }
     ) throws {
         let folder = try folder ?? makeTemporaryFolder()
         self.folder = folder
-        var config = DaemonConfig.defaults(relativeTo: folder)
-        config.database = folder + "/jobd.sqlite"
-        config.pools = pools
-        config.queues = queues.mapValues { QueueConfig(concurrency: $0) }
-        config.killGrace = killGrace
-        config.store.valueCap = ByteSize(bytes: valueCap)
-        self.config = config
-        let loader = DefinitionLoader(config: config)
+        var configuration = EngineConfiguration(
+            queues: queues, pools: pools, killGrace: killGrace, outputLimit: valueCap,
+            leaseDuration: .seconds(5), renewInterval: .milliseconds(100), pollInterval: .milliseconds(200),
+            logger: logs.logger)
+        configure(&configuration)
+        self.configuration = configuration
+        let loader = DefinitionLoader(context: JobEngineTests.definitionContext(of: configuration))
         var definitions: [String: JobDefinition] = [:]
         for (index, yaml) in yamls.enumerated() {
             let definition = try loader.parse(yaml: yaml, path: folder + "/def\(index).yaml").get()
@@ -48,18 +47,25 @@ final class EngineHarness: Sendable {
         }
         self.definitions = definitions
         store = try SQLiteJobStore(JobStoreConfiguration(
-            path: config.database, maxValueBytes: valueCap, checkpointInterval: nil))
+            path: folder + "/jobd.sqlite", maxValueBytes: valueCap, checkpointInterval: nil))
         // `conf` is process-wide and the Promises tests check its defaults
-        // while these run: engines here leave it alone (the finalizer path,
-        // which needs it, is tested in a child process).
-        var options = options ?? EngineOptions(
-            leaseDuration: .seconds(5), renewInterval: .milliseconds(100), pollInterval: .milliseconds(200))
-        options.configuresPromises = false
-        engine = Engine(config: config, definitions: Array(definitions.values), store: store, options: options, log: logs.logger)
+        // while these run: an engine never touches it (the finalizer path,
+        // which needs `conf.leakHandler`, is tested in a child process).
+        engine = Engine(
+            configuration: configuration, definitions: Array(definitions.values), store: store,
+            processRunner: testProcessRunner, customAction: customAction)
         if start { engine.start() }
     }
 
+    /// Queue and pool names that definitions are checked against.
+    var definitionContext: DefinitionContext { JobEngineTests.definitionContext(of: configuration) }
+
     func file(_ name: String) -> String { folder + "/" + name }
+
+    /// Whether a log line mentions job `id` and holds `text`.
+    func logged(job id: Int64, _ text: String) -> Bool {
+        logs.all.contains { $0.contains("job \(id)") && $0.contains(text) }
+    }
 
     @discardableResult
     func submit(_ name: String, input: [UInt8], priority: Int = 0, delay: Duration? = nil) async throws -> Int64 {
@@ -155,4 +161,8 @@ var workerPath: String {
         if FileManager.default.isExecutableFile(atPath: path) { return path }
     }
     return repositoryRoot + "/.build/debug/engine-test-worker"
+}
+
+func definitionContext(of configuration: EngineConfiguration) -> DefinitionContext {
+    DefinitionContext(queues: Set(configuration.queues.keys), pools: Set(configuration.pools.keys))
 }

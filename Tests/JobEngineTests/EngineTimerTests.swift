@@ -7,9 +7,10 @@ import Testing
 @Suite struct EngineTimerTests {
     @Test func timersFireInDeadlineOrderAndCancelledOnesNever() async throws {
         let fired = Mutex<[Int]>([])
+        let heap = TimerHeap()
         var timers: [OneShotTimer] = []
         for (index, delay) in [120, 40, 80, 20, 60].enumerated() {
-            timers.append(OneShotTimer.schedule(after: .milliseconds(delay)) { fired.withLock { $0.append(index) } })
+            timers.append(OneShotTimer.schedule(on: heap, after: .milliseconds(delay)) { fired.withLock { $0.append(index) } })
         }
         timers[2].cancel()  // the 80 ms one
         try await Task.sleep(for: .milliseconds(400))

@@ -1,6 +1,8 @@
 import Foundation
+import JobConfig
 @testable import JobEngine
 import JobStore
+import TestSupport
 import Testing
 
 /// The configuration files shipped in `config/` load cleanly, and the example

@@ -1,5 +1,6 @@
 import Foundation
-import JobEngine
+import JobConfig
+import JobControl
 import JobStore
 import Testing
 
@@ -55,6 +56,19 @@ import Testing
         Case(name: "unknown state", arguments: ["list", "--state", "done"], status: 64, says: "'done'"),
         Case(name: "retry of a pending job", arguments: ["retry", "1"], status: 65,
              says: "cannot retry job 1: it is pending"),
+        // Issue 23: unbounded reads, times past year 9999, negative numbers.
+        Case(name: "batch of /dev/zero", arguments: ["submit", "hello", "--batch", "/dev/zero"], status: 65,
+             says: "line 1 of the batch is more than 1024 bytes, over the value cap of 1024 bytes"),
+        Case(name: "delay past ten years", arguments: ["submit", "hello", "--delay", "3000000d"], status: 64,
+             says: "it is too long (at most 3650d, ten years)"),
+        Case(name: "delay past Int64 milliseconds", arguments: ["submit", "hello", "--delay", "106751991167d"], status: 64,
+             says: "it is too long (at most 3650d, ten years)"),
+        Case(name: "retry delay past ten years", arguments: ["retry", "1", "--delay", "106751991167d"], status: 64,
+             says: "it is too long (at most 3650d, ten years)"),
+        Case(name: "negative delay", arguments: ["submit", "hello", "--delay", "-5s"], status: 64,
+             says: "durations cannot be negative"),
+        Case(name: "negative limit", arguments: ["list", "--limit", "-1"], status: 64,
+             says: "--limit must be within 1…1000, not -1"),
     ]
 
     @Test(arguments: cases)

@@ -3,7 +3,9 @@ import Testing
 
 /// Shell completions and the help that the man page is made from.
 @Suite struct CompletionTests {
-    static let subcommands = ["submit", "status", "list", "wait", "cancel", "retry", "definitions", "validate", "daemon"]
+    static let subcommands = [
+        "submit", "status", "list", "wait", "cancel", "retry", "definitions", "validate", "daemon", "metrics", "calendar",
+    ]
 
     @Test(arguments: ["bash", "zsh", "fish"])
     func completionScriptsKnowEveryCommand(_ shell: String) async throws {
@@ -32,7 +34,7 @@ import Testing
         #expect((root["discussion"] as? String)?.contains("Exit status:") == true)
     }
 
-    @Test(arguments: ["submit", "status", "list", "wait", "cancel", "retry", "definitions", "validate", "daemon"])
+    @Test(arguments: subcommands)
     func everyCommandHasHelpWithExamples(_ command: String) async throws {
         let result = try await runChild(jobctlPath, ["help", command], directory: "/")
         #expect(result.status == 0, "\(result)")

@@ -1,5 +1,6 @@
 import Foundation
-import JobEngine
+import JobConfig
+import JobControl
 import Testing
 
 /// Finding jobd.yaml as jobd does; `validate` and `definitions`.

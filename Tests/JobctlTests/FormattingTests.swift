@@ -1,4 +1,5 @@
 import Foundation
+import JobConfig
 import Testing
 @testable import jobctl
 
@@ -35,11 +36,11 @@ import Testing
     @Test func valuesInJSONKeepEveryByte() {
         #expect(Formatting.valueJSON(nil) == .null)
         #expect(Formatting.valueJSON(Data("text\n".utf8)) == .string("text\n"))
-        #expect(Formatting.valueJSON(Data([0xC3, 0x28])) == .object([("base64", .string("wyg="))]))
+        #expect(Formatting.valueJSON(Data([0xC3, 0x28])) == .fields([("base64", .string("wyg="))]))
     }
 
     @Test func jsonIsIndentedInOrderWithEscapes() {
-        let document = JSON.object([
+        let document = JSON.fields([
             ("b", .int(-3)), ("a", .array([.bool(true), .null])), ("s", .string("q\"\\\u{01}\n")), ("e", .object([])),
         ])
         #expect(document.pretty == """

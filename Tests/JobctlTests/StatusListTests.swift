@@ -1,5 +1,6 @@
 import Foundation
-import JobEngine
+import JobConfig
+import JobControl
 import JobStore
 import Testing
 
@@ -123,14 +124,14 @@ import Testing
         #expect((last["jobs"] as? [[String: Any]])?.count == 2)
     }
 
-    @Test func readingWithoutADatabaseCreatesNone() async throws {
-        let sandbox = try Sandbox()
-        let list = try await sandbox.jobctl(["list"])
-        #expect(list.status == 0 && list.out.isEmpty, "\(list)")
-        #expect(list.errLines == ["jobctl: no jobs match"])
-        let status = try await sandbox.jobctl(["status", "1"])
-        #expect(status.status == 67)
-        #expect(status.stderr.contains("does not exist yet"))
+    /// Only jobd creates the database: a command run before jobd ever
+    /// started (or after the file was removed) says so and creates nothing.
+    @Test(arguments: [["list"], ["status", "1"], ["submit", "hello", "--input", "x"], ["cancel", "1"]])
+    func aMissingDatabaseIsAnErrorAndIsNotCreated(arguments: [String]) async throws {
+        let sandbox = try Sandbox(createDatabase: false)
+        let result = try await sandbox.jobctl(arguments)
+        #expect(result.status == 74, "\(result)")
+        #expect(result.errLines == ["jobctl: error: the job database \(sandbox.databasePath) does not exist: jobd creates it when it first starts. Start jobd, or check 'database' in jobd.yaml"], "\(result)")
         #expect(!FileManager.default.fileExists(atPath: sandbox.databasePath))
     }
 }

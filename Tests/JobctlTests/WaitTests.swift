@@ -1,5 +1,6 @@
 import Foundation
-import JobEngine
+import JobConfig
+import JobControl
 import JobStore
 import Testing
 

@@ -146,7 +146,7 @@ extension GlobalConfiguration {
             #expect(leaks.isEmpty)
         }
 
-        @Test("LeakReport.reject settles the orphan: a chain waiting on it ends with PendingPromiseDeallocated")
+        @Test("PMKLeakReport.reject settles the orphan: a chain waiting on it ends with PendingPromiseDeallocated")
         func rejectOrphan() async throws {
             let saved = conf.leakHandler
             conf.leakHandler = { report in
@@ -166,7 +166,7 @@ extension GlobalConfiguration {
             #expect("\(leak)".contains("PromisesTests/LeakTests.swift:\(site.line)"))
         }
 
-        @Test("LeakReport.reject on a guarantee's report does nothing")
+        @Test("PMKLeakReport.reject on a guarantee's report does nothing")
         func rejectGuaranteeReport() async {
             let reports = Recorder<Bool>()
             let saved = conf.leakHandler

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import JobConfig
 import JobStore
 
 struct Cancel: AsyncParsableCommand {
@@ -40,7 +41,7 @@ struct Cancel: AsyncParsableCommand {
             if session.json {
                 var members: [(String, JSON)] = [("id", .int(id)), ("outcome", .string(word))]
                 if case .alreadyResolved(let state) = outcome { members.append(("state", .string(state.rawValue))) }
-                session.console.out(JSON.object(members).pretty)
+                session.console.out(JSON.fields(members).pretty)
             } else {
                 session.console.out(text + "\n")
             }
@@ -67,7 +68,7 @@ struct Retry: AsyncParsableCommand {
     @Argument(help: "The job's id.", transform: Arguments.jobID)
     var id: Int64
 
-    @Option(help: ArgumentHelp("Do not start before this long from now.", valueName: "duration"),
+    @Option(parsing: .unconditional, help: ArgumentHelp("Do not start before this long from now.", valueName: "duration"),
             transform: Arguments.duration)
     var delay: Duration?
 
@@ -81,7 +82,7 @@ struct Retry: AsyncParsableCommand {
             if session.json {
                 var members = JobJSON.job(job)
                 members.append(("daemon", .string(daemon.rawValue)))
-                session.console.out(JSON.object(members).pretty)
+                session.console.out(JSON.fields(members).pretty)
             } else {
                 session.console.out("job \(id) queued again as attempt \(job.attempt)\n")
             }

@@ -1,5 +1,6 @@
 import ArgumentParser
-import JobEngine
+import JobConfig
+import JobControl
 
 struct Daemon: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -30,7 +31,7 @@ struct Daemon: AsyncParsableCommand {
             }
             guard let status else {
                 if session.json {
-                    session.console.out(JSON.object([("running", .bool(false)), ("socket", .string(config.socket))]).pretty)
+                    session.console.out(JSON.fields([("running", .bool(false)), ("socket", .string(config.socket))]).pretty)
                 }
                 var failure = JobctlError(.daemonNotRunning, "jobd is not running (nothing listens on \(config.socket))")
                 failure.reportedOnStdout = session.json
@@ -53,14 +54,14 @@ struct Daemon: AsyncParsableCommand {
     }
 
     static func json(_ status: DaemonStatus, socket: String) -> JSON {
-        .object([
+        .fields([
             ("running", .bool(true)),
             ("socket", .string(socket)),
             ("version", .string(status.version)),
             ("pid", .int(Int64(status.pid))),
             ("jobs_running", .int(status.running)),
             ("jobs_pending", .int(status.pending)),
-            ("pools", .object(status.pools.sorted { $0.key < $1.key }.map { ($0.key, JSON.int($0.value)) })),
+            ("pools", .fields(status.pools.sorted { $0.key < $1.key }.map { ($0.key, JSON.int($0.value)) })),
             ("draining", .bool(status.draining)),
             ("started_at", .string(status.startedAt)),
             ("config", .string(status.config)),

@@ -1,5 +1,7 @@
 import ArgumentParser
-import JobEngine
+import JobConfig
+import JobControl
+import JobValues
 
 struct Definitions: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -23,7 +25,7 @@ struct Definitions: AsyncParsableCommand {
             let set = session.definitions(of: config)
             let errors = set.diagnostics.filter { $0.severity == .error }.count
             if session.json {
-                session.console.out(JSON.object([
+                session.console.out(JSON.fields([
                     ("folder", .string(config.definitions)),
                     ("definitions", .array(set.definitions.map(Self.json))),
                     ("problems", .int(set.diagnostics.count)),
@@ -51,14 +53,14 @@ struct Definitions: AsyncParsableCommand {
     }
 
     static func json(_ definition: JobDefinition) -> JSON {
-        .object([
+        .fields([
             ("name", .string(definition.name)),
             ("pool", .string(definition.pool)),
             ("description", .optional(definition.description)),
             ("timeout", .optional(definition.timeout?.jobdText)),
             ("file", .string(definition.sourcePosition.path)),
             ("stages", .array(definition.stages.map { stage in
-                .object([
+                .fields([
                     ("position", .int(stage.position)),
                     ("name", .string(stage.name)),
                     ("kind", .string(stage.kind.rawValue)),

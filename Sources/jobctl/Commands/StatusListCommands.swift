@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import JobConfig
 import JobStore
 
 struct Status: AsyncParsableCommand {
@@ -72,10 +73,10 @@ struct List: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Only jobs of this definition.", valueName: "name"))
     var definition: String?
 
-    @Option(help: ArgumentHelp("At most this many jobs (1 to 1000).", valueName: "n"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("At most this many jobs (1 to 1000).", valueName: "n"))
     var limit: Int = 20
 
-    @Option(help: ArgumentHelp("Only jobs older than this id: the next page.", valueName: "id"),
+    @Option(parsing: .unconditional, help: ArgumentHelp("Only jobs older than this id: the next page.", valueName: "id"),
             transform: Arguments.jobID)
     var before: Int64?
 
@@ -104,12 +105,12 @@ struct List: AsyncParsableCommand {
     func run() async throws {
         try await options.run { session in
             let config = try session.daemonConfig()
-            let page = try await session.withStore(config, creating: false) { store in
-                try await store?.list(query) ?? JobPage(jobs: [], nextCursor: nil)
+            let page = try await session.withStore(config) { store in
+                try await store.list(query)
             }
             if session.json {
-                session.console.out(JSON.object([
-                    ("jobs", .array(page.jobs.map { .object(JobJSON.job($0)) })),
+                session.console.out(JSON.fields([
+                    ("jobs", .array(page.jobs.map { .fields(JobJSON.job($0)) })),
                     ("next_before", .optional(page.nextCursor)),
                 ]).pretty)
                 return

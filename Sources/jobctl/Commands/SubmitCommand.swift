@@ -1,7 +1,9 @@
 import ArgumentParser
 import Foundation
-import JobEngine
+import JobConfig
+import JobControl
 import JobStore
+import JobValues
 
 struct Submit: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -28,29 +30,29 @@ struct Submit: AsyncParsableCommand {
     @Argument(help: "The job definition's name (jobs.d/NAME.yaml).")
     var name: String
 
-    @Option(help: ArgumentHelp("The job's input, as text.", valueName: "text"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("The job's input, as text.", valueName: "text"))
     var input: String?
 
     @Option(help: ArgumentHelp("Read the job's input from a file; - for stdin.", valueName: "path"),
             completion: .file())
     var inputFile: String?
 
-    @Option(help: ArgumentHelp(
+    @Option(parsing: .unconditional, help: ArgumentHelp(
         "Submit only once: a second submit of this definition with this key prints the first job's id.",
         valueName: "key"))
     var key: String?
 
-    @Option(help: ArgumentHelp("Higher runs first (default 0).", valueName: "n"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Higher runs first (default 0).", valueName: "n"))
     var priority: Int = 0
 
-    @Option(help: ArgumentHelp("Do not start before this long from now (250ms, 30s, 5m, 1h30m).", valueName: "duration"),
+    @Option(parsing: .unconditional, help: ArgumentHelp("Do not start before this long from now (250ms, 30s, 5m, 1h30m).", valueName: "duration"),
             transform: Arguments.duration)
     var delay: Duration?
 
     @Flag(help: "Wait for the job to end; print its result; exit 0 only if it was fulfilled.")
     var wait = false
 
-    @Option(help: ArgumentHelp("With --wait: give up waiting after this long (exit 75).", valueName: "duration"),
+    @Option(parsing: .unconditional, help: ArgumentHelp("With --wait: give up waiting after this long (exit 75).", valueName: "duration"),
             transform: Arguments.positiveDuration)
     var timeout: Duration?
 
@@ -69,7 +71,13 @@ struct Submit: AsyncParsableCommand {
             if batch == "-" && inputFile == "-" { throw ValidationError("stdin can be read once") }
         }
         if timeout != nil && !wait { throw ValidationError("--timeout applies to --wait") }
-        if let key, key.isEmpty { throw ValidationError("--key must not be empty") }
+        if let key {
+            if key.isEmpty { throw ValidationError("--key must not be empty") }
+            // Keys are text: two keys whose bytes differ must never read the same.
+            if String(validating: RawArguments.value(of: "--key", parsed: key), as: UTF8.self) == nil {
+                throw ValidationError("--key must be UTF-8 text; use --input for bytes")
+            }
+        }
     }
 
     func run() async throws {
@@ -87,7 +95,7 @@ struct Submit: AsyncParsableCommand {
                 return
             }
             let data: Data? = if let input {
-                try InputReader.input(text: input, cap: cap)
+                try InputReader.input(bytes: RawArguments.value(of: "--input", parsed: input), cap: cap)
             } else if let inputFile {
                 try InputReader.input(from: inputFile, cap: cap)
             } else {
@@ -99,8 +107,7 @@ struct Submit: AsyncParsableCommand {
     }
 
     private func submitOne(_ job: NewJob, config: DaemonConfig, _ session: Session) async throws {
-        try await session.withStore(config, creating: true) { store in
-            guard let store else { return }
+        try await session.withStore(config) { store in
             let submission = try await store.submit(job)
             let daemon: Session.NudgeOutcome? = submission.created
                 ? session.nudge(config, notRunningNote: "jobd is not running: job \(submission.id) is queued and will start when jobd runs")
@@ -113,7 +120,7 @@ struct Submit: AsyncParsableCommand {
                 let outcome = try await JobWaiter(session: session, store: store, id: submission.id, timeout: timeout).wait()
                 try Wait.report(outcome, timeout: timeout, session)
             } else if session.json {
-                session.console.out(JSON.object(Self.json(submission, job, daemon: daemon)).pretty)
+                session.console.out(JSON.fields(Self.json(submission, job, daemon: daemon)).pretty)
             } else {
                 session.console.out("\(submission.id)\n")
             }
@@ -123,17 +130,16 @@ struct Submit: AsyncParsableCommand {
     private func submitBatch(_ jobs: [NewJob], config: DaemonConfig, _ session: Session) async throws {
         guard !jobs.isEmpty else {
             session.console.note("the batch has no lines: nothing was submitted")
-            if session.json { session.console.out(JSON.object([("jobs", .array([]))]).pretty) }
+            if session.json { session.console.out(JSON.fields([("jobs", .array([]))]).pretty) }
             return
         }
-        try await session.withStore(config, creating: true) { store in
-            guard let store else { return }
+        try await session.withStore(config) { store in
             let submissions = try await store.submit(jobs)
             let daemon = session.nudge(
                 config, notRunningNote: "jobd is not running: the \(jobs.count) jobs are queued and will start when jobd runs")
             if session.json {
-                let items = zip(submissions, jobs).map { JSON.object(Self.json($0, $1, daemon: daemon)) }
-                session.console.out(JSON.object([("jobs", .array(items))]).pretty)
+                let items = zip(submissions, jobs).map { JSON.fields(Self.json($0, $1, daemon: daemon)) }
+                session.console.out(JSON.fields([("jobs", .array(items))]).pretty)
             } else {
                 session.console.out(submissions.map { "\($0.id)\n" }.joined())
             }
@@ -155,17 +161,12 @@ struct Submit: AsyncParsableCommand {
     static func definition(named name: String, config: DaemonConfig, _ session: Session) throws(JobctlError) -> JobDefinition {
         let set = session.definitions(of: config)
         if let definition = set[name] { return definition }
-        let own = set.diagnostics.filter { $0.severity == .error && baseName(of: $0.position.path) == name }
+        let own = set.diagnostics.filter { $0.severity == .error && DefinitionLoader.baseName(of: $0.position.path) == name }
         if let first = own.first {
             throw JobctlError(.config, "the definition \(name) has errors and cannot be submitted: \(first)",
                               details: own.dropFirst().map(\.description))
         }
         let known = set.names.isEmpty ? "there are none in \(config.definitions)" : "known: " + set.names.joined(separator: ", ")
         throw JobctlError(.unknownDefinition, "no job definition named \(name) (\(known))")
-    }
-
-    /// `/etc/jobd/jobs.d/hello.yaml` → `hello`.
-    static func baseName(of path: String) -> String {
-        ((path as NSString).lastPathComponent as NSString).deletingPathExtension
     }
 }

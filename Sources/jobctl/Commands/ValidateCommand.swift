@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
-import JobEngine
+import JobConfig
+import JobControl
 
 struct Validate: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -52,7 +53,7 @@ struct Validate: AsyncParsableCommand {
         try await options.run { session in
             let report = try check(session)
             if session.json {
-                session.console.out(JSON.object([
+                session.console.out(JSON.fields([
                     ("ok", .bool(report.errors == 0)),
                     ("config", .optional(report.config)),
                     ("definitions", .array(report.names.map(JSON.string))),
@@ -107,7 +108,7 @@ struct Validate: AsyncParsableCommand {
     }
 
     static func json(_ diagnostic: Diagnostic) -> JSON {
-        .object([
+        .fields([
             ("path", .string(diagnostic.position.path)),
             ("line", .int(diagnostic.position.line)),
             ("column", .int(diagnostic.position.column)),

@@ -1,7 +1,9 @@
 import ArgumentParser
 import Foundation
-import JobEngine
+import JobConfig
+import JobControl
 import JobStore
+import JobValues
 
 struct Wait: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -25,7 +27,7 @@ struct Wait: AsyncParsableCommand {
     @Argument(help: "The job's id.", transform: Arguments.jobID)
     var id: Int64
 
-    @Option(help: ArgumentHelp("Give up after this long (250ms, 30s, 5m, 1h30m).", valueName: "duration"),
+    @Option(parsing: .unconditional, help: ArgumentHelp("Give up after this long (250ms, 30s, 5m, 1h30m).", valueName: "duration"),
             transform: Arguments.positiveDuration)
     var timeout: Duration?
 

@@ -1,4 +1,6 @@
 import Foundation
+import JobConfig
+import JobControl
 
 #if canImport(Glibc)
 import Glibc
@@ -65,11 +67,11 @@ enum Formatting {
     static func valueJSON(_ data: Data?) -> JSON {
         guard let data else { return .null }
         if let text = String(validating: data, as: UTF8.self) { return .string(text) }
-        return .object([("base64", .string(data.base64EncodedString()))])
+        return .fields([("base64", .string(data.base64EncodedString()))])
     }
 
     /// A stored value on one line: control characters escaped (`\n`, `\t`,
-    /// `\u{1b}`), bytes that are not text summarised, and — given a limit —
+    /// `\u{1b}`, C1 controls, bidi overrides: ``TerminalSafe``), bytes that are not text summarised, and — given a limit —
     /// cut to `limit` characters with `…`.
     static func valueText(_ data: Data?, limit: Int? = nil) -> String {
         guard let data else { return "" }
@@ -105,11 +107,8 @@ enum Formatting {
         case "\r": return "\\r"
         case "\t": return "\\t"
         default:
-            if character.unicodeScalars.count == 1, let scalar = character.unicodeScalars.first,
-               scalar.value < 0x20 || scalar.value == 0x7F {
-                return "\\u{" + String(scalar.value, radix: 16) + "}"
-            }
-            return String(character)
+            guard character.unicodeScalars.contains(where: TerminalSafe.isUnsafe) else { return String(character) }
+            return character.unicodeScalars.map(TerminalSafe.escaped).joined()
         }
     }
 }

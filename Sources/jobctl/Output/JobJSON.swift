@@ -1,4 +1,5 @@
 import Foundation
+import JobConfig
 import JobStore
 
 /// Jobs and stages as JSON: the field names of DESIGN.md's jobctl section
@@ -27,7 +28,7 @@ enum JobJSON {
     }
 
     static func stage(_ stage: Stage) -> JSON {
-        .object([
+        .fields([
             ("position", .int(stage.position)),
             ("name", .string(stage.name)),
             ("kind", .string(stage.kind)),
@@ -53,11 +54,11 @@ enum JobJSON {
         if let events {
             members.append(("events", .array(events.map(event))))
         }
-        return .object(members)
+        return .fields(members)
     }
 
     static func attempt(_ attempt: JobAttempt) -> JSON {
-        .object([
+        .fields([
             ("attempt", .int(attempt.attempt)),
             ("state", .string(attempt.state.rawValue)),
             ("result", Formatting.valueJSON(attempt.result)),
@@ -69,7 +70,7 @@ enum JobJSON {
     }
 
     static func event(_ event: JobEvent) -> JSON {
-        .object([
+        .fields([
             ("id", .int(event.id)),
             ("position", .optional(event.position.map(Int64.init))),
             ("kind", .string(event.kind)),

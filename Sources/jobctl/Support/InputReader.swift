@@ -16,28 +16,54 @@ enum InputReader {
         return data
     }
 
-    /// `--input TEXT`, checked against the cap.
-    static func input(text: String, cap: Int) throws(JobctlError) -> Data {
-        let data = Data(text.utf8)
+    /// `--input TEXT`'s bytes, checked against the cap.
+    static func input(bytes: [UInt8], cap: Int) throws(JobctlError) -> Data {
+        let data = Data(bytes)
         try check(data.count, cap: cap, what: "the --input text")
         return data
     }
 
+    /// The most jobs one `--batch` submits (one transaction).
+    static let maxBatchJobs = 100_000
+    /// The most bytes one `--batch` reads.
+    static let maxBatchBytes = 256 << 20
+
     /// One job input per line of `path` (`-` for stdin): lines end at `\n`,
     /// which is not part of the input; a last line without one counts.
+    /// Reading stops at the first line over `cap`, or past
+    /// ``maxBatchBytes`` or ``maxBatchJobs``: `/dev/zero` is refused after
+    /// `cap` bytes, not read until memory runs out.
     static func batch(from path: String, cap: Int) throws(JobctlError) -> [Data] {
-        let data = try read(path, what: "batch file", stopAfter: nil)
         var lines: [Data] = []
-        var start = data.startIndex
-        var number = 1
-        while start < data.endIndex {
-            let end = data[start...].firstIndex(of: UInt8(ascii: "\n")) ?? data.endIndex
-            let line = data[start..<end]
-            try check(line.count, cap: cap, what: "line \(number) of the batch")
-            lines.append(Data(line))
-            start = end == data.endIndex ? end : data.index(after: end)
-            number += 1
+        var line = Data()
+        var total = 0
+        func finishLine() throws(JobctlError) {
+            guard lines.count < maxBatchJobs else {
+                throw JobctlError(.valueTooLarge, "the batch has more than \(maxBatchJobs) lines, the most one batch submits; "
+                                    + "split it (split -l \(maxBatchJobs)); nothing was submitted")
+            }
+            lines.append(line)
+            line = Data()
         }
+        try stream(path, what: "batch file") { (chunk: ArraySlice<UInt8>) throws(JobctlError) -> Bool in
+            total += chunk.count
+            guard total <= maxBatchBytes else {
+                throw JobctlError(.valueTooLarge, "the batch is more than \(maxBatchBytes) bytes, the most one batch reads; "
+                                    + "split it; nothing was submitted")
+            }
+            var rest = chunk[...]
+            while let newline = rest.firstIndex(of: UInt8(ascii: "\n")) {
+                line.append(contentsOf: rest[..<newline])
+                try check(line.count, cap: cap, what: "line \(lines.count + 1) of the batch")
+                try finishLine()
+                rest = rest[(newline + 1)...]
+            }
+            line.append(contentsOf: rest)
+            // Over the cap already: say so now, without reading the rest.
+            try check(line.count, cap: cap, what: "line \(lines.count + 1) of the batch", exact: false)
+            return true
+        }
+        if !line.isEmpty { try finishLine() }
         return lines
     }
 
@@ -50,24 +76,35 @@ enum InputReader {
                 + "nothing was submitted")
     }
 
-    /// Reads `path` (`-`: stdin), up to `stopAfter` bytes if given.
-    private static func read(_ path: String, what: String, stopAfter limit: Int?) throws(JobctlError) -> Data {
+    /// Reads `path` (`-`: stdin), up to `stopAfter` bytes.
+    private static func read(_ path: String, what: String, stopAfter limit: Int) throws(JobctlError) -> Data {
+        var data = Data()
+        try stream(path, what: what) { (chunk: ArraySlice<UInt8>) -> Bool in
+            data.append(contentsOf: chunk.prefix(limit - data.count))
+            return data.count < limit
+        }
+        return data
+    }
+
+    /// Calls `body` with each chunk read from `path` (`-`: stdin) until the
+    /// end, until `body` returns false, or until it throws.
+    private static func stream(
+        _ path: String, what: String, _ body: (ArraySlice<UInt8>) throws(JobctlError) -> Bool
+    ) throws(JobctlError) {
         let fd = path == "-" ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
             throw JobctlError(.unreadableInput, "cannot read the \(what) \(path): \(String(cString: strerror(errno)))")
         }
         defer { if fd != STDIN_FILENO { close(fd) } }
-        var data = Data()
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
-        while limit.map({ data.count < $0 }) ?? true {
+        while true {
             let count = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
             if count < 0 {
                 if errno == EINTR { continue }
                 throw JobctlError(.unreadableInput, "cannot read the \(what) \(path): \(String(cString: strerror(errno)))")
             }
-            if count == 0 { break }
-            data.append(contentsOf: buffer[0..<count])
+            if count == 0 { return }
+            guard try body(buffer[0..<count]) else { return }
         }
-        return data
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
-import JobEngine
+import JobConfig
+import JobControl
 import JobStore
 
 #if canImport(Glibc)
@@ -116,10 +117,43 @@ enum PermissionAdvice {
 
     static func databaseMessage(path: String) -> String {
         let user = userName()
+        let start = "permission denied: user \(user) may not write the job database \(path) (nor create files in its folder)"
+        // Owning the file, or being in its group already, joining a group
+        // changes nothing: the file's or folder's mode is what refuses.
+        if let blocked = modeProblem(path) { return start + "; " + blocked }
         let group = owningGroup(of: path)
-        return "permission denied: user \(user) may not write the job database \(path) (nor create files in its "
-            + "folder); join group `\(group)` (sudo usermod -aG \(group) \(user), then log in again), or run as "
+        return start + "; join group `\(group)` (sudo usermod -aG \(group) \(user), then log in again), or run as "
             + "the user that owns it"
+    }
+
+    /// When this user owns the database (or its folder) or is in its group
+    /// and the mode is what denies writing: what to change.
+    static func modeProblem(_ path: String) -> String? {
+        let folder = (path as NSString).deletingLastPathComponent
+        let groups = Set(currentGroups())
+        for (candidate, what, need) in [(path, "the file", "rw"), (folder.isEmpty ? "." : folder, "its folder", "rwx")] {
+            var info = stat()
+            guard stat(candidate, &info) == 0 else { continue }
+            let mode = String(info.st_mode & 0o7777, radix: 8)
+            if info.st_uid == geteuid() {
+                if access(candidate, candidate == path ? (R_OK | W_OK) : (W_OK | X_OK)) != 0 {
+                    return "you own \(what) \(candidate) but its mode \(mode) denies you; chmod u+\(need) \(candidate)"
+                }
+            } else if groups.contains(info.st_gid), access(candidate, candidate == path ? (R_OK | W_OK) : (W_OK | X_OK)) != 0 {
+                let group = getgrgid(info.st_gid).map { String(cString: $0.pointee.gr_name) } ?? "\(info.st_gid)"
+                return "you are in its group `\(group)` already, but the mode \(mode) of \(what) \(candidate) gives the "
+                    + "group no write; chmod g+\(need) \(candidate)"
+            }
+        }
+        return nil
+    }
+
+    /// The effective group and the supplementary groups of this process.
+    static func currentGroups() -> [gid_t] {
+        let count = getgroups(0, nil)
+        var groups = [gid_t](repeating: 0, count: Int(max(0, count)))
+        let got = getgroups(count, &groups)
+        return [getegid()] + groups.prefix(Int(max(0, got)))
     }
 
     static func socketMessage(path: String) -> String {

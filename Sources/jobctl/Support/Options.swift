@@ -1,6 +1,8 @@
 import ArgumentParser
-import JobEngine
+import JobConfig
+import JobControl
 import JobStore
+import JobValues
 
 /// The options every jobctl command takes.
 struct GlobalOptions: ParsableArguments {
@@ -25,7 +27,7 @@ struct GlobalOptions: ParsableArguments {
         } catch {
             let failure = JobctlError.from(error)
             if json && !failure.reportedOnStdout {
-                session.console.out(JSON.object([("error", failure.json)]).pretty)
+                session.console.out(JSON.fields([("error", failure.json)]).pretty)
             }
             throw failure
         }
@@ -34,7 +36,7 @@ struct GlobalOptions: ParsableArguments {
 
 extension JobctlError {
     var json: JSON {
-        .object([
+        .fields([
             ("code", .string(code.rawValue)),
             ("message", .string(message)),
             ("exit_status", .int(Int64(exitStatus.code))),

@@ -1,6 +1,8 @@
 import Foundation
-import JobEngine
+import JobConfig
+import JobControl
 import JobStore
+import JobValues
 
 #if canImport(Glibc)
 import Glibc
@@ -73,16 +75,11 @@ struct Session: Sendable {
     /// Opens the job database, runs `body`, and closes it (so that no `-wal`
     /// or `-shm` file this user made outlives the command).
     ///
-    /// With `creating: false`, a database that does not exist yet is not
-    /// created (a root shell must not make a file jobd cannot write):
-    /// `body` gets nil.
-    func withStore<T: Sendable>(
-        _ config: DaemonConfig, creating: Bool, _ body: (SQLiteJobStore?) async throws -> T
-    ) async throws -> T {
+    /// jobctl never creates the database: only jobd does, so that the file
+    /// jobctl writes is always the one jobd has open. A missing database is
+    /// an error (exit 74) that says so.
+    func withStore<T: Sendable>(_ config: DaemonConfig, _ body: (SQLiteJobStore) async throws -> T) async throws -> T {
         let path = config.database
-        if !creating, access(path, F_OK) != 0, errno == ENOENT {
-            return try await body(nil)
-        }
         let store: SQLiteJobStore
         do {
             store = try SQLiteJobStore(JobStoreConfiguration(
@@ -90,7 +87,8 @@ struct Session: Sendable {
                 synchronous: config.store.durability == .full ? .full : .normal,
                 maxValueBytes: config.store.valueCap.bytes,
                 checkpointInterval: nil,
-                connections: .single))
+                connections: .single,
+                createIfMissing: false))
         } catch let error as JobStoreError where error.code == .permissionDenied {
             throw JobctlError(.permissionDenied, PermissionAdvice.databaseMessage(path: path))
         }
@@ -104,24 +102,17 @@ struct Session: Sendable {
         }
     }
 
-    /// For the commands about one job: jobd.yaml, then the database, which
-    /// must exist (if it does not, job `id` does not either).
+    /// For the commands about one job: jobd.yaml, then the database.
     func withJobStore<T: Sendable>(
         job id: Int64, _ body: (DaemonConfig, SQLiteJobStore) async throws -> T
     ) async throws -> T {
         let config = try daemonConfig()
-        return try await withStore(config, creating: false) { store in
-            guard let store else { throw Session.unknownJob(id, config, storeExists: false) }
-            return try await body(config, store)
-        }
+        return try await withStore(config) { store in try await body(config, store) }
     }
 
     /// The error for a job id that the database does not hold.
-    static func unknownJob(_ id: Int64, _ config: DaemonConfig, storeExists: Bool = true) -> JobctlError {
-        let why = storeExists
-            ? "it never existed, or was pruned"
-            : "the database \(config.database) does not exist yet; jobd creates it when it first starts"
-        return JobctlError(.unknownJob, "no job \(id) (\(why))")
+    static func unknownJob(_ id: Int64, _ config: DaemonConfig) -> JobctlError {
+        JobctlError(.unknownJob, "no job \(id) (it never existed, or was pruned)")
     }
 
     // MARK: jobd

@@ -1,4 +1,5 @@
 import Foundation
+import JobConfig
 import Synchronization
 import Testing
 

@@ -1,5 +1,6 @@
 import Foundation
-import JobEngine
+import JobConfig
+import JobControl
 import JobStore
 import Testing
 
@@ -60,9 +61,11 @@ enum TestDefinitions {
 final class Sandbox: Sendable {
     let folder: String
 
+    /// `createDatabase`: make the database as jobd does when it first
+    /// starts (jobctl never creates it).
     init(definitions: [String: String] = ["hello": TestDefinitions.hello, "failing": TestDefinitions.failing,
                                           "slow": TestDefinitions.slow],
-         configExtra: String = "") throws {
+         configExtra: String = "", createDatabase: Bool = true) throws {
         folder = NSTemporaryDirectory() + "jobctl-tests-" + UUID().uuidString
         let manager = FileManager.default
         try manager.createDirectory(atPath: folder + "/config/jobs.d", withIntermediateDirectories: true)
@@ -79,6 +82,11 @@ final class Sandbox: Sendable {
         }
         // Other users (the permission tests) must be able to reach the config.
         chmod(folder, 0o755)
+        // An empty file is an empty SQLite database; the first store opened
+        // on it (jobctl's, or the test's) writes the schema.
+        if createDatabase, !FileManager.default.createFile(atPath: databasePath, contents: nil) {
+            throw CocoaError(.fileWriteUnknown)
+        }
     }
 
     deinit { try? FileManager.default.removeItem(atPath: folder) }

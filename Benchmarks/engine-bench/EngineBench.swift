@@ -1,0 +1,129 @@
+import BenchmarkSupport
+import Foundation
+import JobConfig
+import JobEngine
+import JobProcesses
+import Logging
+import Synchronization
+@_spi(Maintenance) import JobStore
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// An engine on a fresh database with one definition.
+struct EngineBench {
+    let folder = temporaryFolder("engine-bench")
+    let ended = EndCounter()
+    let store: SQLiteJobStore
+    let engine: Engine
+    let definition: JobDefinition
+
+    init(yaml: String, pool: Int, mapConcurrency: Int = 4) {
+        definition = try! DefinitionLoader().parse(yaml: yaml, path: folder + "/bench.yaml").get()
+        store = try! SQLiteJobStore(JobStoreConfiguration(path: folder + "/jobd.sqlite"))
+        let ended = self.ended
+        var logger = Logger(label: "engine-bench")
+        logger.logLevel = .notice
+        engine = Engine(
+            configuration: EngineConfiguration(
+                queues: ["map": mapConcurrency, "return": 1], pools: ["default": pool], logger: logger,
+                onJobEnd: { _ in ended.add() }),
+            definitions: [definition], store: store, processRunner: ProcessRunner())
+    }
+
+    var databasePath: String { folder + "/jobd.sqlite" }
+
+    func submit(_ count: Int, runAt: Date? = nil) {
+        Self.submit(count, of: definition, to: store, runAt: runAt)
+    }
+
+    /// `count` jobs of `definition`, in batches of 1,000.
+    static func submit(_ count: Int, of definition: JobDefinition, to store: SQLiteJobStore, runAt: Date? = nil) {
+        blocking {
+            var left = count
+            while left > 0 {
+                let batch = min(left, 1000)
+                _ = try await store.submit((0..<batch).map { index in
+                    definition.newJob(input: Data("  Job \(index) Of The Bench  ".utf8), runAt: runAt)
+                })
+                left -= batch
+            }
+        }
+    }
+
+    func count(_ states: Set<JobState>) -> Int {
+        let store = self.store
+        return blocking { try await store.countJobs(in: states).values.reduce(0, +) }
+    }
+
+    /// Waits until `total` jobs have ended; returns the time it took and the
+    /// largest resident set seen meanwhile.
+    func waitEnded(_ total: Int, since start: ContinuousClock.Instant) -> (seconds: Double, peakResident: Int) {
+        var peak = Machine.residentBytes()
+        while ended.value < total {
+            peak = max(peak, Machine.residentBytes())
+            usleep(2_000)
+        }
+        return ((ContinuousClock.now - start).seconds, peak)
+    }
+
+    func stop() {
+        let engine = self.engine
+        blocking { await engine.drain(grace: .seconds(5)) }
+        try? FileManager.default.removeItem(atPath: folder)
+    }
+}
+
+final class EndCounter: Sendable {
+    private let count = Atomic<Int>(0)
+    func add() { count.add(1, ordering: .relaxed) }
+    var value: Int { count.load(ordering: .relaxed) }
+}
+
+let threeMaps = """
+    name: three-maps
+    pipeline:
+      - map: trim
+        transform: trim
+      - map: upper
+        transform: upper
+      - map: lower
+        transform: lower
+    """
+
+let threeCats = """
+    name: three-cats
+    pipeline:
+      - then: one
+        run: [cat]
+      - then: two
+        run: [cat]
+      - then: three
+        run: [cat]
+    """
+
+/// `engine-bench --submit PATH COUNT DELAY`: the child that submits jobs for
+/// the memory figures, so that submitting does not count in the engine's
+/// memory. Returns false when the arguments are not that.
+func submitAsChild(_ arguments: [String]) -> Bool {
+    guard arguments.count == 4, arguments[0] == "--submit", let count = Int(arguments[2]),
+          let delay = Double(arguments[3])
+    else { return false }
+    let store = try! SQLiteJobStore(JobStoreConfiguration(path: arguments[1]))
+    let definition = try! DefinitionLoader().parse(yaml: threeMaps, path: "/bench/three-maps.yaml").get()
+    EngineBench.submit(count, of: definition, to: store, runAt: delay > 0 ? Date() + delay : nil)
+    return true
+}
+
+/// Submits from a child process (this executable with `--submit`), waiting for it.
+func submitFromChild(_ path: String, _ count: Int, delay: Double) {
+    let done = DispatchSemaphore(value: 0)
+    ProcessRunner().run(ProcessSpec(
+        .argv([CommandLine.arguments[0], "--submit", path, String(count), String(delay)]), timeout: .seconds(600))
+    ) { result in
+        if case let .failure(error) = result { fatalError("submitting from a child failed: \(error)") }
+        done.signal()
+    }
+    done.wait()
+}

@@ -1,0 +1,170 @@
+// engine-bench: the engine's throughput and memory, on this machine; each
+// figure beside its bound (Thresholds.swift), exit 1 when one misses.
+//
+//     swift run -c release engine-bench [--quick] [--jobs N] [--process-jobs N] [--pending N] [--pool N]
+//                                       [--rounds N] [--only a,b,c] [--tsv FILE]
+//
+// a. 3-stage in-process pipelines (three `map` transforms), every stage
+//    persisted in SQLite, as a share of the store driven directly (claim,
+//    3 stage results, finish) in the same rounds.
+// b. 3-stage pipelines of `run: [cat]`, as a share of a plain posix_spawn
+//    + wait loop of cat in the same rounds.
+// c. The engine's memory with pending jobs in the database: it must not
+//    grow with their number.
+
+import BenchmarkSupport
+import Foundation
+import GRDBSQLite
+import JobEngine
+import StoreCycle
+@_spi(Maintenance) import JobStore
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+if submitAsChild(Array(CommandLine.arguments.dropFirst())) { exit(0) }
+
+let arguments = BenchArguments(
+    usage: "engine-bench [--quick] [--jobs N] [--process-jobs N] [--pending N] [--pool N] [--rounds N] [--only a,b,c]"
+        + " [--tsv FILE]",
+    options: ["jobs", "process-jobs", "pending", "pool", "rounds", "only"])
+let inProcessJobs = arguments.int("jobs", full: 30_000, quick: 10_000)
+let processJobs = arguments.int("process-jobs", full: 300, quick: 100)
+let pendingJobs = arguments.int("pending", full: 100_000, quick: 50_000)
+let poolSize = arguments.int("pool", full: 256)
+let rounds = arguments.int("rounds", full: 3)
+let only = Set((arguments.string("only") ?? "a,b,c").split(separator: ",").map(String.init))
+
+var report = Report("engine-bench", arguments)
+/// `100,000`.
+func count(_ value: Int) -> String { Report.format(Double(value), 0) }
+print("engine-bench: \(Machine.summary); pool \(poolSize) (in-process), 1 and 16 (processes)")
+
+// MARK: a. In-process pipelines against the store's own claim cycle
+
+if only.contains("a") {
+    var failed = 0
+    var cpuPerJob: [Double] = []
+    var writes = (count: 0, transactions: 0)
+    /// Jobs per second of the engine running `inProcessJobs` three-map pipelines.
+    func engineRate() -> Double {
+        let bench = EngineBench(yaml: threeMaps, pool: poolSize)
+        bench.submit(inProcessJobs)
+        let watch = Stopwatch()
+        bench.engine.start()
+        let (seconds, _) = bench.waitEnded(inProcessJobs, since: watch.wall)
+        cpuPerJob.append(watch.cpuSeconds / Double(inProcessJobs) * 1e6)
+        writes = (bench.store.writerStatistics.writes, bench.store.writerStatistics.transactions)
+        failed += bench.count([.rejected, .cancelled])
+        bench.stop()
+        return Double(inProcessJobs) / seconds
+    }
+    /// Jobs per second of 16 workers driving a store directly: claim, 3
+    /// stage results, finish (StoreCycle), the same writes as the engine's.
+    func storeCycleRate() -> Double {
+        let folder = temporaryFolder("engine-bench-cycle")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let store = try! SQLiteJobStore(JobStoreConfiguration(path: folder + "/jobd.sqlite"))
+        return blocking {
+            let outcome = try await ClaimCycles.run(store, jobs: inProcessJobs, mode: .sequential)
+            try await store.close()
+            return outcome.jobsPerSecond
+        }
+    }
+    // Baselines first (the engine's bound is a share of one), then the engine.
+    var series = [
+        Series("store claim cycle, 16 workers", unit: "jobs/s", storeCycleRate),
+        Series("3 map stages, pool \(poolSize)", unit: "jobs/s", engineRate),
+    ]
+    Series.measure(&series, rounds: rounds)
+    report.add(baseline: series[0], prefix: "a. ")
+    report.add(
+        series[1], shareOf: series[0], atLeast: Thresholds.inProcessShareOfStoreCycle, prefix: "a. ",
+        note: " (issue 4: ≥ 10,000 on an idle machine); \(Report.format(median(cpuPerJob), 0)) µs CPU a job; "
+            + "\(count(writes.count)) writes in \(count(writes.transactions)) transactions")
+    report.add("a. jobs rejected or cancelled", Double(failed), unit: "", .atMost(0), digits: 0)
+}
+
+// MARK: b. Process pipelines against a plain spawn loop
+
+if only.contains("b") {
+    let input = Array("  Job 1 Of The Bench  ".utf8)
+    var failed = 0
+    /// Processes per second of the engine running `processJobs` three-cat pipelines.
+    func engineRate(pool: Int) -> Double {
+        let bench = EngineBench(yaml: threeCats, pool: pool)
+        bench.submit(processJobs)
+        let start = ContinuousClock.now
+        bench.engine.start()
+        let (seconds, _) = bench.waitEnded(processJobs, since: start)
+        failed += bench.count([.rejected, .cancelled])
+        bench.stop()
+        return Double(processJobs * 3) / seconds
+    }
+    // Baselines first (an engine series' bound is a share of one), then the engine.
+    let plainLoop = 0
+    var series = [
+        Series("plain posix_spawn loop, 1 thread", unit: "processes/s") {
+            Baselines.plainSpawnLoop(processJobs * 3, input: input)
+        },
+        Series("3 × run: [cat], pool 1", unit: "processes/s") { engineRate(pool: 1) },
+        Series("3 × run: [cat], pool 16", unit: "processes/s") { engineRate(pool: 16) },
+    ]
+    _ = Baselines.plainSpawnLoop(30, input: input)
+    Series.measure(&series, rounds: rounds)
+    report.add(baseline: series[plainLoop], prefix: "b. ")
+    for entry in series.dropFirst() {
+        report.add(entry, shareOf: series[plainLoop], atLeast: Thresholds.shareOfPlainLoop[entry.name], prefix: "b. ",
+                   note: " = \(Report.format(entry.median / 3, 0)) pipelines/s")
+    }
+    report.add("b. jobs rejected or cancelled", Double(failed), unit: "", .atMost(0), digits: 0)
+}
+
+// MARK: c. Memory with pending jobs
+
+if only.contains("c") {
+    /// Heap in use outside SQLite (whose page caches are bounded by its
+    /// `cache_size`: 64 MiB for the writer, 16 MiB per reader).
+    func engineHeap() -> Int { heapBytesInUse() - Int(sqlite3_memory_used()) }
+    let bench = EngineBench(yaml: threeMaps, pool: poolSize)
+    bench.engine.start()
+    // Warm up: caches, queues, the store's statements.
+    submitFromChild(bench.databasePath, 2_000, delay: 0)
+    bench.engine.nudge()
+    _ = bench.waitEnded(2_000, since: .now)
+    sleep(1)
+    let idle = (resident: Machine.residentBytes(), heap: engineHeap())
+    var pending: [(resident: Int, heap: Int)] = []
+    for _ in 1...2 {
+        submitFromChild(bench.databasePath, pendingJobs, delay: 3600)
+        bench.engine.nudge()
+        sleep(2)
+        pending.append((Machine.residentBytes(), engineHeap()))
+    }
+    func mib(_ bytes: Int) -> String { Report.format(mebibytes(bytes), 1) + " MiB" }
+    // From N to 2N pending jobs: SQLite's caches and the engine's own
+    // structures have filled by N, so what still grows is per job.
+    report.add(
+        "c. heap outside SQLite per pending job, \(count(pendingJobs)) → \(count(2 * pendingJobs)) pending",
+        Double(pending[1].heap - pending[0].heap) / Double(pendingJobs), unit: "bytes",
+        .atMost(Thresholds.heapBytesPerPendingJob),
+        note: "idle \(mib(idle.heap)), then \(mib(pending[0].heap)), \(mib(pending[1].heap))", digits: 1)
+    report.add(
+        "c. resident memory per pending job, \(count(pendingJobs)) → \(count(2 * pendingJobs)) pending",
+        Double(pending[1].resident - pending[0].resident) / Double(pendingJobs), unit: "bytes",
+        .atMost(Thresholds.residentBytesPerPendingJob),
+        note: "idle \(mib(idle.resident)), then \(mib(pending[0].resident)), \(mib(pending[1].resident))", digits: 1)
+    submitFromChild(bench.databasePath, pendingJobs, delay: 0)
+    let start = ContinuousClock.now
+    bench.engine.nudge()
+    let (seconds, peak) = bench.waitEnded(2_000 + pendingJobs, since: start)
+    sleep(1)
+    report.add(
+        "c. heap outside SQLite after running \(count(pendingJobs)) more", mebibytes(engineHeap()), unit: "MiB",
+        note: String(format: "ran in %.1f s; resident %@, peak %@ (SQLite's caches: 64 MiB writer, 16 MiB per reader)",
+                     seconds, mib(Machine.residentBytes()), mib(peak)))
+    bench.stop()
+}
+
+report.finish()

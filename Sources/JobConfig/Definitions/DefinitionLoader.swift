@@ -1,0 +1,161 @@
+import Foundation
+
+/// Every job definition of a folder, and every problem found in it.
+public struct DefinitionSet: Sendable {
+    /// The valid definitions, sorted by name. A file with any error
+    /// contributes none; of two files declaring one name, the first (by file
+    /// name) is kept.
+    public var definitions: [JobDefinition]
+    /// Every problem of every file, sorted by file, line and column.
+    public var diagnostics: [Diagnostic]
+
+    public init(definitions: [JobDefinition], diagnostics: [Diagnostic]) {
+        self.definitions = definitions
+        self.diagnostics = diagnostics
+    }
+
+    public subscript(name: String) -> JobDefinition? {
+        definitions.first { $0.name == name }
+    }
+
+    public var names: [String] { definitions.map(\.name) }
+}
+
+/// Loads job definitions (`jobs.d/*.yaml`, one job per file) and checks them
+/// against the queue and pool names of jobd.yaml.
+public struct DefinitionLoader: Sendable {
+    public var context: DefinitionContext
+
+    public init(context: DefinitionContext = .defaults) {
+        self.context = context
+    }
+
+    public init(config: DaemonConfig) {
+        self.context = config.definitionContext
+    }
+
+    /// The file names a definitions folder contributes: `*.yaml` and `*.yml`,
+    /// not hidden.
+    public static func isDefinitionFile(_ name: String) -> Bool {
+        !name.hasPrefix(".") && (name.hasSuffix(".yaml") || name.hasSuffix(".yml"))
+    }
+
+    /// Loads every definition file of `folder`, in file-name order.
+    public func loadFolder(_ folder: String) -> DefinitionSet {
+        let folder = ConfigPaths.normalize(folder)
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory), isDirectory.boolValue else {
+            let problem = Diagnostic(code: .missingFolder, at: .file(folder),
+                                     "the definitions folder does not exist; create it or fix 'definitions' in jobd.yaml")
+            return DefinitionSet(definitions: [], diagnostics: [problem])
+        }
+        let names: [String]
+        do {
+            names = try FileManager.default.contentsOfDirectory(atPath: folder)
+        } catch {
+            let problem = Diagnostic(code: .unreadableFile, at: .file(folder),
+                                     "the definitions folder cannot be listed: \(error.localizedDescription)")
+            return DefinitionSet(definitions: [], diagnostics: [problem])
+        }
+        var files: [String] = []
+        var problems: [Diagnostic] = []
+        let trusted = ConfigPaths.folder(of: folder)
+        for name in names.filter(Self.isDefinitionFile).sorted() {
+            let path = folder + "/" + name
+            if ConfigFile.kind(of: path) == .folder {
+                problems.append(Diagnostic(.warning, code: .unreadableFile, at: .file(path),
+                                           "a folder named like a definition file; skipped"))
+            } else if let problem = Self.symlinkProblem(path, trusted: trusted) {
+                problems.append(Diagnostic(code: .unreadableFile, at: .file(path), problem))
+            } else {
+                files.append(path)
+            }
+        }
+        var set = loadFiles(files)
+        set.diagnostics = (set.diagnostics + problems).sortedByPosition()
+        return set
+    }
+
+    /// Why the definition file `path`, a symlink, is not followed; nil when
+    /// it is not a symlink or may be followed.
+    ///
+    /// A symlink is followed only to a file inside `trusted` (the folder
+    /// holding the definitions folder, `/etc/jobd`): jobd and jobctl quote
+    /// lines of a file that is not a valid definition in their errors, which
+    /// reach the journal, and a link to a file elsewhere (`/etc/shadow`) must
+    /// not make them read it. A broken symlink is an error, never skipped.
+    static func symlinkProblem(_ path: String, trusted: String) -> String? {
+        var status = stat()
+        guard lstat(path, &status) == 0, status.st_mode & S_IFMT == S_IFLNK else { return nil }
+        let target = (try? FileManager.default.destinationOfSymbolicLink(atPath: path)) ?? "?"
+        guard let resolved = realpath(path, nil) else {
+            return "is a broken symlink to \(target); remove it or fix its target"
+        }
+        defer { free(resolved) }
+        let root = realpath(trusted, nil).map { pointer in
+            defer { free(pointer) }
+            return String(cString: pointer)
+        } ?? trusted
+        let destination = String(cString: resolved)
+        guard destination.hasPrefix(root == "/" ? "/" : root + "/") else {
+            return "is a symlink to \(destination), outside \(root): definitions are followed through symlinks only "
+                + "within \(root); copy the file there instead"
+        }
+        return nil
+    }
+
+    /// Loads these files as one set (names must differ across them).
+    public func loadFiles(_ paths: [String]) -> DefinitionSet {
+        var results: [LoadResult<JobDefinition>] = []
+        for path in paths {
+            let (text, problems) = ConfigFile.read(path: path)
+            if let text {
+                results.append(parse(yaml: text, path: path))
+            } else {
+                results.append(LoadResult(value: nil, diagnostics: problems))
+            }
+        }
+        return combine(results)
+    }
+
+    /// Checks one definition file's text; `path` names it in diagnostics and
+    /// gives the default job name.
+    public func parse(yaml: String, path: String) -> LoadResult<JobDefinition> {
+        let (root, syntaxProblems) = YAMLSource.compose(yaml, path: path)
+        guard syntaxProblems.isEmpty else { return LoadResult(value: nil, diagnostics: syntaxProblems) }
+        var parser = JobFileParser(path: path, defaultName: Self.baseName(of: path), context: context)
+        let definition = parser.parse(root)
+        let diagnostics = parser.reader.diagnostics.sortedByPosition()
+        return LoadResult(value: diagnostics.containsErrors ? nil : definition, diagnostics: diagnostics)
+    }
+
+    /// Joins per-file results, reporting job names declared twice.
+    private func combine(_ results: [LoadResult<JobDefinition>]) -> DefinitionSet {
+        var diagnostics: [Diagnostic] = []
+        var byName: [String: JobDefinition] = [:]
+        for result in results {
+            diagnostics += result.diagnostics
+            guard let definition = result.value else { continue }
+            if let first = byName[definition.name] {
+                diagnostics.append(Diagnostic(
+                    code: .duplicateJobName, at: definition.sourcePosition,
+                    "duplicate job name '\(definition.name)': \(first.sourcePosition) declares it already; job names must differ across files"))
+            } else {
+                byName[definition.name] = definition
+            }
+        }
+        let definitions = byName.values.sorted { $0.name < $1.name }
+        return DefinitionSet(definitions: definitions, diagnostics: diagnostics.sortedByPosition())
+    }
+
+    /// The job name a definition file gives by default, and the name jobctl
+    /// looks its problems up by: `/x/jobs.d/hello.yaml` → `hello`.
+    public static func baseName(of path: String) -> String {
+        var name = path.split(separator: "/").last.map(String.init) ?? path
+        for suffix in [".yaml", ".yml"] where name.hasSuffix(suffix) {
+            name.removeLast(suffix.count)
+            break
+        }
+        return name
+    }
+}

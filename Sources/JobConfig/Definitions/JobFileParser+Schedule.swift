@@ -1,0 +1,94 @@
+import Foundation
+import JobCalendar
+internal import Yams
+
+extension JobFileParser {
+    static let scheduleKeys = ["cron", "calendar", "every", "timezone", "catch-up", "overlap", "jitter", "input"]
+
+    /// `schedule:` — one mapping, or a list of them.
+    mutating func parseSchedules(_ node: Node) -> [ScheduleDefinition]? {
+        let items: [Node]
+        if case .sequence = node {
+            guard let list = reader.sequence(node, "'schedule'") else { return nil }
+            items = list
+        } else {
+            items = [node]
+        }
+        var schedules: [ScheduleDefinition] = []
+        var valid = true
+        for item in items {
+            if let schedule = parseSchedule(item) { schedules.append(schedule) } else { valid = false }
+        }
+        return valid ? schedules : nil
+    }
+
+    private mutating func parseSchedule(_ node: Node) -> ScheduleDefinition? {
+        let what = "a schedule"
+        guard let entries = reader.entries(of: node, what) else { return nil }
+        var valid = true
+        var expressions: [(kind: ScheduleKind, entry: NodeReader.Entry)] = []
+        var schedule = ScheduleDefinition(expression: .every(.seconds(60)), sourcePosition: reader.position(of: node))
+        for entry in entries {
+            switch entry.key {
+            case "cron", "calendar", "every":
+                expressions.append((ScheduleKind(rawValue: entry.key)!, entry))
+            case "timezone":
+                guard let name = reader.string(entry.value, "'timezone' of \(what)") else { valid = false; continue }
+                if let zone = ScheduleTimeZone.named(name) {
+                    schedule.timeZone = zone
+                } else {
+                    reader.error(.badSchedule, at: entry.value,
+                                 "unknown time zone '\(NodeReader.excerpt(name))'; use a name of the tz database, e.g. Europe/Berlin or UTC")
+                    valid = false
+                }
+            case "catch-up":
+                if let value: ScheduleDefinition.CatchUp = choice(entry, what) { schedule.catchUp = value } else { valid = false }
+            case "overlap":
+                if let value: ScheduleDefinition.Overlap = choice(entry, what) { schedule.overlap = value } else { valid = false }
+            case "jitter":
+                if let jitter = reader.duration(entry.value, "'jitter' of \(what)", allowZero: true) {
+                    schedule.jitter = jitter
+                } else {
+                    valid = false
+                }
+            case "input":
+                if let input = reader.string(entry.value, "'input' of \(what)") { schedule.input = Data(input.utf8) } else { valid = false }
+            default:
+                reader.unknownKey(entry, in: what, known: Self.scheduleKeys)
+                valid = false
+            }
+        }
+        guard expressions.count == 1, let (kind, entry) = expressions.first else {
+            let found = expressions.map { "'\($0.kind)'" }.joined(separator: " and ")
+            reader.error(expressions.isEmpty ? .missingKey : .invalidValue, at: node,
+                         "\(what) has exactly one of 'cron', 'calendar' and 'every'"
+                            + (expressions.isEmpty ? "" : ", found \(found)"))
+            return nil
+        }
+        guard let text = reader.string(entry.value, "'\(kind)' of \(what)") else { return nil }
+        do {
+            schedule.expression = try ScheduleExpression.parse(kind: kind, text: text)
+        } catch {
+            // Point at the column of the expression where the problem is.
+            var position = reader.position(of: entry.value)
+            if case let .scalar(scalar) = entry.value, position.line > 0 {
+                let quoted = scalar.style == .singleQuoted || scalar.style == .doubleQuoted
+                position.column += error.column + (quoted ? 1 : 0)
+            }
+            reader.error(.badSchedule, at: position, "invalid \(kind) expression \"\(NodeReader.excerpt(text, limit: 64))\": \(error.message)")
+            return nil
+        }
+        return valid ? schedule : nil
+    }
+
+    /// One of `Choice`'s raw values, or nil (reported).
+    private mutating func choice<Choice: RawRepresentable & CaseIterable>(
+        _ entry: NodeReader.Entry, _ what: String
+    ) -> Choice? where Choice.RawValue == String {
+        guard let text = reader.string(entry.value, "'\(entry.key)' of \(what)") else { return nil }
+        if let value = Choice(rawValue: text) { return value }
+        let known = Choice.allCases.map(\.rawValue).joined(separator: ", ")
+        reader.error(.invalidValue, at: entry.value, "unknown \(entry.key) '\(NodeReader.excerpt(text))'; use one of \(known)")
+        return nil
+    }
+}

@@ -1,0 +1,109 @@
+import Foundation
+
+/// jobd's version, as `jobd --version` and `jobctl` print it.
+public enum JobdVersion {
+    public static let string = "0.1.0"
+}
+
+/// What jobctl asks jobd over the unix socket: one JSON object on one line,
+/// answered by one ``ControlReply`` on one line, then the connection closes.
+///
+///     → {"command":"nudge"}
+///     ← {"ok":true}
+///     → {"command":"status"}
+///     ← {"ok":true,"status":{"version":"0.1.0","pid":812,"running":2,"pending":40,…}}
+///
+/// The socket is the only way in: who may connect is decided by its file
+/// mode (owner and group read/write, the group of the database).
+public struct ControlRequest: Codable, Sendable, Hashable {
+    public enum Command: String, Codable, Sendable, Hashable {
+        /// A job was submitted: claim now instead of at the next poll.
+        case nudge
+        /// Is jobd running, and what is it doing?
+        case status
+        /// The Prometheus exposition of jobd's metrics (`jobctl metrics`).
+        case metrics
+    }
+
+    public var command: Command
+
+    public init(_ command: Command) {
+        self.command = command
+    }
+}
+
+/// jobd's answer to a ``ControlRequest``.
+public struct ControlReply: Codable, Sendable, Hashable {
+    public var ok: Bool
+    /// For `status`.
+    public var status: DaemonStatus?
+    /// Why the request failed, when `ok` is false.
+    public var error: String?
+    /// For `metrics`: the Prometheus text exposition.
+    public var metrics: String?
+
+    public init(ok: Bool, status: DaemonStatus? = nil, error: String? = nil, metrics: String? = nil) {
+        self.ok = ok
+        self.status = status
+        self.error = error
+        self.metrics = metrics
+    }
+}
+
+/// What a running jobd reports about itself.
+public struct DaemonStatus: Codable, Sendable, Hashable {
+    public var version: String
+    public var pid: Int32
+    /// Jobs this jobd runs now.
+    public var running: Int
+    /// Jobs waiting in the database (delayed ones included).
+    public var pending: Int
+    /// Jobs running now, by pool.
+    public var pools: [String: Int]
+    /// Stopping: it claims no more jobs.
+    public var draining: Bool
+    /// When this jobd started (ISO 8601, UTC).
+    public var startedAt: String
+    /// The config file it runs from.
+    public var config: String
+
+    public init(
+        version: String, pid: Int32, running: Int, pending: Int, pools: [String: Int], draining: Bool,
+        startedAt: String, config: String
+    ) {
+        self.version = version
+        self.pid = pid
+        self.running = running
+        self.pending = pending
+        self.pools = pools
+        self.draining = draining
+        self.startedAt = startedAt
+        self.config = config
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case version, pid, running, pending, pools, draining
+        case startedAt = "started_at"
+        case config
+    }
+}
+
+/// The framing both ends use: one JSON document per line.
+public enum ControlCoding {
+    /// The longest request jobd reads.
+    public static let maximumLine = 64 * 1024
+    /// The longest reply jobctl reads (a metrics exposition is long).
+    public static let maximumReply = 16 << 20
+
+    public static func encodeLine(_ value: some Encodable) throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        var data = try encoder.encode(value)
+        data.append(UInt8(ascii: "\n"))
+        return data
+    }
+
+    public static func decodeLine<T: Decodable>(_ type: T.Type, from line: Data) throws -> T {
+        try JSONDecoder().decode(type, from: line)
+    }
+}

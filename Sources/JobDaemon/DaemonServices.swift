@@ -1,0 +1,106 @@
+import JobControl
+import JobEngine
+import Locking
+import Logging
+import ServiceLifecycle
+import Synchronization
+import UnixSignals
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// SIGHUP reloads; the first SIGTERM or SIGINT shuts the group down
+/// gracefully (the engine drains within `shutdown-grace`), a second one
+/// ends the running stages at once. First in the group, so that it is shut
+/// down last and still hears that second signal while the engine drains.
+final class SignalService: Service, Sendable, CustomStringConvertible {
+    let daemon: Daemon
+    /// The group to shut down; set once it exists, before it runs.
+    let group = Mutex<ServiceGroup?>(nil)
+
+    init(daemon: Daemon) {
+        self.daemon = daemon
+    }
+
+    var description: String { "signals: SIGHUP reloads, SIGTERM and SIGINT stop" }
+
+    func run() async throws {
+        let signals = await UnixSignalsSequence(trapping: .sighup, .sigterm, .sigint)
+        // Listening now: what arrived before is handled first.
+        for signal in SignalWatcher.takeEarly() { await handle(signal) }
+        await cancelWhenGracefulShutdown {
+            for await signal in signals { await self.handle(signal.rawValue) }
+        }
+    }
+
+    private func handle(_ signal: Int32) async {
+        if signal == SIGHUP {
+            daemon.reload()
+        } else if daemon.beginStopping(signal: SignalWatcher.name(signal)) {
+            await group.withAnnouncedLock { $0 }?.triggerGracefulShutdown()
+        }
+    }
+}
+
+/// The control socket, served until the group shuts down (after the engine
+/// drained: `jobctl daemon` answers while jobd stops).
+struct ControlService: Service, CustomStringConvertible {
+    let server: ControlServer
+
+    var description: String { "control socket \(server.path)" }
+
+    func run() async throws {
+        server.start()
+        try? await gracefulShutdown()
+        server.stop()
+    }
+}
+
+/// The engine: started with the group, drained when it shuts down.
+struct EngineService: Service, CustomStringConvertible {
+    let daemon: Daemon
+
+    var description: String { "engine" }
+
+    func run() async throws {
+        daemon.engine.start()
+        await daemon.announceReady()
+        // Returns when the group shuts down (or is cancelled).
+        try? await gracefulShutdown()
+        await daemon.drain()
+    }
+}
+
+/// A chore run every `interval` (the first time after `firstAfter`) until
+/// the group shuts down. A chore that throws ends jobd (the group shuts
+/// down gracefully).
+struct PeriodicChore: Service, CustomStringConvertible {
+    let name: String
+    let interval: Duration
+    var firstAfter: Duration?
+    let body: @Sendable () async throws -> Void
+
+    init(name: String, interval: Duration, firstAfter: Duration? = nil, body: @escaping @Sendable () async throws -> Void) {
+        self.name = name
+        self.interval = interval
+        self.firstAfter = firstAfter
+        self.body = body
+    }
+
+    func run() async throws {
+        do {
+            try await cancelWhenGracefulShutdown {
+                try await Task.sleep(for: firstAfter ?? interval)
+                while true {
+                    try await body()
+                    try await Task.sleep(for: interval)
+                }
+            }
+        } catch is CancellationError {
+            // The group is shutting down: the chore simply stops.
+        }
+    }
+
+    var description: String { "chore: \(name), every \(interval)" }
+}

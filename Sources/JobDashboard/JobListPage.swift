@@ -1,0 +1,98 @@
+import Foundation
+import JobStore
+
+/// `/`: the state counts, the pools, the resolved-per-minute chart, and a
+/// page of jobs with filters.
+enum JobListPage {
+    struct Data {
+        var request: JobListRequest
+        var page: JobPage
+        var counts: [JobState: Int]
+        var poolCounts: [PoolJobCounts]
+        var resolved: [ResolvedMinute]
+        var snapshot: DashboardSnapshot
+    }
+
+    static func render(_ data: Data) -> HTML {
+        let body: HTML = """
+            <div class="cards">\(countsCard(data.counts))\(PoolsCard.render(data.snapshot.pools, data.poolCounts))\
+            <div class="card"><h2>Resolved per minute, last hour</h2>\
+            \(ResolvedChart.render(data.resolved, now: data.snapshot.now))</div></div>
+            <h2>Jobs</h2>
+            \(filters(data.request))
+            \(table(data.page.jobs, now: data.snapshot.now))
+            \(pager(data.request, data.page))
+            """
+        return Layout.page(title: "Jobs", section: .jobs, base: "", snapshot: data.snapshot, body: body)
+    }
+
+    static func countsCard(_ counts: [JobState: Int]) -> HTML {
+        let items = JobState.allCases.map { state -> HTML in
+            let link = Layout.query([("state", state.rawValue)])
+            return "<a href=\"\(attribute: link)\"><b>\(counts[state] ?? 0)</b>\(Layout.badge(state.rawValue))</a>"
+        }
+        return "<div class=\"card\"><h2>Jobs in the store</h2><div class=\"counts\">\(HTML.join(items))</div></div>"
+    }
+
+    static func filters(_ request: JobListRequest) -> HTML {
+        let choices: [(String, String)] = [("all", "all"), ("unresolved", "pending + running"), ("resolved", "resolved")]
+            + JobState.allCases.map { ($0.rawValue, $0.rawValue) }
+        let selected = request.state.parameter ?? "all"
+        let options = HTML.join(choices.map { value, label -> HTML in
+            "<option value=\"\(attribute: value)\"\(value == selected ? " selected" : "" as HTML)>\(label)</option>"
+        })
+        return """
+            <form class="filters" method="get" action="./">
+            <label>State<select name="state">\(options)</select></label>
+            <label>Definition<input name="definition" value="\(attribute: request.definition ?? "")" \
+            placeholder="any" maxlength="200" autocomplete="off"></label>
+            <button type="submit">Filter</button></form>
+            """
+    }
+
+    static func table(_ jobs: [Job], now: Date) -> HTML {
+        guard !jobs.isEmpty else { return "<p class=\"none\">No jobs match.</p>" }
+        let rows = jobs.map { job -> HTML in
+            let link = "jobs/\(job.id)"
+            // Empty cells, not dashes: a phone's card leaves them out.
+            var ran: HTML = ""
+            if let started = job.startedAt {
+                let end = job.finishedAt ?? now
+                ran = "\(DisplayTime.duration(max(0, end.timeIntervalSince(started))))\(job.finishedAt == nil ? " so far" : "" as HTML)"
+            }
+            return """
+                <tr><td class="num" data-label="ID"><a href="\(attribute: link)">\(job.id)</a></td>\
+                <td data-label="Definition"><a href="\(attribute: Layout.query([("definition", job.definition)]))">\
+                \(job.definition, limit: 80)</a></td>\
+                <td data-label="State">\(Layout.badge(job.state.rawValue))</td>\
+                <td class="num" data-label="Attempt">\(job.attempt)</td>\
+                <td data-label="Created">\(DisplayTime.element(job.createdAt, now: now))</td>\
+                <td data-label="Started">\(job.startedAt.map { DisplayTime.element($0, now: now) } ?? "")</td>\
+                <td class="num" data-label="Ran">\(ran)</td>\
+                <td data-label="Finished">\(job.finishedAt.map { DisplayTime.element($0, now: now) } ?? "")</td>\
+                <td class="err" data-label="Error">\(firstLine(job.error))</td></tr>
+                """
+        }
+        return """
+            <table class="rows"><thead><tr><th>ID</th><th>Definition</th><th>State</th><th>Attempt</th>\
+            <th>Created</th><th>Started</th><th>Ran</th><th>Finished</th><th>Error</th></tr></thead>
+            <tbody>\(HTML.join(rows))</tbody></table>
+            """
+    }
+
+    /// The first line of an error that has text (200 characters at most).
+    static func firstLine(_ error: String?) -> HTML {
+        guard let error else { return "" }
+        let line = error.split(separator: "\n", omittingEmptySubsequences: true).first.map(String.init) ?? ""
+        return DisplayText.inline(line)
+    }
+
+    static func pager(_ request: JobListRequest, _ page: JobPage) -> HTML {
+        var links: [HTML] = []
+        if request.before != nil { links.append("<a href=\"\(attribute: request.link(before: nil))\">« Newest</a>") }
+        if let cursor = page.nextCursor {
+            links.append("<a href=\"\(attribute: request.link(before: cursor))\">Older »</a>")
+        }
+        return links.isEmpty ? "" : "<div class=\"pager\">\(HTML.join(links))</div>"
+    }
+}

@@ -1,0 +1,32 @@
+import Foundation
+import JobStore
+
+/// `/schedules`: each definition's schedule, its next and last fire times,
+/// and the state of its last occurrence's job (`jobctl schedules`).
+enum SchedulesPage {
+    static func render(_ snapshot: DashboardSnapshot) -> HTML {
+        let now = snapshot.now
+        let rows = snapshot.schedules.sorted { ($0.nextFire ?? .distantFuture) < ($1.nextFire ?? .distantFuture) }
+            .map { row -> HTML in
+                let next: HTML = row.nextFire.map {
+                    "\(DisplayTime.element($0, now: now)) <span class=\"note\">\(DisplayTime.utc($0))</span>"
+                } ?? "<span class=\"none\">never</span>"
+                return """
+                    <tr><td data-label="Definition"><a href="\(attribute: Layout.query([("definition", row.definition)]))">\
+                    \(row.definition, limit: 80)</a></td>\
+                    <td data-label="Schedule"><code>\(row.expression, limit: 120)</code></td>\
+                    <td data-label="Next">\(next)</td>\
+                    <td data-label="Last">\(DisplayTime.element(row.lastFired, now: now))</td>\
+                    <td data-label="Last state">\(row.lastState.map { Layout.badge($0.rawValue) } ?? "<span class=\"none\">–</span>")</td></tr>
+                    """
+            }
+        let table: HTML = rows.isEmpty
+            ? "<p class=\"none\">No definition has a schedule.</p>"
+            : """
+            <table class="rows"><thead><tr><th>Definition</th><th>Schedule</th><th>Next fire</th><th>Last fired</th>\
+            <th>Last state</th></tr></thead><tbody>\(HTML.join(rows))</tbody></table>
+            """
+        return Layout.page(
+            title: "Schedules", section: .schedules, base: "", snapshot: snapshot, body: "<h1>Schedules</h1>\(table)")
+    }
+}

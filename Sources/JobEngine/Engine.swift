@@ -1,0 +1,302 @@
+import Dispatch
+import Foundation
+import JobMetrics
+import JobConfig
+import JobProcesses
+import JobStore
+import JobValues
+import Locking
+import Logging
+import Promises
+import Synchronization
+
+/// Runs the jobs of a store: claims them pool by pool, runs each as a
+/// promise chain of its definition (see `JobRun+Chain.swift`), records every
+/// stage in the store, renews leases, sees cancellations, and resumes jobs
+/// whose runner died.
+///
+/// ```swift
+/// let engine = Engine(configuration: EngineConfiguration(pools: ["default": 8]), definitions: set.definitions,
+///                     store: store, processRunner: ProcessRunner())
+/// engine.start()
+/// engine.nudge()                       // a job was submitted
+/// await engine.drain(grace: .seconds(30))  // SIGTERM
+/// ```
+///
+/// No thread waits for a process, a timer or a write: everything is a
+/// callback that resolves a promise.
+public final class Engine: Sendable {
+    /// The settings in force for new jobs: replaced by `reload`. A job keeps
+    /// the context and definition it started with.
+    private struct Generation {
+        var context: EngineContext
+        var definitions: [String: JobDefinition]
+        var pools: [String: PoolScheduler]
+    }
+
+    /// What never changes: the store, timers, control queue, options, log.
+    private let context: EngineContext
+    private let generation: Mutex<Generation>
+    private let launchRelay: @Sendable (ClaimedJob, PoolScheduler) -> Void
+    private let drainFlag = DrainFlag()
+
+    private struct State {
+        var started = false
+        var running: [Int64: (run: JobRun, pool: PoolScheduler)] = [:]
+        var drainWaiters: [@Sendable () -> Void] = []
+        /// Drained: timers stop rescheduling.
+        var finished = false
+    }
+
+    private let state = Mutex(State())
+
+    /// The `Q` queues stage bodies of new jobs run on.
+    public var queues: StageQueues { generation.withAnnouncedLock { $0.context.queues } }
+
+    private var pools: [String: PoolScheduler] { generation.withAnnouncedLock { $0.pools } }
+
+    /// The names of the definitions new jobs run by, sorted.
+    public var definitionNames: [String] { generation.withAnnouncedLock { $0.definitions.keys.sorted() } }
+
+    /// The name this engine's leases carry.
+    public var owner: String { context.owner }
+
+    /// - Parameters:
+    ///   - processRunner: starts `run` and `shell` actions. Give each engine
+    ///     its own, or share one on purpose: its event loop is the one
+    ///     thread that watches every child it started.
+    ///   - customAction: replaces a stage's action when it returns a
+    ///     promise (tests: an action that loses its resolver).
+    public init(
+        configuration: EngineConfiguration, definitions: [JobDefinition], store: any JobStore,
+        processRunner: ProcessRunner, customAction: CustomAction? = nil
+    ) {
+        let deadlines = TimerHeap()
+        let context = EngineContext(
+            store: store, queues: StageQueues(configuration.queues),
+            executor: ActionExecutor(
+                runner: processRunner, deadlines: deadlines, baseEnvironment: ProcessEnvironment.inherited(),
+                killGrace: configuration.killGrace, outputLimit: configuration.outputLimit, customAction: customAction,
+                metrics: configuration.metrics),
+            configuration: configuration, deadlines: deadlines,
+            timers: DispatchQueue(label: "jobd.engine.timers"), control: DispatchQueue(label: "jobd.engine.control"))
+        self.context = context
+        let relay = LaunchRelay()
+        launchRelay = { job, pool in relay.engine?.launch(job, pool: pool) }
+        let launch = launchRelay
+        let pools = configuration.pools.reduce(into: [String: PoolScheduler]()) { pools, entry in
+            pools[entry.key] = PoolScheduler(name: entry.key, capacity: entry.value, context: context, launch: launch)
+        }
+        generation = Mutex(Generation(context: context, definitions: Self.byName(definitions), pools: pools))
+        relay.engine = self
+    }
+
+    private static func byName(_ definitions: [JobDefinition]) -> [String: JobDefinition] {
+        Dictionary(definitions.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    // MARK: Reload
+
+    /// Applies a new configuration (SIGHUP): definitions, `Q` queues, pool
+    /// sizes, kill grace and output limit; the other settings stay as the
+    /// engine was made. Jobs running now finish with the
+    /// definition and queues they started with; jobs started from now on
+    /// get the new ones. A pool that grew claims at once; one that shrank
+    /// lets its running jobs finish and claims again once below its size.
+    /// A pool no longer named stops claiming (its pending jobs wait).
+    ///
+    public func reload(_ configuration: EngineConfiguration, definitions: [JobDefinition]) {
+        let queues = StageQueues(configuration.queues)
+        var fresh = context
+        fresh.queues = queues
+        fresh.executor.killGrace = configuration.killGrace
+        fresh.executor.outputLimit = configuration.outputLimit
+        let launch = launchRelay
+        let removed = generation.withAnnouncedLock { generation -> [PoolScheduler] in
+            var pools: [String: PoolScheduler] = [:]
+            for (name, capacity) in configuration.pools {
+                if let pool = generation.pools[name] {
+                    pool.resize(to: capacity)
+                    pools[name] = pool
+                } else {
+                    pools[name] = PoolScheduler(name: name, capacity: capacity, context: context, launch: launch)
+                }
+            }
+            let removed = generation.pools.filter { pools[$0.key] == nil }.map(\.value)
+            generation = Generation(context: fresh, definitions: Self.byName(definitions), pools: pools)
+            return removed
+        }
+        for pool in removed { pool.stop() }
+        if drainFlag.isDraining {
+            for pool in pools.values { pool.stop() }
+        } else {
+            nudge()
+        }
+    }
+
+    // MARK: Lifecycle
+
+    /// Requeues the jobs of runners that died, and starts claiming, renewing
+    /// leases and polling.
+    public func start() {
+        let first = state.withAnnouncedLock { state -> Bool in
+            defer { state.started = true }
+            return !state.started
+        }
+        guard first else { return }
+        requeueExpired()
+        scheduleRenewal()
+        schedulePoll()
+    }
+
+    /// New work was submitted: claim now instead of at the next poll.
+    public func nudge() {
+        guard state.withAnnouncedLock({ $0.started }) else { return }
+        for pool in pools.values { pool.fill() }
+    }
+
+    /// Stops claiming; stages running now may finish within `grace`, then
+    /// their process groups are ended. Jobs stay unresolved and resumable:
+    /// the next engine on this store picks them up where they stopped.
+    /// `completion` runs once every job has stopped.
+    public func drain(grace: Duration, completion: @escaping @Sendable () -> Void) {
+        drainFlag.set()
+        for pool in pools.values { pool.stop() }
+        let idle = state.withAnnouncedLock { state -> Bool in
+            if state.running.isEmpty {
+                state.finished = true
+                return true
+            }
+            state.drainWaiters.append(completion)
+            return false
+        }
+        if idle {
+            completion()
+            return
+        }
+        context.log(.info, "draining: running stages have \(grace.jobdText) to finish")
+        context.timers.asyncAfter(deadline: .now() + grace.dispatchInterval) {
+            let runs = self.state.withAnnouncedLock { $0.running.values.map(\.run) }
+            for run in runs {
+                run.stop(EngineError(
+                    .draining, "jobd is stopping and the shutdown grace of \(grace.jobdText) passed: job \(run.id) stops here and resumes later",
+                    jobID: run.id))
+            }
+        }
+    }
+
+    public func drain(grace: Duration) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            drain(grace: grace) { continuation.resume() }
+        }
+    }
+
+    // MARK: Status
+
+    /// Jobs running in this engine now.
+    public var runningCount: Int { state.withAnnouncedLock { $0.running.count } }
+
+    public func status() async throws -> EngineStatus {
+        let pending = try await context.store.countJobs(in: [.pending])[.pending] ?? 0
+        return EngineStatus(
+            running: runningCount, pending: pending,
+            runningByPool: pools.mapValues(\.running), draining: drainFlag.isDraining)
+    }
+
+    // MARK: Jobs
+
+    private func launch(_ claimed: ClaimedJob, pool: PoolScheduler) {
+        let store = context.store
+        let (current, definition) = generation.withAnnouncedLock { ($0.context, $0.definitions[claimed.job.definition]) }
+        guard let definition else {
+            let message = "no job definition named `\(claimed.job.definition)` is loaded; add jobs.d/\(claimed.job.definition).yaml and retry the job"
+            context.log(.error, message, job: claimed.job.id)
+            let metrics = context.configuration.metrics
+            store.finish(JobFinish(lease: claimed.lease, outcome: .rejected(message))) { result in
+                if case .success = result { metrics.jobResolved(definition: claimed.job.definition, state: JobState.rejected) }
+                pool.jobEnded()
+            }
+            return
+        }
+        let run = JobRun(context: current, claimed: claimed, definition: definition, drain: drainFlag) { [weak self] run in
+            self?.ended(run)
+        }
+        state.withAnnouncedLock { $0.running[run.id] = (run, pool) }
+        run.start()
+    }
+
+    private func ended(_ run: JobRun) {
+        let (pool, waiters) = state.withAnnouncedLock { state -> (PoolScheduler?, [@Sendable () -> Void]) in
+            let pool = state.running.removeValue(forKey: run.id)?.pool
+            guard drainFlag.isDraining, state.running.isEmpty else { return (pool, []) }
+            state.finished = true
+            defer { state.drainWaiters = [] }
+            return (pool, state.drainWaiters)
+        }
+        pool?.jobEnded()
+        context.configuration.onJobEnd?(run.id)
+        for waiter in waiters { waiter() }
+    }
+
+    // MARK: Leases and polling
+
+    private func scheduleRenewal() {
+        context.timers.asyncAfter(deadline: .now() + context.configuration.renewInterval.dispatchInterval) { [weak self] in
+            guard let self, !self.state.withAnnouncedLock({ $0.finished }) else { return }
+            self.renewLeases()
+            self.scheduleRenewal()
+        }
+    }
+
+    /// Extends the running jobs' leases; stops the jobs whose lease was lost
+    /// and those with a cancellation requested.
+    private func renewLeases() {
+        let runs = state.withAnnouncedLock { Dictionary(uniqueKeysWithValues: $0.running.map { ($0.key, $0.value.run) }) }
+        guard !runs.isEmpty else { return }
+        context.store.renew(runs.values.map(\.lease), leaseDuration: context.configuration.leaseDuration) { result in
+            switch result {
+            case let .success(renewal):
+                for id in renewal.lost {
+                    runs[id]?.stop(EngineError(
+                        .leaseLost, "job \(id) is no longer this engine's: its lease expired and another runner may hold it", jobID: id))
+                }
+                for id in renewal.cancellationRequested {
+                    runs[id]?.stop(EngineError(.cancelled, "cancelled: a cancellation was requested", jobID: id))
+                }
+            case let .failure(error):
+                self.context.log(.error, "could not renew leases: \(error)")
+            }
+        }
+    }
+
+    private func schedulePoll() {
+        context.timers.asyncAfter(deadline: .now() + context.configuration.pollInterval.dispatchInterval) { [weak self] in
+            guard let self, !self.state.withAnnouncedLock({ $0.finished }), !self.drainFlag.isDraining else { return }
+            self.requeueExpired()
+            self.schedulePoll()
+        }
+    }
+
+    /// Puts the jobs of runners whose lease expired back to pending, then claims.
+    private func requeueExpired() {
+        context.store.requeueExpiredLeases { result in
+            switch result {
+            case let .success(ids) where !ids.isEmpty:
+                self.context.log(.info, "requeued \(ids.count) job(s) whose runner stopped: \(ids.prefix(20).map(String.init).joined(separator: ", "))")
+            case .success:
+                break
+            case let .failure(error):
+                self.context.log(.error, "could not requeue expired leases: \(error)")
+            }
+            self.context.control.async { self.nudge() }
+        }
+    }
+}
+
+/// Lets the pools, made before the engine, reach it.
+private final class LaunchRelay: @unchecked Sendable {
+    // @unchecked Sendable: `engine` is written once, in `Engine.init`,
+    // before any pool can claim (claims start in `start()`); it is only
+    // read after that.
+    weak var engine: Engine?
+}

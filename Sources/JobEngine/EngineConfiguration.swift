@@ -1,0 +1,80 @@
+import Dispatch
+import Foundation
+import JobMetrics
+import JobProcesses
+import Logging
+
+/// How an ``Engine`` runs: its queues and pools, its limits, its timing and
+/// its log. Nothing here is read from or written to process-wide state: two
+/// engines in one process share nothing they were not both given.
+public struct EngineConfiguration: Sendable {
+    /// The `Q` queues stage bodies run on, by name, with their concurrency
+    /// (1 is serial). `map` (default 4) and `return` (default 1) always exist.
+    public var queues: [String: Int]
+    /// Named job pools and how many jobs of each run at once.
+    public var pools: [String: Int]
+    /// On a timeout or cancel, the delay between SIGTERM and SIGKILL to an
+    /// action's process group.
+    public var killGrace: Duration
+    /// Stdout past this many bytes rejects a process: the store's value cap.
+    public var outputLimit: Int
+    /// Names this engine in leases (`lease_owner`); unique per engine.
+    public var owner: String
+    /// A running job's lease lasts this long unless renewed. After a crash,
+    /// its jobs are taken up again once it has passed.
+    public var leaseDuration: Duration
+    /// How often leases are renewed — which is also how soon a
+    /// cancellation requested with `jobctl cancel` is seen.
+    public var renewInterval: Duration
+    /// How often the engine looks for work nobody told it about (jobs
+    /// submitted without a nudge, leases of dead runners that expired).
+    public var pollInterval: Duration
+    /// The most jobs taken in one claim.
+    public var maxClaimBatch: Int
+    /// Where the engine logs, with `job` and `stage` metadata.
+    public var logger: Logger
+    /// What the engine counts and times (jobs resolved, stage durations,
+    /// retries, processes, leaked promises); `.disabled` records nothing.
+    public var metrics: JobMetrics
+    /// Called with a job's id when this engine is done with it: resolved,
+    /// or left for later (drain, lost lease). For `--wait` and benchmarks.
+    public var onJobEnd: (@Sendable (Int64) -> Void)?
+
+    public static let mapQueue = "map"
+    public static let returnQueue = "return"
+
+    public init(
+        queues: [String: Int] = [mapQueue: 4, returnQueue: 1],
+        pools: [String: Int] = ["default": 16],
+        killGrace: Duration = .seconds(5),
+        outputLimit: Int = 1 << 20,
+        owner: String = EngineConfiguration.defaultOwner(),
+        leaseDuration: Duration = .seconds(30),
+        renewInterval: Duration = .seconds(5),
+        pollInterval: Duration = .seconds(5),
+        maxClaimBatch: Int = 256,
+        logger: Logger = Logger(label: "jobd.engine"),
+        metrics: JobMetrics = .disabled,
+        onJobEnd: (@Sendable (Int64) -> Void)? = nil
+    ) {
+        self.queues = queues
+        self.pools = pools
+        self.killGrace = killGrace
+        self.outputLimit = outputLimit
+        self.owner = owner
+        self.leaseDuration = leaseDuration
+        self.renewInterval = renewInterval
+        self.pollInterval = pollInterval
+        self.maxClaimBatch = maxClaimBatch
+        self.logger = logger
+        self.metrics = metrics
+        self.onJobEnd = onJobEnd
+    }
+
+    /// `jobd-HOST-PID-RANDOM`.
+    public static func defaultOwner() -> String {
+        let host = ProcessInfo.processInfo.hostName
+        let random = String(UInt32.random(in: 0...UInt32.max), radix: 16)
+        return "jobd-\(host)-\(getpid())-\(random)"
+    }
+}

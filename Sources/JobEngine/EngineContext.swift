@@ -1,0 +1,30 @@
+import Dispatch
+import Foundation
+import JobStore
+import Logging
+
+/// What every running job shares: the store, the queues, the action
+/// executor, the settings, the timers and the log. A running job keeps the
+/// copy it started with; `Engine.reload` makes new ones with new queues and
+/// executor.
+struct EngineContext: Sendable {
+    let store: any JobStore
+    var queues: StageQueues
+    var executor: ActionExecutor
+    let configuration: EngineConfiguration
+    var owner: String { configuration.owner }
+    /// Stage and job timeouts, backoff, sleeps and wake-ups: this engine's own.
+    let deadlines: TimerHeap
+    /// Where the renewal and poll timers fire.
+    let timers: DispatchQueue
+    /// Where claim results and other bookkeeping run (off the store's writer thread).
+    let control: DispatchQueue
+
+    /// Logs `message` with the job and stage as metadata.
+    func log(_ level: Logger.Level, _ message: String, job: Int64? = nil, stage: Int? = nil) {
+        var metadata: Logger.Metadata = [:]
+        if let job { metadata["job"] = "\(job)" }
+        if let stage { metadata["stage"] = "\(stage)" }
+        configuration.logger.log(level: level, "\(message)", metadata: metadata)
+    }
+}

@@ -1,0 +1,150 @@
+import Dispatch
+import Foundation
+import JobMetrics
+import JobStore
+import Locking
+import Logging
+import Synchronization
+
+/// Claims the jobs of one pool: never more running than the pool's size,
+/// highest priority first then the oldest (the store's order), and a
+/// timer to the next delayed job's `run_at` instead of polling for it.
+final class PoolScheduler: Sendable {
+    let name: String
+    private let context: EngineContext
+    private let launch: @Sendable (ClaimedJob, PoolScheduler) -> Void
+
+    private struct State {
+        var capacity: Int
+        var running = 0
+        var claiming = false
+        /// More work may be waiting: claim again when the claim under way returns.
+        var again = false
+        var stopped = false
+        var probing = false
+        var wake: (at: Date, timer: OneShotTimer)?
+    }
+
+    private let state: Mutex<State>
+
+    init(name: String, capacity: Int, context: EngineContext, launch: @escaping @Sendable (ClaimedJob, PoolScheduler) -> Void) {
+        self.name = name
+        state = Mutex(State(capacity: max(1, capacity)))
+        self.context = context
+        self.launch = launch
+    }
+
+    var running: Int { state.withAnnouncedLock { $0.running } }
+
+    /// Claims as many jobs as there are free slots (one claim at a time).
+    func fill() {
+        let limit = state.withAnnouncedLock { state -> Int in
+            guard !state.stopped else { return 0 }
+            if state.claiming {
+                state.again = true
+                return 0
+            }
+            let free = state.capacity - state.running
+            guard free > 0 else { return 0 }
+            state.claiming = true
+            state.again = false
+            return min(free, context.configuration.maxClaimBatch)
+        }
+        guard limit > 0 else { return }
+        context.store.claim(
+            pool: name, owner: context.owner, limit: limit, leaseDuration: context.configuration.leaseDuration
+        ) { result in
+            self.context.control.async { self.claimed(result, limit: limit) }
+        }
+    }
+
+    private func claimed(_ result: Swift.Result<[ClaimedJob], any Error>, limit: Int) {
+        switch result {
+        case let .success(jobs):
+            let (again, running) = state.withAnnouncedLock { state -> (Bool, Int) in
+                state.claiming = false
+                state.running += jobs.count
+                return (state.again || jobs.count == limit, state.running)
+            }
+            if !jobs.isEmpty { context.configuration.metrics.setJobsRunning(pool: name, running) }
+            for job in jobs { launch(job, self) }
+            if again { fill() } else { probeNextRunAt() }
+        case let .failure(error):
+            state.withAnnouncedLock { $0.claiming = false }
+            context.log(.error, "could not claim jobs of pool \(name): \(error)")
+            wake(at: Date() + context.configuration.pollInterval.timeInterval)
+        }
+    }
+
+    /// A reload changed the pool's size: claims up to the new size (running
+    /// jobs over a smaller size finish; no new one starts until below it).
+    func resize(to capacity: Int) {
+        state.withAnnouncedLock { $0.capacity = max(1, capacity) }
+        fill()
+    }
+
+    /// A job of this pool ended: its slot is free.
+    func jobEnded() {
+        let running = state.withAnnouncedLock { state -> Int in
+            state.running -= 1
+            return state.running
+        }
+        context.configuration.metrics.setJobsRunning(pool: name, running)
+        fill()
+    }
+
+    /// Stops claiming (a drain).
+    func stop() {
+        let timer = state.withAnnouncedLock { state -> OneShotTimer? in
+            state.stopped = true
+            defer { state.wake = nil }
+            return state.wake?.timer
+        }
+        timer?.cancel()
+    }
+
+    /// Asks the store when the next pending job becomes runnable, and sets
+    /// a timer for it.
+    private func probeNextRunAt() {
+        let go = state.withAnnouncedLock { state -> Bool in
+            guard !state.probing, !state.stopped else { return false }
+            state.probing = true
+            return true
+        }
+        guard go else { return }
+        context.store.nextRunAt(pool: name) { result in
+            self.context.control.async {
+                self.state.withAnnouncedLock { $0.probing = false }
+                switch result {
+                case let .success(date?):
+                    // Already due (submitted while the claim ran): claim again shortly.
+                    self.wake(at: max(date, Date() + 0.005))
+                case .success(nil):
+                    break
+                case let .failure(error):
+                    self.context.log(.warning, "could not read the next run_at of pool \(self.name): \(error)")
+                }
+            }
+        }
+    }
+
+    /// Claims at `date`, unless an earlier wake-up is set.
+    private func wake(at date: Date) {
+        // Set under the lock so that two wake-ups cannot both replace a third.
+        let old = state.withAnnouncedLock { state -> OneShotTimer?? in
+            guard !state.stopped else { return .none }
+            if let wake = state.wake, wake.at <= date { return .none }
+            let old = state.wake?.timer
+            let timer = OneShotTimer.schedule(on: context.deadlines, at: date) { [weak self] in
+                guard let self else { return }
+                self.state.withAnnouncedLock { state in
+                    if state.wake?.at == date { state.wake = nil }
+                }
+                self.fill()
+            }
+            state.wake = (date, timer)
+            return .some(old)
+        }
+        if case let .some(previous) = old { previous?.cancel() }
+    }
+}

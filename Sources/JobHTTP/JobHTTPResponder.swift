@@ -1,0 +1,100 @@
+import Foundation
+import Hummingbird
+import JobDashboard
+
+/// Answers the listener's requests: `GET /metrics`, `GET /healthz`, and the
+/// dashboard (`/`, `/jobs/{id}`, `/schedules`). HEAD is GET without the body.
+///
+/// Nothing else: another method gets 405, another path 404, a request with
+/// a body 413, a target over 4 KiB 414. No file is ever served.
+struct JobHTTPResponder: HTTPResponder {
+    typealias Context = BasicRequestContext
+
+    let dashboard: Dashboard
+    /// The Prometheus exposition, made when `/metrics` is asked for.
+    let exposition: @Sendable () -> [UInt8]
+
+    static let maxTargetBytes = 4096
+
+    func respond(to request: Request, context: Context) async throws -> Response {
+        let response = await answer(request)
+        return request.method == .head ? response.createHeadResponse() : response
+    }
+
+    private func answer(_ request: Request) async -> Response {
+        guard request.method == .get || request.method == .head else {
+            var response = Self.text(.methodNotAllowed, "Only GET and HEAD are served here.\n")
+            response.headers[.allow] = "GET, HEAD"
+            return response
+        }
+        if let length = request.headers[.contentLength].flatMap(Int.init), length > 0
+            || request.headers[.transferEncoding] != nil
+        {
+            return Self.text(.contentTooLarge, "A GET request has no body here.\n")
+        }
+        guard request.uri.string.utf8.count <= Self.maxTargetBytes else {
+            return Self.text(.uriTooLong, "The request target is over \(Self.maxTargetBytes) bytes.\n")
+        }
+        let path = request.uri.path
+        switch path {
+        case "/metrics":
+            return Response(
+                status: .ok, headers: [.contentType: PrometheusContentType.value, .cacheControl: "no-store"],
+                body: ResponseBody(byteBuffer: ByteBuffer(bytes: exposition())))
+        case "/healthz":
+            return Self.text(.ok, "ok\n")
+        case "/":
+            return Self.page(await dashboard.jobsPage(query: QueryString.items(request.uri.query)))
+        case "/schedules":
+            return Self.page(await dashboard.schedulesPage())
+        default:
+            let segments = path.split(separator: "/", omittingEmptySubsequences: false)
+            if segments.count == 3, segments[0].isEmpty, segments[1] == "jobs", !segments[2].isEmpty {
+                return Self.page(await dashboard.jobPage(id: String(segments[2])))
+            }
+            return Self.text(.notFound, "Not found. The dashboard is at /, the metrics at /metrics.\n")
+        }
+    }
+
+    static func page(_ page: DashboardPage) -> Response {
+        Response(
+            status: HTTPResponse.Status(code: page.status.rawValue),
+            headers: [
+                .contentType: "text/html; charset=utf-8",
+                .contentSecurityPolicy: DashboardPage.contentSecurityPolicy + "; frame-ancestors 'none'",
+                .xContentTypeOptions: "nosniff",
+                .cacheControl: "no-store",
+            ],
+            body: ResponseBody(byteBuffer: ByteBuffer(string: page.html)))
+    }
+
+    static func text(_ status: HTTPResponse.Status, _ text: String) -> Response {
+        Response(
+            status: status,
+            headers: [.contentType: "text/plain; charset=utf-8", .xContentTypeOptions: "nosniff", .cacheControl: "no-store"],
+            body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
+    }
+}
+
+enum PrometheusContentType {
+    /// Prometheus text format 0.0.4 (JobMetrics' `PrometheusJobMetrics.contentType`).
+    static let value = "text/plain; version=0.0.4; charset=utf-8"
+}
+
+/// `a=1&b=x+y%21` → `[("a", "1"), ("b", "x y!")]`. A pair whose
+/// percent-encoding is broken keeps its raw text (the page then says the
+/// value is not one it knows).
+enum QueryString {
+    static func items(_ query: String?) -> [(String, String)] {
+        guard let query, !query.isEmpty else { return [] }
+        return query.split(separator: "&").map { pair in
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            return (decode(parts[0]), parts.count > 1 ? decode(parts[1]) : "")
+        }
+    }
+
+    private static func decode(_ text: Substring) -> String {
+        let spaced = text.replacingOccurrences(of: "+", with: " ")
+        return spaced.removingPercentEncoding ?? spaced
+    }
+}

@@ -1,0 +1,139 @@
+import Foundation
+import Glibc
+import Hummingbird
+import HummingbirdCore
+public import NIOCore
+public import JobConfig
+public import JobDashboard
+public import Logging
+public import ServiceLifecycle
+
+/// The HTTP listener as a swift-service-lifecycle `Service`: run it in the
+/// daemon's `ServiceGroup`; it stops on the group's graceful shutdown.
+///
+/// ```swift
+/// let http = JobHTTPService(
+///     address: try HTTPListenAddress.parse(config.http.listen, relativeTo: configFolder),
+///     dashboard: Dashboard(source: StoreDashboardSource(store: store) { daemon.dashboardSnapshot() }),
+///     exposition: { prometheus.exposition() },
+///     logger: logger)
+/// let group = ServiceGroup(services: [engine, http, …], gracefulShutdownSignals: [.sigterm], logger: logger)
+/// ```
+///
+/// A unix socket: a stale socket file left by a jobd that died is removed
+/// first (a live one is not: the service fails, saying so); the new one gets
+/// mode 0660 and is removed when the service stops.
+public struct JobHTTPService: Service {
+    public let address: HTTPListenAddress
+    let responder: JobHTTPResponder
+    let logger: Logger
+    let onListening: @Sendable (BoundAddress) async -> Void
+
+    /// Where the listener listens once bound (a TCP port asked as 0 is known then).
+    public enum BoundAddress: Sendable, Hashable {
+        case tcp(host: String, port: Int)
+        case unix(path: String)
+    }
+
+    /// At most this many connections at once; more wait in the backlog.
+    public static let maxConnections = 64
+    /// An idle connection is closed after this long.
+    public static let idleTimeout: TimeAmount = .seconds(60)
+
+    /// - Parameters:
+    ///   - exposition: the Prometheus text, made per `GET /metrics`.
+    ///   - onListening: called once the socket is bound.
+    public init(
+        address: HTTPListenAddress, dashboard: Dashboard, exposition: @escaping @Sendable () -> [UInt8],
+        logger: Logger, onListening: @escaping @Sendable (BoundAddress) async -> Void = { _ in }
+    ) {
+        self.address = address
+        self.responder = JobHTTPResponder(dashboard: dashboard, exposition: exposition)
+        self.logger = logger
+        self.onListening = onListening
+    }
+
+    public func run() async throws {
+        let bind: BindAddress
+        switch address {
+        case .tcp(let host, let port):
+            bind = .hostname(host, port: port)
+        case .unix(let path):
+            try UnixSocketFile.removeStale(at: path)
+            bind = .unixDomainSocket(path: path)
+        }
+        let address = self.address
+        let logger = self.logger
+        let onListening = self.onListening
+        var decoder = HTTP1Channel.Configuration.DecoderConfiguration()
+        decoder.maxHeaderFieldSize = 8 * 1024
+        decoder.maxHeaderListSize = 16 * 1024
+        decoder.maxHeaderFieldCount = 100
+        let application = Application(
+            responder: responder,
+            server: .http1(configuration: .init(idleTimeout: Self.idleTimeout, httpDecoderConfiguration: decoder)),
+            configuration: ApplicationConfiguration(
+                address: bind, serverName: nil,
+                availableConnectionsDelegate: MaximumAvailableConnections(Self.maxConnections)),
+            onServerRunning: { channel in
+                switch address {
+                case .unix(let path):
+                    if chmod(path, 0o660) != 0 {
+                        logger.error("http: could not chmod 0660 \(path): \(String(cString: strerror(errno)))")
+                    }
+                    await onListening(.unix(path: path))
+                case .tcp(let host, _):
+                    await onListening(.tcp(host: host, port: channel.localAddress?.port ?? 0))
+                }
+            },
+            logger: logger)
+        defer {
+            if case .unix(let path) = address { unlink(path) }
+        }
+        try await application.run()
+    }
+}
+
+/// A unix socket path about to be bound.
+enum UnixSocketFile {
+    /// Removes a socket file nobody listens on. Throws when the path is
+    /// something else than a socket, or a live listener answers on it.
+    static func removeStale(at path: String) throws {
+        // attributesOfItem does not follow a symbolic link (lstat).
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: path) else { return }
+        guard attributes[.type] as? FileAttributeType == .typeSocket else {
+            throw HTTPServiceError("http: \(path) exists and is not a socket; not removing it: remove or rename it, or listen elsewhere")
+        }
+        if isListening(path) {
+            throw HTTPServiceError("http: another process listens on \(path) (a jobd still running?); stop it or listen elsewhere")
+        }
+        guard unlink(path) == 0 || errno == ENOENT else {
+            throw HTTPServiceError("http: cannot remove the stale socket \(path): \(String(cString: strerror(errno)))")
+        }
+    }
+
+    private static func isListening(_ path: String) -> Bool {
+        let socket = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard socket >= 0 else { return false }
+        defer { close(socket) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { return false }
+        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+            buffer.copyBytes(from: bytes)
+        }
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(socket, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) == 0
+            }
+        }
+    }
+}
+
+/// The listener could not start; the message says why and what to do.
+public struct HTTPServiceError: Error, Sendable, CustomStringConvertible {
+    public let message: String
+    init(_ message: String) { self.message = message }
+    public var description: String { message }
+}

@@ -1,0 +1,110 @@
+import Foundation
+import Synchronization
+import Testing
+
+/// The repository this test file is in.
+let repositoryRoot: String = {
+    var url = URL(fileURLWithPath: #filePath)
+    for _ in 0..<4 { url.deleteLastPathComponent() }
+    return url.path
+}()
+
+/// A tool the oracle tests need is missing: they fail, saying how to get it.
+struct MissingOracle: Error, CustomStringConvertible {
+    var description: String
+}
+
+/// The reference implementations the calendar math is compared with:
+/// croniter (PyPI, in the test virtualenv) and systemd-analyze.
+enum Oracle {
+    /// `$JOBD_TEST_VENV/bin/python3`, else `<repository>/.venv-test/bin/python3`.
+    static func python() throws -> String {
+        let venv = ProcessInfo.processInfo.environment["JOBD_TEST_VENV"] ?? repositoryRoot + "/.venv-test"
+        let path = venv + "/bin/python3"
+        guard FileManager.default.isExecutableFile(atPath: path) else {
+            throw MissingOracle(description: "no \(path): run `make test` (or scripts/test-deps) to create the "
+                                    + "virtualenv with croniter, or set JOBD_TEST_VENV")
+        }
+        return path
+    }
+
+    static func systemdAnalyze() throws -> String {
+        for folder in ["/usr/bin", "/bin", "/usr/local/bin"] where
+            FileManager.default.isExecutableFile(atPath: folder + "/systemd-analyze") {
+            return folder + "/systemd-analyze"
+        }
+        throw MissingOracle(description: "systemd-analyze is not installed: run `make test` (scripts/test-deps) "
+                                + "on a machine with systemd")
+    }
+
+    struct Output {
+        var status: Int32
+        var stdout: Data
+        var stderr: String
+        var text: String { String(decoding: stdout, as: UTF8.self) }
+    }
+
+    /// Runs a program to its end, feeding `stdin` and draining both pipes
+    /// on threads of their own (a child blocked on a full pipe never ends).
+    static func run(_ executable: String, _ arguments: [String], environment: [String: String] = [:],
+                    stdin: Data = Data()) throws -> Output {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        var base = ["PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "SYSTEMD_COLORS": "0", "SYSTEMD_PAGER": "cat"]
+        base.merge(environment) { $1 }
+        process.environment = base
+        let input = Pipe()
+        let output = Pipe()
+        let errors = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        let group = DispatchGroup()
+        let errorData = Mutex(Data())
+        group.enter()
+        Thread.detachNewThread {
+            try? input.fileHandleForWriting.write(contentsOf: stdin)
+            try? input.fileHandleForWriting.close()
+            group.leave()
+        }
+        group.enter()
+        Thread.detachNewThread {
+            let data = errors.fileHandleForReading.readDataToEndOfFile()
+            errorData.withLock { $0 = data }
+            group.leave()
+        }
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        group.wait()
+        process.waitUntilExit()
+        return Output(status: process.terminationStatus, stdout: data,
+                      stderr: String(decoding: errorData.withLock { $0 }, as: UTF8.self))
+    }
+}
+
+/// A small seeded generator (SplitMix64): the same cases on every run.
+struct SeededGenerator: RandomNumberGenerator {
+    var state: UInt64
+
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    mutating func chance(_ percent: Int) -> Bool { Int.random(in: 0..<100, using: &self) < percent }
+
+    mutating func pick<T>(_ items: [T]) -> T { items[Int.random(in: 0..<items.count, using: &self)] }
+}
+
+/// `2027-01-15T08:15:00Z` for messages.
+func rfc3339(_ seconds: Int64) -> String {
+    let formatter = ISO8601DateFormatter()
+    formatter.timeZone = TimeZone(identifier: "UTC")
+    return formatter.string(from: Date(timeIntervalSince1970: TimeInterval(seconds)))
+}

@@ -1,0 +1,77 @@
+import Foundation
+import JobCalendar
+import JobConfig
+import Testing
+
+/// `schedule:` in a job definition (issue 20): every form, every default,
+/// and every mistake reported at its file:line:column.
+@Suite struct ScheduleConfigTests {
+    static let pipeline = "pipeline:\n  - then: a\n    run: [true]\n"
+
+    @Test func aScheduleWithEveryKey() throws {
+        let definition = try checkDefinition("""
+            schedule:
+              cron: "*/15 * * * *"
+              timezone: Europe/Berlin
+              catch-up: all
+              overlap: queue
+              jitter: 30s
+              input: hello
+            \(Self.pipeline)
+            """).get()
+        let schedule = try #require(definition.schedules.first)
+        #expect(definition.schedules.count == 1)
+        #expect(schedule.expression == (try ScheduleExpression.parse(kind: .cron, text: "*/15 * * * *")))
+        #expect(schedule.timeZone?.identifier == "Europe/Berlin")
+        #expect(schedule.catchUp == .all && schedule.overlap == .queue)
+        #expect(schedule.jitter == .seconds(30))
+        #expect(schedule.input == Data("hello".utf8))
+        #expect(schedule.key == "cron: */15 * * * * @Europe/Berlin")
+    }
+
+    @Test func aListAndTheDefaults() throws {
+        let definition = try checkDefinition("""
+            schedule:
+              - calendar: "Mon..Fri *-*-* 09:00"
+              - every: 15m
+            \(Self.pipeline)
+            """).get()
+        #expect(definition.schedules.map(\.expression.kind) == [.calendar, .every])
+        for schedule in definition.schedules {
+            #expect(schedule.catchUp == .latest && schedule.overlap == .skip)
+            #expect(schedule.jitter == nil && schedule.timeZone == nil && schedule.input.isEmpty)
+        }
+    }
+
+    @Test(arguments: [
+        // A bad field: the column of the field in the file (quoted: after the quote).
+        ("schedule:\n  cron: \"*/15 25 * * *\"\n", 2, 15, "hour"),
+        ("schedule:\n  cron: 61 * * * *\n", 2, 9, "minute"),
+        ("schedule:\n  calendar: \"Mon..Fri *-*-* 25:00\"\n", 2, 0, "calendar"),
+        ("schedule:\n  every: 500ms\n", 2, 0, "at least 1s"),
+        ("schedule:\n  every: 15m\n  timezone: Mars/Olympus\n", 3, 13, "unknown time zone"),
+        ("schedule:\n  cron: \"* * * * *\"\n  every: 1m\n", 2, 3, "exactly one of"),
+        ("schedule:\n  timezone: UTC\n", 2, 3, "exactly one of"),
+        ("schedule:\n  every: 1m\n  overlap: sometimes\n", 3, 12, "use one of skip, queue, allow"),
+        ("schedule:\n  every: 1m\n  catch-up: most\n", 3, 13, "use one of none, latest, all"),
+        ("schedule:\n  every: 1m\n  cron-ish: x\n", 3, 3, "unknown key"),
+    ])
+    func mistakesAreReportedWhereTheyAre(yaml: String, line: Int, column: Int, text: String) {
+        let result = checkDefinition(yaml + Self.pipeline)
+        #expect(result.value == nil)
+        let match = result.diagnostics.first { $0.position.line == line && $0.message.contains(text) }
+        #expect(match != nil, "\(result.diagnostics)")
+        if column > 0 { #expect(match?.position.column == column, "\(result.diagnostics)") }
+    }
+
+    @Test func jitterIsTheSameOnEveryHostAndWithinItsBound() {
+        let schedule = ScheduleDefinition(
+            expression: .every(.seconds(60)), jitter: .seconds(30), sourcePosition: .file("/x.yaml"))
+        let occurrence = Date(timeIntervalSince1970: 1_800_000_000)
+        let offset = schedule.jitterOffset(definition: "report", occurrence: occurrence)
+        #expect(offset == schedule.jitterOffset(definition: "report", occurrence: occurrence))
+        let offsets = (0..<200).map { schedule.jitterOffset(definition: "report", occurrence: occurrence + Double($0) * 60) }
+        #expect(offsets.allSatisfy { $0 >= .zero && $0 < .seconds(30) })
+        #expect(Set(offsets).count > 100, "spread over the window")
+    }
+}
