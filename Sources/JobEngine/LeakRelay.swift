@@ -10,7 +10,7 @@ extension Engine {
     /// `PendingPromiseDeallocated`, so the chain waiting on it goes on; the
     /// stage that ran the action then names the job and the stage, records a
     /// `finalizer-warning` event and rejects the job (`JobRun.stageError`).
-    public static func leakHandler(logger: Logger) -> @Sendable (LeakReport) -> Void {
+    public static func leakHandler(logger: Logger) -> @Sendable (PMKLeakReport) -> Void {
         { leak in
             if leak.canReject {
                 logger.warning("\(leak.event) (made at \(leak.location)); rejecting it so its job goes on")

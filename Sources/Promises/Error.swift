@@ -16,6 +16,11 @@ public enum PMKError: Error, @unchecked Sendable {
     case cancelled
     /// `compactMap` got `nil` from its transform of the value.
     case compactMap(Any, Any.Type)
+    /// PromiseKit's name for `compactMap`, before Swift renamed `flatMap`.
+    /// Nothing in the library produces it; it is here so that exhaustive
+    /// `switch`es written for PromiseKit 8 keep compiling.
+    @available(*, deprecated, message: "See: `compactMap`")
+    case flatMap(Any, Any.Type)
     /// `firstValue` / `lastValue` of an empty sequence, or no element matched.
     case emptySequence
     /// `race(fulfilled:)`: every input rejected.
@@ -30,19 +35,37 @@ extension PMKError: CustomDebugStringConvertible, LocalizedError {
         case .returnedSelf:
             return "A promise handler returned itself"
         case .badInput:
-            return "Bad input was provided to a Promises function"
+            return "Bad input was provided to a PromiseKit function"
         case .cancelled:
             return "The asynchronous sequence was cancelled"
         case .compactMap(let value, let type):
-            return "Could not compactMap<\(type)>: \(value)"
+            return "Could not `compactMap<\(type)>`: \(value)"
         case .emptySequence:
             return "The first or last element was requested for an empty sequence"
         case .noWinner:
             return "All thenables passed to race(fulfilled:) were rejected"
+        default:
+            // `.flatMap`, deprecated: reached through `DeprecatedCases`.
+            guard let (value, type) = (self as any DeprecatedCases).flatMapPayload else { return "PMKError" }
+            return "Could not `flatMap<\(type)>`: \(value)"
         }
     }
 
     public var errorDescription: String? { debugDescription }
+}
+
+/// Reaches `PMKError`'s deprecated case without a deprecation warning: a
+/// requirement that is not deprecated, met by a member that is.
+private protocol DeprecatedCases {
+    var flatMapPayload: (Any, Any.Type)? { get }
+}
+
+extension PMKError: DeprecatedCases {
+    @available(*, deprecated)
+    fileprivate var flatMapPayload: (Any, Any.Type)? {
+        guard case .flatMap(let value, let type) = self else { return nil }
+        return (value, type)
+    }
 }
 
 extension PMKError: CancellableError {

@@ -12,14 +12,17 @@ extension Guarantee where T: Sequence {
         then(on: on, flags: flags) { when(guarantees: $0.map(transform)) }
     }
 
-    /// Like `thenMap`, then flattens the sequences the guarantees produce.
+    /// Like `thenMap`, then flattens the sequences the thenables produce.
+    /// The result is a guarantee, as in PromiseKit, so a thenable that
+    /// rejects is a programming error: it stops the process, with the error.
     @inlinable
     @inline(never)
-    public func thenFlatMap<U: Sequence>(on: DispatchQueue? = conf.Q.map, flags: DispatchWorkItemFlags? = nil, _ transform: @escaping (T.Iterator.Element) -> Guarantee<U>) -> Guarantee<[U.Iterator.Element]> {
-        then(on: on, flags: flags) {
-            when(guarantees: $0.map(transform))
-        }.map(on: nil) {
+    public func thenFlatMap<U: Thenable>(on: DispatchQueue? = conf.Q.map, flags: DispatchWorkItemFlags? = nil, _ transform: @escaping (T.Iterator.Element) -> U) -> Guarantee<[U.T.Iterator.Element]> where U.T: Sequence {
+        let all: Promise<[U.T]> = then(on: on, flags: flags) { when(fulfilled: $0.map(transform)) }
+        return all.map(on: nil) {
             $0.flatMap { $0 }
+        }.recover(on: nil) { error -> Guarantee<[U.T.Iterator.Element]> in
+            fatalError("Promises: a thenable given to Guarantee.thenFlatMap rejected: \(error)")
         }
     }
 
@@ -54,7 +57,7 @@ extension Guarantee where T: Sequence {
     /// The elements, sorted by `areInIncreasingOrder`.
     @inlinable
     @inline(never)
-    public func sortedValues(on: DispatchQueue? = conf.Q.map, flags: DispatchWorkItemFlags? = nil, by areInIncreasingOrder: @escaping (T.Iterator.Element, T.Iterator.Element) -> Bool) -> Guarantee<[T.Iterator.Element]> {
+    public func sortedValues(on: DispatchQueue? = conf.Q.map, flags: DispatchWorkItemFlags? = nil, _ areInIncreasingOrder: @escaping (T.Iterator.Element, T.Iterator.Element) -> Bool) -> Guarantee<[T.Iterator.Element]> {
         map(on: on, flags: flags) { $0.sorted(by: areInIncreasingOrder) }
     }
 }

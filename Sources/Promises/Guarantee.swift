@@ -20,8 +20,23 @@ public final class Guarantee<T>: Thenable {
     /// (which may be called from any thread; later calls do nothing).
     /// `file` and `line` say where it was made, for leak reports.
     @inlinable
-    public init(file: StaticString = #fileID, line: UInt = #line, resolver body: (@escaping @Sendable (T) -> Void) -> Void) {
-        let box = EmptyBox<Sealant<T>>(file: file, line: line, reportsLeak: true)
+    public convenience init(file: StaticString = #fileID, line: UInt = #line, resolver body: (@escaping @Sendable (T) -> Void) -> Void) {
+        self.init(resolving: EmptyBox(file: file, line: line, reportsLeak: true), body)
+    }
+
+    /// PromiseKit's `init(resolver:)`, exactly: what
+    /// `Guarantee<T>.init(resolver:)` names as a function, and what a
+    /// protocol requiring it is met by. A call (`Guarantee { seal in … }`)
+    /// takes the initializer above instead, which knows where it was called
+    /// from and hands `body` a `@Sendable` function.
+    @_disfavoredOverload
+    @inlinable
+    public convenience init(resolver body: (@escaping (T) -> Void) -> Void) {
+        self.init(resolving: EmptyBox(reportsLeak: true), body)
+    }
+
+    @inlinable
+    init(resolving box: EmptyBox<Sealant<T>>, _ body: (@escaping @Sendable (T) -> Void) -> Void) {
         self.box = box
         body(Guarantee.resolveFunction(box))
     }
@@ -33,11 +48,6 @@ public final class Guarantee<T>: Thenable {
         return { transfer.value.settle($0) }
     }
 
-    @inlinable
-    init(_: PMKUnambiguousInitializer) {
-        box = EmptyBox<Sealant<T>>()
-    }
-
     /// A pending guarantee and its box, which the library's operators settle
     /// directly.
     @inlinable
@@ -46,10 +56,21 @@ public final class Guarantee<T>: Thenable {
         return (Guarantee(box: box), box)
     }
 
-    /// A pending guarantee and the function that resolves it.
+    /// A pending guarantee and the function that resolves it (from any
+    /// thread; later calls do nothing). `file` and `line` say where it was
+    /// made, for leak reports. For `marker`, see `Promise.pending()`.
     @inlinable
-    public class func pending(file: StaticString = #fileID, line: UInt = #line) -> (guarantee: Guarantee<T>, resolve: @Sendable (T) -> Void) {
+    public class func pending<Marker: _PMKCallSiteMarker>(file: StaticString = #fileID, line: UInt = #line, _ marker: Marker = _PMKCallSite()) -> (guarantee: Guarantee<T>, resolve: @Sendable (T) -> Void) {
         let box = EmptyBox<Sealant<T>>(file: file, line: line, reportsLeak: true)
+        return (Guarantee(box: box), resolveFunction(box))
+    }
+
+    /// PromiseKit's `pending()`, exactly (see `Promise.pending()`). It does
+    /// not know where it was called from.
+    @_disfavoredOverload
+    @inlinable
+    public class func pending() -> (guarantee: Guarantee<T>, resolve: (T) -> Void) {
+        let box = EmptyBox<Sealant<T>>(reportsLeak: true)
         return (Guarantee(box: box), resolveFunction(box))
     }
 
@@ -58,13 +79,6 @@ public final class Guarantee<T>: Thenable {
     @inline(never)
     public func pipe(to: @escaping (Result<T>) -> Void) {
         box.pipe { to(.fulfilled($0)) }
-    }
-
-    /// Calls `body` with the value when there is one.
-    @inlinable
-    @inline(never)
-    public func pipe(_ body: @escaping (T) -> Void) {
-        box.pipe(body)
     }
 
     /// - See: `Thenable.result`
@@ -102,8 +116,9 @@ public final class Guarantee<T>: Thenable {
     }
 }
 
-extension Guarantee: @unchecked Sendable where T: Sendable {
-    // Safe: the only state is a `let` reference to a thread-safe box.
+extension Guarantee: @unchecked Sendable {
+    // Safe for the guarantee's own state: a `let` reference to a box whose
+    // state is guarded by its lock. Whatever the `T`: see `Promise`.
 }
 
 extension Guarantee {

@@ -30,18 +30,18 @@ extension LogEvent: CustomStringConvertible {
 
 /// A pending promise or guarantee that can never resolve: the only way to
 /// resolve it went away. Given to `conf.leakHandler`.
-public struct LeakReport: Sendable, CustomStringConvertible {
+public struct PMKLeakReport: Sendable, CustomStringConvertible {
     /// `.pendingPromiseDeallocated` or `.pendingGuaranteeDeallocated`.
     public let event: LogEvent
     /// Where the promise or guarantee was made (`pending()`,
     /// `Promise { seal in … }`, `Guarantee { resolve in … }`).
-    public let location: SourceLocation
+    public let location: PMKSourceLocation
 
     @usableFromInline
     let rejecter: (@Sendable (any Error) -> Void)?
 
     @usableFromInline
-    init(event: LogEvent, location: SourceLocation, rejecter: (@Sendable (any Error) -> Void)?) {
+    init(event: LogEvent, location: PMKSourceLocation, rejecter: (@Sendable (any Error) -> Void)?) {
         self.event = event
         self.location = location
         self.rejecter = rejecter
@@ -65,9 +65,9 @@ public struct LeakReport: Sendable, CustomStringConvertible {
 /// The error a leak handler may reject an orphaned promise with: says where
 /// the promise was made.
 public struct PendingPromiseDeallocated: Error, CustomStringConvertible {
-    public let location: SourceLocation
+    public let location: PMKSourceLocation
 
-    public init(location: SourceLocation) {
+    public init(location: PMKSourceLocation) {
         self.location = location
     }
 

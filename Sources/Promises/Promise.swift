@@ -1,7 +1,11 @@
-/// Used by `Promise(.pending)` to make an unresolved promise whose box the
-/// library seals itself.
-public enum PMKUnambiguousInitializer {
-    case pending
+/// The type of the last parameter of the `Promise.pending()` and
+/// `Guarantee.pending()` that record where they are called (see there).
+public protocol _PMKCallSiteMarker {}
+
+/// The default of that parameter, which callers never pass.
+public struct _PMKCallSite: _PMKCallSiteMarker {
+    @inlinable
+    public init() {}
 }
 
 /// A value, or an error, that will be there later.
@@ -76,8 +80,22 @@ public final class Promise<T>: Thenable, CatchMixin {
     /// that throws rejects the promise. `file` and `line` say where the
     /// promise was made, for leak reports.
     @inlinable
-    public init(file: StaticString = #fileID, line: UInt = #line, resolver body: (Resolver<T>) throws -> Void) {
-        let box = EmptyBox<Sealant<Result<T>>>(file: file, line: line)
+    public convenience init(file: StaticString = #fileID, line: UInt = #line, resolver body: (Resolver<T>) throws -> Void) {
+        self.init(resolving: EmptyBox(file: file, line: line), body)
+    }
+
+    /// PromiseKit's `init(resolver:)`, exactly: what `Promise<T>.init(resolver:)`
+    /// names as a function, and what a protocol requiring it is met by. A
+    /// call (`Promise { seal in … }`) takes the initializer above instead,
+    /// which knows where it was called from; this one does not.
+    @_disfavoredOverload
+    @inlinable
+    public convenience init(resolver body: (Resolver<T>) throws -> Void) {
+        self.init(resolving: EmptyBox(), body)
+    }
+
+    @inlinable
+    init(resolving box: EmptyBox<Sealant<Result<T>>>, _ body: (Resolver<T>) throws -> Void) {
         self.box = box
         held = InlineValue()
         let resolver = Resolver(box)
@@ -88,13 +106,6 @@ public final class Promise<T>: Thenable, CatchMixin {
         }
     }
 
-    /// An unresolved promise the library seals itself.
-    @inlinable
-    public init(_: PMKUnambiguousInitializer) {
-        box = EmptyBox<Sealant<Result<T>>>()
-        held = InlineValue()
-    }
-
     /// A pending promise and its box, which the library's operators settle
     /// directly.
     @inlinable
@@ -103,10 +114,27 @@ public final class Promise<T>: Thenable, CatchMixin {
         return (Promise(box: box), box)
     }
 
-    /// A pending promise and the resolver that settles it.
+    /// A pending promise and the resolver that settles it. `file` and `line`
+    /// say where it was made, for leak reports.
+    ///
+    /// `marker` is never passed: its type is inferred from its default, which
+    /// only a call has. So a bare reference (`let make = Promise<Int>.pending`)
+    /// cannot pick this method and gets PromiseKit's `pending()` below, which
+    /// can be called as PromiseKit's can; calls prefer this method. (An empty
+    /// parameter pack would do the same, but crashes the Swift 6.3.1
+    /// optimiser in release builds of some callers.)
     @inlinable
-    public class func pending(file: StaticString = #fileID, line: UInt = #line) -> (promise: Promise<T>, resolver: Resolver<T>) {
+    public class func pending<Marker: _PMKCallSiteMarker>(file: StaticString = #fileID, line: UInt = #line, _ marker: Marker = _PMKCallSite()) -> (promise: Promise<T>, resolver: Resolver<T>) {
         let box = EmptyBox<Sealant<Result<T>>>(file: file, line: line)
+        return (Promise(box: box), Resolver(box))
+    }
+
+    /// PromiseKit's `pending()`, exactly (see the method above). It does not
+    /// know where it was called from.
+    @_disfavoredOverload
+    @inlinable
+    public class func pending() -> (promise: Promise<T>, resolver: Resolver<T>) {
+        let box = EmptyBox<Sealant<Result<T>>>()
         return (Promise(box: box), Resolver(box))
     }
 
@@ -148,17 +176,38 @@ public final class Promise<T>: Thenable, CatchMixin {
     }
 }
 
-extension Promise: @unchecked Sendable where T: Sendable {
-    // Safe: the state is a `let` reference to a thread-safe box, or a
-    // `let` value of a Sendable type.
+extension Promise: @unchecked Sendable {
+    // Safe for the promise's own state: `box` is a `let` reference to a box
+    // whose state is guarded by its lock, and `held` a `let` written before
+    // the promise is shared. Whatever the `T`: the value is handed to
+    // handlers on the queues their callers chose, as in PromiseKit, which
+    // asks no `Sendable` of it (`map(on: .global())` moves it to another
+    // thread anyway), so a promise of a non-`Sendable` value may cross
+    // threads too — the `extension Promise: @unchecked Sendable {}` that
+    // PromiseKit clients add for Swift 6 says the same.
 }
 
-extension Promise: CustomStringConvertible {
+extension Promise: CustomStringConvertible, CustomDebugStringConvertible {
+    /// `Promise(…Int)` while pending, then `Promise(value)` or `Promise(error)`.
     public var description: String {
         switch result {
         case nil: return "Promise(…\(T.self))"
         case .rejected(let error)?: return "Promise(\(error))"
         case .fulfilled(let value)?: return "Promise(\(value))"
+        }
+    }
+
+    /// `Promise<Int>.pending(handlers: 2)`, `Promise<Int>.fulfilled(3)` or
+    /// `Promise<Int>.rejected(ErrorType.case)`.
+    public var debugDescription: String {
+        let state: Sealant<Result<T>> = box?.inspect() ?? .resolved(heldResult)
+        switch state {
+        case .pending(let handlers):
+            return "Promise<\(T.self)>.pending(handlers: \(handlers.count))"
+        case .resolved(.rejected(let error)):
+            return "Promise<\(T.self)>.rejected(\(type(of: error)).\(error))"
+        case .resolved(.fulfilled(let value)):
+            return "Promise<\(T.self)>.fulfilled(\(value))"
         }
     }
 }

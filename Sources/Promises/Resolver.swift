@@ -17,7 +17,7 @@ public final class Resolver<T> {
         // on every resolver's way out.
         if Unmanaged.passUnretained(box)._withUnsafeGuaranteedRef({ $0.isPending }) {
             let orphan = UncheckedSendable(box)
-            conf.report(LeakReport(
+            ConfigurationStore.report(PMKLeakReport(
                 event: .pendingPromiseDeallocated,
                 location: box.location,
                 rejecter: { orphan.value.seal(.rejected($0)) }))
@@ -25,12 +25,14 @@ public final class Resolver<T> {
     }
 
     /// Where the promise was made (`pending()`, `Promise { seal in … }`).
-    public var location: SourceLocation {
+    public var location: PMKSourceLocation {
         box.location
     }
 }
-extension Resolver: @unchecked Sendable where T: Sendable {
-    // Safe: the only state is a `let` reference to a thread-safe box.
+
+extension Resolver: @unchecked Sendable {
+    // Safe for the resolver's own state: a `let` reference to a box whose
+    // state is guarded by its lock. Whatever the `T`: see `Promise`.
 }
 
 extension Resolver {
@@ -110,10 +112,11 @@ extension Resolver where T == Void {
         }
     }
 
-    /// Fulfills a `Promise<Void>`.
+    /// Fulfills a `Promise<Void>`. (PromiseKit's name: a `fulfill()` would
+    /// make `let f = seal.fulfill` ambiguous, PromiseKit issue #990.)
     @inlinable
     @inline(never)
-    public func fulfill() {
+    public func fulfill_() {
         fulfill(())
     }
 }

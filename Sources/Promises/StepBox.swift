@@ -31,8 +31,9 @@ protocol Step: SendableMetatype {
 /// closure whose only capture is one object uses that object as its context
 /// and allocates none, so both closures here capture just this box. And the
 /// box goes to the queue itself, through `DirectDispatch`, not wrapped in a
-/// block: a hop allocates the promise and this box — where it used to
-/// allocate five objects.
+/// block: a hop allocates the promise and this box, where written out
+/// plainly it would allocate five objects (the promise, its box, the two
+/// closure contexts and Dispatch's block).
 ///
 /// The step is stored as one field of the class's own generic type, so that
 /// the deinitializer destroys it with metadata the class carries (see

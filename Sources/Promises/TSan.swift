@@ -11,10 +11,9 @@ import Synchronization
 // CPromisesSupport looks them up once, when the library is loaded, and each
 // critical section is announced as an acquire after locking and a release
 // before unlocking. Outside ThreadSanitizer the hooks are null and a lock
-// costs a load and a predictable branch more on each side.
-//
-// (The hooks were a lazily initialised Swift global: its once-check is a
-// call per lock side, ~20 instructions.)
+// costs a load and a predictable branch more on each side. (C globals, not
+// a lazily initialised Swift global, whose once-check would be a call on
+// each side of every lock.)
 
 extension Mutex where Value == Void {
     /// `withLock`, announced to ThreadSanitizer as a hand-off on `address`

@@ -72,8 +72,22 @@ extension Thenable where T: Collection {
     }
 }
 
+extension Thenable where T: Collection {
+    /// The last element; `PMKError.emptySequence` if there is none. A
+    /// collection that cannot step back, such as a `Set`, is walked to its
+    /// end (PromiseKit stops the process there instead).
+    @inlinable
+    public var lastValue: Promise<T.Iterator.Element> {
+        map(on: nil) { collection in
+            guard !collection.isEmpty else { throw PMKError.emptySequence }
+            return collection[collection.index(collection.startIndex, offsetBy: collection.count - 1)]
+        }
+    }
+}
+
 extension Thenable where T: BidirectionalCollection {
-    /// The last element; `PMKError.emptySequence` if there is none.
+    /// The last element, found by stepping back from the end;
+    /// `PMKError.emptySequence` if there is none.
     @inlinable
     public var lastValue: Promise<T.Iterator.Element> {
         map(on: nil) { collection in

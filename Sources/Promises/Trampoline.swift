@@ -103,10 +103,10 @@ final class ThreadDrainState {
 
     /// Where the promise was made whose leak this thread is reporting.
     @exclusivity(unchecked)
-    var leakLocation: SourceLocation?
+    var leakLocation: PMKSourceLocation?
 
     /// Runs `body` with `location` as the leak this thread reports.
-    static func reportingLeak(at location: SourceLocation, _ body: () -> Void) {
+    static func reportingLeak(at location: PMKSourceLocation, _ body: () -> Void) {
         current._withUnsafeGuaranteedRef { state in
             let outer = state.leakLocation
             state.leakLocation = location
@@ -116,7 +116,7 @@ final class ThreadDrainState {
     }
 
     /// The location of the leak this thread is reporting, if any.
-    static var leakBeingReported: SourceLocation? {
+    static var leakBeingReported: PMKSourceLocation? {
         current._withUnsafeGuaranteedRef { $0.leakLocation }
     }
 

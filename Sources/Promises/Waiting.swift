@@ -82,7 +82,7 @@ public enum PMKNamespacer {
 extension DispatchQueue {
     /// Runs `body` on this queue and returns a promise of its result; a
     /// thrown error rejects.
-    public func async<T>(_: PMKNamespacer, group: DispatchGroup? = nil, qos: DispatchQoS = .unspecified, flags: DispatchWorkItemFlags = [], execute body: @escaping () throws -> T) -> Promise<T> {
+    public func async<T>(_: PMKNamespacer, group: DispatchGroup? = nil, qos: DispatchQoS = .default, flags: DispatchWorkItemFlags = [], execute body: @escaping () throws -> T) -> Promise<T> {
         let (promise, box) = Promise<T>.makePending()
         let work = UncheckedSendable((body, box))
         async(group: group, qos: qos, flags: flags) {
@@ -96,7 +96,7 @@ extension DispatchQueue {
     }
 
     /// Runs `body` on this queue and returns a guarantee of its result.
-    public func async<T>(_: PMKNamespacer, group: DispatchGroup? = nil, qos: DispatchQoS = .unspecified, flags: DispatchWorkItemFlags = [], execute body: @escaping () -> T) -> Guarantee<T> {
+    public func async<T>(_: PMKNamespacer, group: DispatchGroup? = nil, qos: DispatchQoS = .default, flags: DispatchWorkItemFlags = [], execute body: @escaping () -> T) -> Guarantee<T> {
         let (guarantee, box) = Guarantee<T>.makePending()
         let work = UncheckedSendable((body, box))
         async(group: group, qos: qos, flags: flags) {

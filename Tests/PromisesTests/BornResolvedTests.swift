@@ -91,21 +91,22 @@ struct BornResolvedTests {
             let recovered = await make().recover(on: target) { _ in Promise.value(-1) }.outcome()
             let ensured = await make().ensure(on: target) {}.outcome()
             let tapped = await make().tap(on: target) { _ in }.outcome()
-            let joined = await when(fulfilled: [make(), Promise.value(1)]).outcome()
+            let joined: Promise<[Int]> = when(fulfilled: [make(), Promise.value(1)])
+            let joinedOutcome = await joined.outcome()
             if fulfilled {
                 #expect(mapped?.value == 14, "\(name)")
                 #expect(thenned?.value == 21, "\(name)")
                 #expect(recovered?.value == 7, "\(name)")
                 #expect(ensured?.value == 7, "\(name)")
                 #expect(tapped?.value == 7, "\(name)")
-                #expect(joined?.value == [7, 1], "\(name)")
+                #expect(joinedOutcome?.value == [7, 1], "\(name)")
             } else {
                 #expect(mapped?.error as? TestError == .first, "\(name)")
                 #expect(thenned?.error as? TestError == .first, "\(name)")
                 #expect(recovered?.value == -1, "\(name)")
                 #expect(ensured?.error as? TestError == .first, "\(name)")
                 #expect(tapped?.error as? TestError == .first, "\(name)")
-                #expect(joined?.error as? TestError == .first, "\(name)")
+                #expect(joinedOutcome?.error as? TestError == .first, "\(name)")
             }
         }
     }

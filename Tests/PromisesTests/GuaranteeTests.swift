@@ -30,13 +30,13 @@ struct GuaranteeTests {
         #expect(outer.value == 5)
     }
 
-    @Test("pipe(_:) gets the value, at once when resolved")
-    func pipeValue() {
+    @Test("pipe gets the result, at once when resolved")
+    func pipeResult() {
         let seen = Recorder<Int>()
-        Guarantee.value(3).pipe { seen.append($0) }
+        Guarantee.value(3).pipe { if case .fulfilled(let value) = $0 { seen.append(value) } }
         #expect(seen.all == [3])
         let (pending, resolve) = Guarantee<Int>.pending()
-        pending.pipe { seen.append($0) }
+        pending.pipe { if case .fulfilled(let value) = $0 { seen.append(value) } }
         resolve(4)
         #expect(seen.all == [3, 4])
     }

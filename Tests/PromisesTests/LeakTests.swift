@@ -4,7 +4,7 @@ import Testing
 /// What a leak handler saw.
 struct SeenLeak: Sendable, Equatable {
     let event: String
-    let location: Promises.SourceLocation
+    let location: PMKSourceLocation
     let canReject: Bool
 }
 
@@ -21,8 +21,8 @@ func recordingLeaks(_ body: () async throws -> Void) async rethrows -> [SeenLeak
 }
 
 /// The location of the line after the caller's.
-func nextLine(file: String = #fileID, line: UInt = #line) -> Promises.SourceLocation {
-    Promises.SourceLocation(file: file, line: line + 1)
+func nextLine(file: String = #fileID, line: UInt = #line) -> PMKSourceLocation {
+    PMKSourceLocation(file: file, line: line + 1)
 }
 
 let promiseLeak = "\(LogEvent.pendingPromiseDeallocated)"
@@ -33,7 +33,7 @@ extension GlobalConfiguration {
     struct LeakTests {
         @Test("Promise.pending() whose resolver is dropped reports .pendingPromiseDeallocated where it was made")
         func pendingPromise() async {
-            var site = Promises.SourceLocation.unknown
+            var site = PMKSourceLocation.unknown
             let leaks = await recordingLeaks {
                 site = nextLine()
                 _ = Promise<Int>.pending()
@@ -44,7 +44,7 @@ extension GlobalConfiguration {
 
         @Test("Promise { seal in } that drops seal reports where it was made")
         func promiseInit() async {
-            var site = Promises.SourceLocation.unknown
+            var site = PMKSourceLocation.unknown
             let leaks = await recordingLeaks {
                 site = nextLine()
                 _ = Promise<String> { _ in }
@@ -54,7 +54,7 @@ extension GlobalConfiguration {
 
         @Test("Guarantee.pending() dropped pending reports .pendingGuaranteeDeallocated where it was made")
         func pendingGuarantee() async {
-            var site = Promises.SourceLocation.unknown
+            var site = PMKSourceLocation.unknown
             let leaks = await recordingLeaks {
                 site = nextLine()
                 _ = Guarantee<Int>.pending()
@@ -65,7 +65,7 @@ extension GlobalConfiguration {
 
         @Test("Guarantee { resolve in } that never resolves reports where it was made")
         func guaranteeInit() async {
-            var site = Promises.SourceLocation.unknown
+            var site = PMKSourceLocation.unknown
             let leaks = await recordingLeaks {
                 site = nextLine()
                 _ = Guarantee<Void> { _ in }
@@ -146,14 +146,14 @@ extension GlobalConfiguration {
             #expect(leaks.isEmpty)
         }
 
-        @Test("LeakReport.reject settles the orphan: a chain waiting on it ends with PendingPromiseDeallocated")
+        @Test("PMKLeakReport.reject settles the orphan: a chain waiting on it ends with PendingPromiseDeallocated")
         func rejectOrphan() async throws {
             let saved = conf.leakHandler
             conf.leakHandler = { report in
                 report.reject(PendingPromiseDeallocated(location: report.location))
             }
             defer { conf.leakHandler = saved }
-            var site = Promises.SourceLocation.unknown
+            var site = PMKSourceLocation.unknown
             let chain: Promise<Int>
             do {
                 site = nextLine()
@@ -166,7 +166,7 @@ extension GlobalConfiguration {
             #expect("\(leak)".contains("PromisesTests/LeakTests.swift:\(site.line)"))
         }
 
-        @Test("LeakReport.reject on a guarantee's report does nothing")
+        @Test("PMKLeakReport.reject on a guarantee's report does nothing")
         func rejectGuaranteeReport() async {
             let reports = Recorder<Bool>()
             let saved = conf.leakHandler

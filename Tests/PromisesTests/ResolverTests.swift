@@ -68,12 +68,12 @@ struct ResolverTests {
         #expect(try await settled(Int.self) { $0.resolve(anyFailure) }.rejection() as? TestError == .second)
     }
 
-    @Test("Void conveniences: fulfill(), resolve(nil), resolve(error)")
+    @Test("Void conveniences: fulfill_(), resolve(nil), resolve(error)")
     func voidConveniences() async throws {
-        try await settled(Void.self) { $0.fulfill() }.fulfilledValue()
+        try await settled(Void.self) { $0.fulfill_() }.fulfilledValue()
         try await settled(Void.self) { $0.resolve(nil) }.fulfilledValue()
         #expect(try await settled(Void.self) { $0.resolve(TestError.first) }.rejection() as? TestError == .first)
-        let voidPromise = Promise<Void> { seal in seal.fulfill() }
+        let voidPromise = Promise<Void> { seal in seal.fulfill_() }
         try await voidPromise.fulfilledValue()
     }
 

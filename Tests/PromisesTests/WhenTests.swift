@@ -40,9 +40,9 @@ struct WhenTests {
         let (a, resolveA) = Promise<Void>.pending()
         let (b, resolveB) = Promise<Void>.pending()
         let both: Promise<Void> = when(fulfilled: a, b)
-        resolveA.fulfill()
+        resolveA.fulfill_()
         #expect(both.isPending)
-        resolveB.fulfill()
+        resolveB.fulfill_()
         try await both.fulfilledValue()
         let failing: Promise<Void> = when(fulfilled: Promise<Void>.value, Promise<Void>(error: TestError.first))
         #expect(try await failing.rejection() as? TestError == .first)
@@ -77,10 +77,10 @@ struct WhenTests {
         #expect(try await five.rejection() as? TestError == .numbered(3))
     }
 
-    @Test("when(fulfilled: [guarantees]) is a Guarantee of the values, in order")
+    @Test("when(fulfilled: [guarantees]) is a Promise of the values, in order")
     func ofGuarantees() async {
         let (late, resolve) = Guarantee<Int>.pending()
-        let all: Guarantee<[Int]> = when(fulfilled: [late, Guarantee.value(2)])
+        let all: Promise<[Int]> = when(fulfilled: [late, Guarantee.value(2)])
         #expect(all.isPending)
         resolve(1)
         _ = await all.outcome()
@@ -109,7 +109,7 @@ struct WhenTests {
         #expect(none.value?.isEmpty == true)
     }
 
-    @Test("when(guarantees:): array, variadic Void, pairs and triples")
+    @Test("when(guarantees:) and when(_:): arrays, variadic Void, pairs and triples")
     func guarantees() async {
         let (late, resolve) = Guarantee<String>.pending()
         let array = when(guarantees: [Guarantee.value("a"), late])
@@ -119,7 +119,7 @@ struct WhenTests {
         #expect(array.value == ["a", "b"])
 
         let (voidLate, voidResolve) = Guarantee<Void>.pending()
-        let variadic: Guarantee<Void> = when(guarantees: Guarantee<Void>.value, voidLate)
+        let variadic: Guarantee<Void> = when(Guarantee<Void>.value, voidLate)
         #expect(variadic.isPending)
         voidResolve(())
         #expect(await variadic.outcome()?.isFulfilled == true)

@@ -1,7 +1,7 @@
 import Synchronization
 
 /// Where a promise or guarantee was made: `#fileID` and `#line`.
-public struct SourceLocation: Sendable, Hashable, CustomStringConvertible {
+public struct PMKSourceLocation: Sendable, Hashable, CustomStringConvertible {
     /// The `#fileID` of the call site, such as `MyModule/Fetch.swift`.
     public let file: String
     public let line: UInt
@@ -12,7 +12,7 @@ public struct SourceLocation: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// A location that says nothing.
-    public static let unknown = SourceLocation(file: "<unknown>", line: 0)
+    public static let unknown = PMKSourceLocation(file: "<unknown>", line: 0)
 
     public var description: String {
         "\(file):\(line)"
@@ -36,7 +36,7 @@ enum LocationTable {
 
     struct Table {
         var ids: [Key: UInt32] = [:]
-        var locations: [SourceLocation] = [.unknown]
+        var locations: [PMKSourceLocation] = [.unknown]
     }
 
     static let table = Mutex(Table())
@@ -55,13 +55,13 @@ enum LocationTable {
             if let id = table.ids[key] { return id }
             guard table.locations.count <= 0x3FFF else { return 0 }
             let id = UInt32(table.locations.count)
-            table.locations.append(SourceLocation(file: file.description, line: line))
+            table.locations.append(PMKSourceLocation(file: file.description, line: line))
             table.ids[key] = id
             return id
         }
     }
 
-    static func location(of id: UInt32) -> SourceLocation {
+    static func location(of id: UInt32) -> PMKSourceLocation {
         table.withLock(announcing: address) { table in
             Int(id) < table.locations.count ? table.locations[Int(id)] : .unknown
         }
