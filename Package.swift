@@ -40,9 +40,12 @@ let package = Package(
 
         // A thread-local pointer (Swift has no thread-local variables).
         .target(name: "CPromisesSupport"),
-        .target(name: "Promises", dependencies: ["CPromisesSupport"], swiftSettings: strict),
-        // `Mutex.withAnnouncedLock`: a lock ThreadSanitizer can see.
-        .target(name: "Locking", dependencies: ["CPromisesSupport"], swiftSettings: strict),
+        .target(name: "Promises", dependencies: ["CPromisesSupport", "Locking"], swiftSettings: strict),
+        // The one lock module: `Mutex` critical sections announced to ThreadSanitizer
+        // (its hooks are looked up in C, once).
+        .target(name: "CLocking"),
+        .target(name: "Locking", dependencies: ["CLocking"], swiftSettings: strict),
+        .testTarget(name: "LockingTests", dependencies: ["CLocking"], swiftSettings: strict),
         // `Promises` under PromiseKit's module name (Sources/PromiseKit re-exports it).
         .target(name: "PromiseKit", dependencies: ["Promises"], swiftSettings: strict),
         .testTarget(name: "PromisesTests", dependencies: ["Promises"], swiftSettings: strict),

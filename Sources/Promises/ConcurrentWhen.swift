@@ -1,3 +1,4 @@
+import Locking
 import Synchronization
 
 /// Runs at most `concurrently` of the iterator's promises at a time, pulling

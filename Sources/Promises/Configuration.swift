@@ -1,4 +1,5 @@
 import Dispatch
+import Locking
 import Synchronization
 
 /// The library's settings, as a value: PromiseKit's `PMKConfiguration`.

@@ -1,4 +1,5 @@
 import CPromisesSupport
+import Locking
 import Synchronization
 
 /// A pending box. Its state is guarded by a `Mutex`: an uncontended lock
@@ -188,13 +189,13 @@ class EmptyBox<State: SealantStorage>: Box<State.Value>, @unchecked Sendable {
     /// ThreadSanitizer, which does not see the reference count's ordering.
     @inlinable
     final func settleAlone(_ value: T) {
-        promises_tsan_acquire(address)
+        HandOff.acquire(address)
         guard case .pending = sealant else {
-            promises_tsan_release(address)
+            HandOff.release(address)
             return
         }
         let handlers = sealant.resolve(with: value)
-        promises_tsan_release(address)
+        HandOff.release(address)
         markSealed()
         if !handlers.isEmpty {
             Trampoline.run(handlers, with: value)

@@ -1,3 +1,4 @@
+import Locking
 import Synchronization
 
 /// Where a promise or guarantee was made: `#fileID` and `#line`.

@@ -1,3 +1,4 @@
+import Locking
 import Synchronization
 
 /// Collects the values of thenables that resolve in any order, into the

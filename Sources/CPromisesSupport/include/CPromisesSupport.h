@@ -7,37 +7,6 @@
    once-check is a call, and a call makes the optimiser retain whatever
    object the caller has borrowed across it). */
 
-/* ThreadSanitizer's annotation functions, or null outside ThreadSanitizer.
-   Looked up with dlsym once, by a constructor that runs when the library is
-   loaded (before main, while the process has one thread), and never written
-   again. */
-typedef void (*promises_tsan_annotation)(void *addr);
-extern promises_tsan_annotation promises_tsan_acquire_hook;
-extern promises_tsan_annotation promises_tsan_release_hook;
-
-/* The hooks as plain pointers, for tests. */
-static inline void *promises_tsan_acquire_hook_address(void) {
-    return (void *)promises_tsan_acquire_hook;
-}
-
-static inline void *promises_tsan_release_hook_address(void) {
-    return (void *)promises_tsan_release_hook;
-}
-
-/* Tells ThreadSanitizer that the lock named by `addr` was taken: what its
-   last holder did happens before what follows. A load and a branch outside
-   ThreadSanitizer. */
-static inline void promises_tsan_acquire(void *addr) {
-    promises_tsan_annotation hook = promises_tsan_acquire_hook;
-    if (hook) hook(addr);
-}
-
-/* Tells ThreadSanitizer the lock named by `addr` is about to be released. */
-static inline void promises_tsan_release(void *addr) {
-    promises_tsan_annotation hook = promises_tsan_release_hook;
-    if (hook) hook(addr);
-}
-
 /* The calling thread's drain state (an unmanaged Swift object), or null.
    Initial-exec: one load relative to the thread pointer, where the general
    model calls __tls_get_addr. (That model is for libraries loaded with

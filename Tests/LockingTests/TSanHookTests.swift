@@ -1,4 +1,4 @@
-import CPromisesSupport
+import CLocking
 import Testing
 
 #if canImport(Glibc)
@@ -9,7 +9,7 @@ import Musl
 import Darwin
 #endif
 
-/// The library announces its locks to ThreadSanitizer through hooks found
+/// Locking announces locks to ThreadSanitizer through hooks found
 /// when it is loaded. Under `swift test --sanitize=thread` the hooks must be
 /// the runtime's (else every lock hand-off is invisible to TSan and a clean
 /// run proves nothing); in a plain build they must be null.
@@ -19,7 +19,7 @@ import Darwin
         let acquire = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "__tsan_acquire")
         let release = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "__tsan_release")
         #expect((acquire == nil) == (release == nil))
-        #expect(promises_tsan_acquire_hook_address() == acquire)
-        #expect(promises_tsan_release_hook_address() == release)
+        #expect(locking_tsan_acquire_hook_address() == acquire)
+        #expect(locking_tsan_release_hook_address() == release)
     }
 }
