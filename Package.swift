@@ -111,7 +111,7 @@ let package = Package(
         .target(
             name: "JobEngine",
             dependencies: [
-                "Promises", "JobStore", "JobConfig", "JobValues", "JobProcesses", "JobMetrics", "Locking",
+                "Promises", "JobStore", "JobConfig", "JobValues", "JobCalendar", "JobProcesses", "JobMetrics", "Locking",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict

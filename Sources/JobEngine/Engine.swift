@@ -39,6 +39,8 @@ public final class Engine: Sendable {
     private let generation: Mutex<Generation>
     private let launchRelay: @Sendable (ClaimedJob, PoolScheduler) -> Void
     private let drainFlag = DrainFlag()
+    /// The schedules' ticking (Engine+Schedules.swift).
+    let scheduling = Mutex(SchedulingState())
 
     private struct State {
         var started = false
@@ -54,6 +56,14 @@ public final class Engine: Sendable {
     public var queues: StageQueues { generation.withAnnouncedLock { $0.context.queues } }
 
     private var pools: [String: PoolScheduler] { generation.withAnnouncedLock { $0.pools } }
+
+    /// The definitions new jobs run by.
+    var currentDefinitions: [JobDefinition] { generation.withAnnouncedLock { Array($0.definitions.values) } }
+
+    /// What every running job shares (the first generation's: store, timers, log).
+    var baseContext: EngineContext { context }
+
+    var isDraining: Bool { drainFlag.isDraining }
 
     /// The names of the definitions new jobs run by, sorted.
     public var definitionNames: [String] { generation.withAnnouncedLock { $0.definitions.keys.sorted() } }
@@ -127,6 +137,7 @@ public final class Engine: Sendable {
             return removed
         }
         for pool in removed { pool.stop() }
+        tickSchedules()
         if drainFlag.isDraining {
             for pool in pools.values { pool.stop() }
         } else {
@@ -147,6 +158,7 @@ public final class Engine: Sendable {
         requeueExpired()
         scheduleRenewal()
         schedulePoll()
+        tickSchedules()
     }
 
     /// New work was submitted: claim now instead of at the next poll.
@@ -161,6 +173,7 @@ public final class Engine: Sendable {
     /// `completion` runs once every job has stopped.
     public func drain(grace: Duration, completion: @escaping @Sendable () -> Void) {
         drainFlag.set()
+        stopSchedules()
         for pool in pools.values { pool.stop() }
         let idle = state.withAnnouncedLock { state -> Bool in
             if state.running.isEmpty {
@@ -235,6 +248,7 @@ public final class Engine: Sendable {
         }
         pool?.jobEnded()
         context.configuration.onJobEnd?(run.id)
+        if run.claimed.job.scheduledFor != nil { scheduledJobEnded() }
         for waiter in waiters { waiter() }
     }
 

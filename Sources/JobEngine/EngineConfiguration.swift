@@ -36,6 +36,10 @@ public struct EngineConfiguration: Sendable {
     /// What the engine counts and times (jobs resolved, stage durations,
     /// retries, processes, leaked promises); `.disabled` records nothing.
     public var metrics: JobMetrics
+    /// The zone schedules are read in when they name none (the host's).
+    public var hostTimeZone: TimeZone
+    /// What time it is, for schedules (tests pass their own).
+    public var clock: @Sendable () -> Date
     /// Called with a job's id when this engine is done with it: resolved,
     /// or left for later (drain, lost lease). For `--wait` and benchmarks.
     public var onJobEnd: (@Sendable (Int64) -> Void)?
@@ -55,6 +59,8 @@ public struct EngineConfiguration: Sendable {
         maxClaimBatch: Int = 256,
         logger: Logger = Logger(label: "jobd.engine"),
         metrics: JobMetrics = .disabled,
+        hostTimeZone: TimeZone = .current,
+        clock: @escaping @Sendable () -> Date = { Date() },
         onJobEnd: (@Sendable (Int64) -> Void)? = nil
     ) {
         self.queues = queues
@@ -68,6 +74,8 @@ public struct EngineConfiguration: Sendable {
         self.maxClaimBatch = maxClaimBatch
         self.logger = logger
         self.metrics = metrics
+        self.hostTimeZone = hostTimeZone
+        self.clock = clock
         self.onJobEnd = onJobEnd
     }
 

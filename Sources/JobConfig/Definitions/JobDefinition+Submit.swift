@@ -10,10 +10,13 @@ extension JobDefinition {
 
     /// A job of this definition, ready for `JobStore.submit`.
     public func newJob(
-        input: Data? = nil, priority: Int = 0, runAt: Date? = nil, idempotencyKey: String? = nil
+        input: Data? = nil, priority: Int = 0, runAt: Date? = nil, idempotencyKey: String? = nil,
+        scheduledFor: Date? = nil
     ) -> NewJob {
-        NewJob(
+        var job = NewJob(
             definition: name, pool: pool, input: input, priority: priority, runAt: runAt,
             idempotencyKey: idempotencyKey, stages: stagePlans)
+        job.scheduledFor = scheduledFor
+        return job
     }
 }

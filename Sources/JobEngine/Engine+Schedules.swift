@@ -1,0 +1,98 @@
+import Foundation
+import JobConfig
+import JobStore
+import JobValues
+import Locking
+import Logging
+import Synchronization
+
+/// The engine's side of schedules: when to tick the `ScheduleFirer`.
+struct SchedulingState: Sendable {
+    var firer: ScheduleFirer?
+    var timer: OneShotTimer?
+    var ticking = false
+    /// A tick was asked for while one ran: run another after it.
+    var again = false
+    /// An occurrence waits for a scheduled job to end (`overlap: queue`).
+    var deferred = false
+    var stopped = false
+}
+
+extension Engine {
+    /// Fires what is due now, then sets a timer for the next occurrence (or
+    /// to look again after `pollInterval` while an occurrence waits, or
+    /// after a failure).
+    func tickSchedules() {
+        let context = baseContext
+        let configuration = context.configuration
+        let firer = scheduling.withAnnouncedLock { state -> ScheduleFirer? in
+            guard !state.stopped else { return nil }
+            if state.ticking {
+                state.again = true
+                return nil
+            }
+            state.ticking = true
+            if state.firer == nil {
+                state.firer = ScheduleFirer(
+                    store: context.store, hostZone: configuration.hostTimeZone, metrics: configuration.metrics,
+                    log: { level, message in context.log(level, message) }, startedAt: configuration.clock())
+            }
+            return state.firer
+        }
+        guard let firer else { return }
+        let definitions = currentDefinitions.filter { !$0.schedules.isEmpty }
+        Task {
+            var wake: Date?
+            var deferred = false
+            do {
+                let tick = try await firer.tick(at: configuration.clock(), definitions: definitions)
+                wake = tick.next
+                deferred = tick.deferred
+            } catch {
+                context.log(.error, "could not fire the schedules: \(error); trying again in \(configuration.pollInterval.jobdText)")
+                deferred = true
+            }
+            if deferred {
+                let soon = configuration.clock() + configuration.pollInterval.timeInterval
+                wake = min(wake ?? soon, soon)
+            }
+            self.scheduleNextTick(at: wake, deferred: deferred)
+        }
+    }
+
+    private func scheduleNextTick(at wake: Date?, deferred: Bool) {
+        let context = baseContext
+        let now = context.configuration.clock()
+        let (again, old) = scheduling.withAnnouncedLock { state -> (Bool, OneShotTimer?) in
+            state.ticking = false
+            state.deferred = deferred
+            defer { state.again = false }
+            let old = state.timer
+            state.timer = nil
+            guard !state.stopped else { return (false, old) }
+            if let wake, !state.again {
+                // The timer counts on the monotonic clock from now.
+                let date = Date() + max(0, wake.timeIntervalSince(now))
+                state.timer = OneShotTimer.schedule(on: context.deadlines, at: date) { [weak self] in self?.tickSchedules() }
+            }
+            return (state.again, old)
+        }
+        old?.cancel()
+        if again { tickSchedules() }
+    }
+
+    /// A scheduled job ended: an occurrence waiting for it may fire now.
+    func scheduledJobEnded() {
+        if scheduling.withAnnouncedLock({ $0.deferred }) { tickSchedules() }
+    }
+
+    /// No more ticks (a drain).
+    func stopSchedules() {
+        let timer = scheduling.withAnnouncedLock { state -> OneShotTimer? in
+            state.stopped = true
+            defer { state.timer = nil }
+            return state.timer
+        }
+        timer?.cancel()
+    }
+}
