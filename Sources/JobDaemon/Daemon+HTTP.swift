@@ -44,15 +44,22 @@ extension Daemon {
         }
     }
 
-    /// What the dashboard shows besides the store: pools and this jobd.
+    /// What the dashboard shows besides the store: pools, schedules and this jobd.
     func dashboardSnapshot() async -> DashboardSnapshot {
         let config = state.withAnnouncedLock { $0.config }
         let running = (try? await engine.status().runningByPool) ?? [:]
         let pools = config.pools.keys.sorted().map { name in
             PoolRow(name: name, capacity: config.pools[name] ?? 0, running: running[name] ?? 0)
         }
+        let schedules = (try? await ScheduleStatus.all(of: engine.definitions, store: store)) ?? []
         return DashboardSnapshot(
-            pools: pools, build: BuildInfo(version: JobdVersion.string, node: engine.owner, startedAt: startedAt))
+            pools: pools,
+            schedules: schedules.map { status in
+                ScheduleRow(
+                    definition: status.definition, expression: "\(status.schedule.expression) (\(status.zoneName))",
+                    nextFire: status.next, lastFired: status.firedThrough, lastState: status.lastJob?.state)
+            },
+            build: BuildInfo(version: JobdVersion.string, node: engine.owner, startedAt: startedAt))
     }
 }
 

@@ -40,7 +40,7 @@ extension Engine {
             return state.firer
         }
         guard let firer else { return }
-        let definitions = currentDefinitions.filter { !$0.schedules.isEmpty }
+        let definitions = self.definitions.filter { !$0.schedules.isEmpty }
         Task {
             var wake: Date?
             var deferred = false

@@ -57,8 +57,10 @@ public final class Engine: Sendable {
 
     private var pools: [String: PoolScheduler] { generation.withAnnouncedLock { $0.pools } }
 
-    /// The definitions new jobs run by.
-    var currentDefinitions: [JobDefinition] { generation.withAnnouncedLock { Array($0.definitions.values) } }
+    /// The definitions new jobs run by, sorted by name.
+    public var definitions: [JobDefinition] {
+        generation.withAnnouncedLock { $0.definitions.values.sorted { $0.name < $1.name } }
+    }
 
     /// What every running job shares (the first generation's: store, timers, log).
     var baseContext: EngineContext { context }

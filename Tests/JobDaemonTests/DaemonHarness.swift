@@ -20,11 +20,12 @@ final class DaemonHarness: @unchecked Sendable {
     private(set) var process: Process?
     private(set) var starts = 0
 
-    init(yaml: String = "", definitions: [String: String]) throws {
+    /// `database`: another harness's `databasePath`, for two jobds on one database.
+    init(yaml: String = "", definitions: [String: String], database: String = "state/jobd.sqlite") throws {
         folder = NSTemporaryDirectory() + "jobd-daemon-tests-" + UUID().uuidString.prefix(8)
         try FileManager.default.createDirectory(atPath: folder + "/jobs.d", withIntermediateDirectories: true)
         let config = """
-            database: state/jobd.sqlite
+            database: \(database)
             definitions: jobs.d
             socket: state/jobd.sock
             log: { level: debug }

@@ -50,9 +50,10 @@ import Testing
         #expect(result.status == 0, "\(result)")
         let json = try result.json()
         for key in ["id", "definition", "state", "attempt", "input", "result", "error", "created_at", "started_at",
-                    "finished_at", "stages"] {
+                    "finished_at", "scheduled_for", "stages"] {
             #expect(json.keys.contains(key), "missing \(key)")
         }
+        #expect(json["scheduled_for"] is NSNull, "a submitted job has no occurrence")
         #expect(json["id"] as? Int == Int(id))
         #expect(json["state"] as? String == "fulfilled")
         #expect(json["result"] as? String == "done")

@@ -17,6 +17,7 @@ enum JobJSON {
             ("created_at", Formatting.timestamp(job.createdAt)),
             ("started_at", Formatting.timestamp(job.startedAt)),
             ("finished_at", Formatting.timestamp(job.finishedAt)),
+            ("scheduled_for", Formatting.timestamp(job.scheduledFor)),
             ("duration_ms", .optional(Formatting.milliseconds(from: job.startedAt, to: job.finishedAt))),
             ("pool", .string(job.pool)),
             ("priority", .int(job.priority)),

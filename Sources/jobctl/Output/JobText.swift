@@ -55,6 +55,7 @@ struct JobText {
         func fact(_ label: String, _ value: String) { facts.add([Table.Cell(label, .dim), Table.Cell(value)]) }
         fact("pool", "\(job.pool), priority \(job.priority)" + (job.idempotencyKey.map { ", key \($0)" } ?? ""))
         fact("created", Formatting.timestamp(job.createdAt))
+        if let occurrence = job.scheduledFor { fact("scheduled", "for the occurrence at \(Formatting.timestamp(occurrence))") }
         if job.state == .pending, job.runAt > job.createdAt { fact("runs at", Formatting.timestamp(job.runAt)) }
         if let started = job.startedAt { fact("started", Formatting.timestamp(started)) }
         if let finished = job.finishedAt {
