@@ -127,7 +127,8 @@ let package = Package(
         .testTarget(
             name: "JobEngineTests",
             dependencies: [
-                "JobEngine", "JobConfig", "JobValues", "JobProcesses", "JobStore", "Promises", "engine-test-worker", "TestSupport",
+                "JobEngine", "JobConfig", "JobValues", "JobProcesses", "JobStore", "JobMetrics", "Promises", "engine-test-worker",
+                "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
