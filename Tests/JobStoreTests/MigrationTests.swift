@@ -176,7 +176,7 @@ let frozenSchemaVersion1 = """
         try await v2.close()
 
         let upgraded = try SQLiteJobStore(path: path)
-        #expect(try await upgraded.scalar("PRAGMA user_version") == "3")
+        #expect(try await upgraded.scalar("PRAGMA user_version") == String(Schema.latestVersion))
         #expect(try await upgraded.count("SELECT count(*) FROM pragma_table_info('jobs') WHERE name = 'scheduled_for'") == 1)
         #expect(try await upgraded.count("SELECT count(*) FROM sqlite_schema WHERE name IN ('leaders', 'jobs_schedule')") == 2)
         // The views show the new column without being made anew.

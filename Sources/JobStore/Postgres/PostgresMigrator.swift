@@ -52,9 +52,13 @@ struct PostgresMigrator {
 
     /// The last migration applied; 0 for a schema without jobd's tables.
     private func version(_ session: PGSession) async throws -> Int {
-        let table = try await session.firstRow("SELECT to_regclass($1) IS NOT NULL", "\"\(schema)\".schema_migrations") {
-            try $0.decode(Bool.self)
-        }
+        // A query of pg_tables, not to_regclass: after the advisory lock the
+        // backend's catalog cache may not yet know a table another jobd has
+        // just committed, while a statement's snapshot does.
+        let table = try await session.firstRow(
+            "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_tables WHERE schemaname = $1 AND tablename = 'schema_migrations')",
+            schema
+        ) { try $0.decode(Bool.self) }
         guard table == true else { return 0 }
         return try await session.firstRow("SELECT coalesce(max(version), 0)::bigint FROM {s}.schema_migrations") {
             try $0.decode(Int.self)
