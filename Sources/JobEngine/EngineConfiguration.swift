@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import JobConfig
 import JobMetrics
 import JobProcesses
 import Logging
@@ -31,6 +32,15 @@ public struct EngineConfiguration: Sendable {
     public var pollInterval: Duration
     /// The most jobs taken in one claim.
     public var maxClaimBatch: Int
+    /// Whether the engine requeues the jobs of expired leases itself, at
+    /// start and every `pollInterval`. jobd turns it off: there, one host at
+    /// a time does it (the `maintenance` leader), and polls only claim.
+    public var requeuesExpiredLeases: Bool
+    /// How long a write the store could not make for now (`unavailable`,
+    /// `busy`: the server restarting, a dropped connection) waits before it
+    /// is made again, at first; the pause doubles up to `maxStoreRetryDelay`.
+    public var storeRetryDelay: Duration
+    public var maxStoreRetryDelay: Duration
     /// Where the engine logs, with `job` and `stage` metadata.
     public var logger: Logger
     /// What the engine counts and times (jobs resolved, stage durations,
@@ -57,6 +67,9 @@ public struct EngineConfiguration: Sendable {
         renewInterval: Duration = .seconds(5),
         pollInterval: Duration = .seconds(5),
         maxClaimBatch: Int = 256,
+        requeuesExpiredLeases: Bool = true,
+        storeRetryDelay: Duration = .milliseconds(100),
+        maxStoreRetryDelay: Duration = .seconds(5),
         logger: Logger = Logger(label: "jobd.engine"),
         metrics: JobMetrics = .disabled,
         hostTimeZone: TimeZone = .current,
@@ -72,6 +85,9 @@ public struct EngineConfiguration: Sendable {
         self.renewInterval = renewInterval
         self.pollInterval = pollInterval
         self.maxClaimBatch = maxClaimBatch
+        self.requeuesExpiredLeases = requeuesExpiredLeases
+        self.storeRetryDelay = storeRetryDelay
+        self.maxStoreRetryDelay = maxStoreRetryDelay
         self.logger = logger
         self.metrics = metrics
         self.hostTimeZone = hostTimeZone
@@ -79,10 +95,8 @@ public struct EngineConfiguration: Sendable {
         self.onJobEnd = onJobEnd
     }
 
-    /// `jobd-HOST-PID-RANDOM`.
-    public static func defaultOwner() -> String {
-        let host = ProcessInfo.processInfo.hostName
-        let random = String(UInt32.random(in: 0...UInt32.max), radix: 16)
-        return "jobd-\(host)-\(getpid())-\(random)"
+    /// `NODE/PID/TAG` (``LeaseOwner``), the node being the host name unless given.
+    public static func defaultOwner(node: String = DaemonConfig.defaultNode()) -> String {
+        LeaseOwner.current(node: node).description
     }
 }

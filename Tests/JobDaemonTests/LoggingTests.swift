@@ -59,20 +59,31 @@ import Glibc
 }
 
 @Suite struct LeaseOwnerTests {
-    @Test func ownerNamesAreParsedFromTheEnd() {
-        #expect(LeaseOwner.parse("jobd-web-1.example-4242-9fa3")! == ("web-1.example", 4242))
-        #expect(LeaseOwner.parse("jobd-h-1-x")! == ("h", 1))
-        #expect(LeaseOwner.parse("worker-h-1-x") == nil)
-        #expect(LeaseOwner.parse("jobd-h-notapid-x") == nil)
-        #expect(LeaseOwner.parse("jobd-") == nil)
+    @Test func ownerNamesCarryTheNodeFirst() {
+        let owner = LeaseOwner(node: "web-1.example", pid: 4242, tag: "9fa3")
+        #expect(owner.description == "web-1.example/4242/9fa3")
+        #expect(LeaseOwner(parsing: "web-1.example/4242/9fa3") == owner)
+        #expect(LeaseOwner.node(of: "web-1.example/4242/9fa3") == "web-1.example")
+        #expect(LeaseOwner(parsing: "/1/x") == nil)
+        #expect(LeaseOwner(parsing: "h/notapid/x") == nil)
+        #expect(LeaseOwner.node(of: "engine-1") == "engine-1", "another shape: the name itself")
     }
 
-    @Test func onlyGoneProcessesOfThisHostAreDead() {
+    @Test func theFormBeforeNodesIsParsedFromTheEnd() {
+        #expect(LeaseOwner(parsing: "jobd-web-1.example-4242-9fa3") == LeaseOwner(node: "web-1.example", pid: 4242, tag: "9fa3"))
+        #expect(LeaseOwner(parsing: "jobd-h-1-x") == LeaseOwner(node: "h", pid: 1, tag: "x"))
+        #expect(LeaseOwner(parsing: "worker-h-1-x") == nil)
+        #expect(LeaseOwner(parsing: "jobd-h-notapid-x") == nil)
+        #expect(LeaseOwner(parsing: "jobd-") == nil)
+    }
+
+    @Test func onlyGoneProcessesOfThisNodeAreDead() {
         // A pid above the kernel's limit cannot exist.
-        #expect(LeaseOwner.isDeadLocalProcess("jobd-here-99999999-a", host: "here", ownPid: 1))
-        #expect(!LeaseOwner.isDeadLocalProcess("jobd-there-99999999-a", host: "here", ownPid: 1), "another host: in doubt")
-        #expect(!LeaseOwner.isDeadLocalProcess("jobd-here-\(getpid())-a", host: "here", ownPid: 1), "alive")
-        #expect(!LeaseOwner.isDeadLocalProcess("jobd-here-5-a", host: "here", ownPid: 5), "itself")
+        #expect(LeaseOwner.isDeadLocalProcess("here/99999999/a", node: "here", ownPid: 1))
+        #expect(LeaseOwner.isDeadLocalProcess("jobd-here-99999999-a", node: "here", ownPid: 1), "the older form")
+        #expect(!LeaseOwner.isDeadLocalProcess("there/99999999/a", node: "here", ownPid: 1), "another node: in doubt")
+        #expect(!LeaseOwner.isDeadLocalProcess("here/\(getpid())/a", node: "here", ownPid: 1), "alive")
+        #expect(!LeaseOwner.isDeadLocalProcess("here/5/a", node: "here", ownPid: 5), "itself")
     }
 }
 

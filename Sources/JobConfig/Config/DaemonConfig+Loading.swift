@@ -48,7 +48,7 @@ extension DaemonConfig {
 private struct ConfigParser {
     let folder: String
 
-    static let topKeys = ["database", "definitions", "socket", "Q", "pools", "log", "store",
+    static let topKeys = ["database", "node", "definitions", "socket", "Q", "pools", "log", "store",
                           "shutdown-grace", "kill-grace", "poll-interval", "http"]
 
     func parse(_ root: Node, into config: inout DaemonConfig, reader: inout NodeReader) {
@@ -57,8 +57,23 @@ private struct ConfigParser {
             let value = entry.value
             switch entry.key {
             case "database":
-                if let text = reader.nonEmptyString(value, "'database'") {
+                guard let text = reader.nonEmptyString(value, "'database'") else { continue }
+                if PostgresStoreConfiguration.isURL(text) {
+                    // A URL is kept as written: it is no path to resolve.
+                    if let problem = DaemonConfig.databaseURLProblem(text) {
+                        reader.error(.invalidValue, at: value, problem)
+                    } else {
+                        config.database = text
+                    }
+                } else {
                     config.database = ConfigPaths.resolve(text, against: folder)
+                }
+            case "node":
+                guard let text = reader.nonEmptyString(value, "'node'") else { continue }
+                if let problem = DaemonConfig.nodeProblem(text) {
+                    reader.error(.invalidValue, at: value, problem)
+                } else {
+                    config.node = text
                 }
             case "definitions":
                 if let text = reader.nonEmptyString(value, "'definitions'") {

@@ -2,7 +2,8 @@ import JobValues
 
 /// jobd.yaml, loaded: every path absolute, every default filled in.
 ///
-///     database: ../var/jobd.sqlite   # default /var/lib/jobd/jobd.sqlite
+///     database: ../var/jobd.sqlite   # default /var/lib/jobd/jobd.sqlite; or postgres://user@host/db
+///     node: web-1                    # this host in leases and logs; default: the host name
 ///     definitions: jobs.d            # default jobs.d
 ///     socket: ../var/jobd.sock       # default /run/jobd/jobd.sock
 ///     Q:                             # `map` and `return` always exist
@@ -24,8 +25,12 @@ import JobValues
 public struct DaemonConfig: Sendable, Hashable {
     /// The absolute path of the file this came from (nil for `defaults`).
     public var sourcePath: String?
-    /// The SQLite database file, absolute.
+    /// The SQLite database file, absolute; or a PostgreSQL URL, as written
+    /// (``usesPostgres``). May hold a password: print ``databaseDescription``.
     public var database: String
+    /// This host's name in leases (`jobs.lease_owner`), logs and jobctl's
+    /// output. Several jobds sharing one PostgreSQL database need distinct ones.
+    public var node: String
     /// The folder of `*.yaml` job definitions, absolute.
     public var definitions: String
     /// The unix socket jobctl nudges, absolute.
@@ -66,6 +71,7 @@ public struct DaemonConfig: Sendable, Hashable {
         DaemonConfig(
             sourcePath: nil,
             database: "/var/lib/jobd/jobd.sqlite",
+            node: defaultNode(),
             definitions: ConfigPaths.resolve("jobs.d", against: folder),
             socket: "/run/jobd/jobd.sock",
             queues: [mapQueue: QueueConfig(concurrency: 4), returnQueue: QueueConfig(concurrency: 1)],
