@@ -27,6 +27,7 @@ public protocol DashboardStore: JobStore {
 }
 
 extension SQLiteJobStore: DashboardStore {}
+extension PostgresJobStore: DashboardStore {}
 
 /// The pages' data: reads from a store, the rest from the daemon.
 public struct StoreDashboardSource: DashboardDataSource {

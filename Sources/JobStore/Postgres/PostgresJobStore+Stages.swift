@@ -2,78 +2,32 @@ import Foundation
 internal import PostgresNIO
 
 extension PostgresJobStore {
-    /// The fence of a stage write: the job is still running under this lease.
-    /// `FOR KEY SHARE` holds the job row until the commit, so a host
-    /// rescuing the job (`FOR UPDATE SKIP LOCKED`) passes over it meanwhile
-    /// instead of requeueing it under a write.
-    private static let leaseHolds = """
-        EXISTS (SELECT 1 FROM {s}.jobs
-                WHERE id = $1 AND state = 'running' AND lease_owner = $3 AND claims = $4 FOR KEY SHARE)
-        """
+    // Stage starts, stage results and finishes are merged with the others
+    // of their kind in their transaction: see `PostgresBatch.swift`.
 
     public func recordStageStart(_ start: StageStart, completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
-        writer.enqueue(atomic: false, { session in
-            let lease = start.lease
-            let changed = try await session.execute(
-                """
-                UPDATE {s}.stages
-                SET state = 'running', attempts = $5, started_at = $6::timestamptz, finished_at = NULL,
-                    value = NULL, value_bytes = NULL, error = NULL, exit_code = NULL, error_code = NULL
-                WHERE job_id = $1 AND position = $2 AND \(Self.leaseHolds)
-                RETURNING 1
-                """,
-                lease.jobID, start.position, lease.owner, lease.claim, start.attempt, PGValue.time(start.at))
-            if changed == 0 {
-                throw try await Self.fenceError(lease, position: start.position, doing: "record the start of", session)
-            }
-        }, completion: completion)
+        writer.enqueue(.start(start), completion: completion)
     }
 
     public func recordStageResult(_ result: StageResult, completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
-        let cap = self.cap
-        writer.enqueue(atomic: false, { session in
-            let lease = result.lease
-            let stored = try StoredStageResult(result, cap: cap)
-            let value = PGValue.split(stored.value)
-            let changed = try await session.execute(
-                """
-                UPDATE {s}.stages
-                SET state = $5, value = $6::text, value_bytes = $7::bytea, error = $8::text, exit_code = $9::int,
-                    attempts = $10, started_at = coalesce($11::timestamptz, started_at), finished_at = $12::timestamptz,
-                    error_code = $13::text
-                WHERE job_id = $1 AND position = $2 AND \(Self.leaseHolds)
-                RETURNING 1
-                """,
-                lease.jobID, result.position, lease.owner, lease.claim, stored.state.rawValue, value.text, value.bytes,
-                stored.error, result.exitCode.map { Int($0) }, result.attempt, PGValue.time(result.startedAt),
-                PGValue.time(result.at), stored.errorCode)
-            if changed == 0 {
-                throw try await Self.fenceError(lease, position: result.position, doing: "record the result of", session)
-            }
-        }, completion: completion)
+        do {
+            writer.enqueue(.result(result, try StoredStageResult(result, cap: cap)), completion: completion)
+        } catch {
+            refuse(error, completion: completion)
+        }
     }
 
     public func finish(_ finish: JobFinish, completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
-        let cap = self.cap
-        writer.enqueue(atomic: false, { session in
-            let lease = finish.lease
-            let stored = try StoredJobFinish(finish, cap: cap)
-            let result = PGValue.split(stored.result)
-            let changed = try await session.execute(
-                """
-                UPDATE {s}.jobs
-                SET state = $4, result = $5::text, result_bytes = $6::bytea, error = $7::text,
-                    finished_at = $8::timestamptz, lease_expires_at = NULL
-                WHERE id = $1 AND state = 'running' AND lease_owner = $2 AND claims = $3
-                RETURNING 1
-                """,
-                lease.jobID, lease.owner, lease.claim, stored.state.rawValue, result.text, result.bytes, stored.error,
-                PGValue.time(finish.at))
-            if changed == 0 {
-                throw try await Self.fenceError(lease, position: nil, doing: "finish", session)
-            }
-            try await Self.resolveStages(of: lease.jobID, as: stored.state, session)
-        }, completion: completion)
+        do {
+            writer.enqueue(.finish(finish, try StoredJobFinish(finish, cap: cap)), completion: completion)
+        } catch {
+            refuse(error, completion: completion)
+        }
+    }
+
+    /// Fails a write in its turn among the others (completions come in call order).
+    private func refuse(_ error: any Error, completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
+        writer.enqueue(atomic: false, { _ -> Void in throw error }, completion: completion)
     }
 
     public func recordEvent(_ event: NewEvent, completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {

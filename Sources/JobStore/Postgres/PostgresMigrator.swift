@@ -12,13 +12,7 @@ struct PostgresMigrator {
 
     func migrate(_ connection: PostgresConnection, migrations: [(version: Int, name: String, sql: String)]) async throws {
         let session = PGSession(connection: connection, schema: schema, logger: logger)
-        let encoding = try await session.firstRow("SELECT current_setting('server_encoding')") { try $0.decode(String.self) }
-        guard encoding == "UTF8" else {
-            throw JobStoreError(
-                .cannotOpen,
-                "cannot use \(target): its encoding is \(encoding ?? "?"), not UTF8, so text values would not "
-                    + "keep their bytes. Create the database with ENCODING 'UTF8'")
-        }
+        try await checkEncoding(session)
         let latest = migrations.last?.version ?? 0
         // A look without the lock first: nothing to do most of the time.
         if try await version(session) == latest { return }
@@ -26,13 +20,7 @@ struct PostgresMigrator {
         do {
             try await session.execute("SELECT pg_advisory_xact_lock(hashtext($1)::bigint)", "jobd.migrate." + schema)
             let current = try await version(session)
-            guard current <= latest else {
-                throw JobStoreError(
-                    .schemaTooNew,
-                    "the schema \(schema) of \(target) has schema version \(current), newer than this jobd's "
-                        + "\(latest): it was upgraded by a newer jobd. Use that version, or restore a backup made "
-                        + "before the upgrade.")
-            }
+            guard current <= latest else { throw tooNew(current, latest: latest) }
             if current == 0 {
                 let exists = try await session.execute("SELECT 1 FROM pg_namespace WHERE nspname = $1", schema) > 0
                 // CREATE SCHEMA IF NOT EXISTS needs CREATE on the database even when the schema exists.
@@ -50,8 +38,26 @@ struct PostgresMigrator {
         }
     }
 
+    func checkEncoding(_ session: PGSession) async throws {
+        let encoding = try await session.firstRow("SELECT current_setting('server_encoding')") { try $0.decode(String.self) }
+        guard encoding == "UTF8" else {
+            throw JobStoreError(
+                .cannotOpen,
+                "cannot use \(target): its encoding is \(encoding ?? "?"), not UTF8, so text values would not "
+                    + "keep their bytes. Create the database with ENCODING 'UTF8'")
+        }
+    }
+
+    func tooNew(_ current: Int, latest: Int) -> JobStoreError {
+        JobStoreError(
+            .schemaTooNew,
+            "the schema \(schema) of \(target) has schema version \(current), newer than this jobd's "
+                + "\(latest): it was upgraded by a newer jobd. Use that version, or restore a backup made "
+                + "before the upgrade.")
+    }
+
     /// The last migration applied; 0 for a schema without jobd's tables.
-    private func version(_ session: PGSession) async throws -> Int {
+    func version(_ session: PGSession) async throws -> Int {
         // A query of pg_tables, not to_regclass: after the advisory lock the
         // backend's catalog cache may not yet know a table another jobd has
         // just committed, while a statement's snapshot does.

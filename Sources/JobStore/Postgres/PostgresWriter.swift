@@ -18,10 +18,19 @@ import Synchronization
 ///   the server rejects aborts the transaction, which is then run again
 ///   without that write. A failed connection fails every write of the
 ///   transaction with ``JobStoreError/Code/unavailable``.
+/// - Stage starts, stage results and finishes (``PGBatchedWrite``) that
+///   follow each other in a transaction are merged, one statement per kind
+///   (``PGBatchGroup``). Should the server reject a merged statement, the
+///   transaction runs again with those writes one statement each, which
+///   finds the one at fault.
 final class PostgresWriter: Sendable {
     struct Write: Sendable {
         let atomic: Bool
-        let run: @Sendable (PGSession) async throws -> @Sendable () -> Void
+        /// A write of its own: its statements, then what to deliver.
+        let run: (@Sendable (PGSession) async throws -> @Sendable () -> Void)?
+        /// Or a write merged with others of its kind.
+        let batched: PGBatchedWrite?
+        let succeed: @Sendable () -> Void
         let fail: @Sendable (any Error) -> Void
     }
 
@@ -66,7 +75,18 @@ final class PostgresWriter: Sendable {
                 let value = try await body(session)
                 return { completion(.success(value)) }
             },
-            fail: { completion(.failure($0)) })
+            batched: nil, succeed: {}, fail: { completion(.failure($0)) })
+        add(write)
+    }
+
+    /// A stage start, stage result or finish, merged with its kind in its transaction.
+    func enqueue(_ batched: PGBatchedWrite, completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
+        add(Write(
+            atomic: false, run: nil, batched: batched, succeed: { completion(.success(())) },
+            fail: { completion(.failure($0)) }))
+    }
+
+    private func add(_ write: Write) {
         let (accepted, start) = state.withAnnouncedLock { state -> (Bool, Bool) in
             guard !state.closed else { return (false, false) }
             state.queue.append(write)
@@ -75,7 +95,7 @@ final class PostgresWriter: Sendable {
             return (true, true)
         }
         if !accepted {
-            completion(.failure(JobStoreError(.closed, "the job store for \(target) was closed; nothing was written")))
+            write.fail(JobStoreError(.closed, "the job store for \(target) was closed; nothing was written"))
         } else if start {
             Task { await self.drain() }
         }
@@ -133,15 +153,18 @@ final class PostgresWriter: Sendable {
     private func run(_ batch: [Write]) async -> [@Sendable () -> Void] {
         var deliveries = [(@Sendable () -> Void)?](repeating: nil, count: batch.count)
         var remaining = Array(batch.indices)
+        // Merged writes of a statement the server rejected: one statement each now.
+        var solo: Set<Int> = []
         while !remaining.isEmpty {
-            let attempt = remaining
+            let (attempt, alone) = (remaining, solo)
             do {
                 let outcome = try await withDeadline(timeout, timedOut: { [target, timeout] in
                     JobStoreError.unavailable(target, "write", "no answer within \(timeout)")
                 }) { [self] deadline in
                     try await client.withConnection { connection in
                         deadline.disarm()
-                        return try await self.transaction(batch, attempt, PGSession(connection: connection, schema: self.schema, logger: self.logger))
+                        return try await self.transaction(
+                            batch, attempt, solo: alone, PGSession(connection: connection, schema: self.schema, logger: self.logger))
                     }
                 }
                 switch outcome {
@@ -152,6 +175,8 @@ final class PostgresWriter: Sendable {
                     let wrapped = JobStoreError.wrapPostgres(error, target: target, doing: "write")
                     deliveries[index] = { batch[index].fail(wrapped) }
                     remaining.removeAll { $0 == index }
+                case let .rejectedGroup(indices):
+                    solo.formUnion(indices)
                 }
             } catch {
                 let wrapped = JobStoreError.wrapPostgres(error, target: target, doing: "commit a transaction")
@@ -166,12 +191,14 @@ final class PostgresWriter: Sendable {
         case committed([(Int, @Sendable () -> Void)])
         /// The server rejected write `index`'s statement; the transaction was rolled back.
         case rejected(Int, any Error)
+        /// The server rejected a statement of merged writes; the transaction was rolled back.
+        case rejectedGroup([Int])
     }
 
-    private func transaction(_ batch: [Write], _ indices: [Int], _ session: PGSession) async throws -> Outcome {
+    private func transaction(_ batch: [Write], _ indices: [Int], solo: Set<Int>, _ session: PGSession) async throws -> Outcome {
         try await session.execute("BEGIN")
         do {
-            return try await writes(batch, indices, session)
+            return try await writes(batch, indices, solo: solo, session)
         } catch {
             // Never give the connection back inside a transaction.
             _ = try? await session.execute("ROLLBACK")
@@ -179,14 +206,43 @@ final class PostgresWriter: Sendable {
         }
     }
 
-    private func writes(_ batch: [Write], _ indices: [Int], _ session: PGSession) async throws -> Outcome {
+    private func writes(_ batch: [Write], _ indices: [Int], solo: Set<Int>, _ session: PGSession) async throws -> Outcome {
         var done: [(Int, @Sendable () -> Void)] = []
         done.reserveCapacity(indices.count)
+        var group = PGBatchGroup()
+        /// Runs the merged writes gathered so far; an outcome if the transaction is over.
+        func flush() async throws -> Outcome? {
+            guard !group.isEmpty else { return nil }
+            defer { group = PGBatchGroup() }
+            do {
+                for (index, error) in try await group.run(session) {
+                    let write = batch[index]
+                    if let error {
+                        done.append((index, { write.fail(error) }))
+                    } else {
+                        done.append((index, write.succeed))
+                    }
+                }
+                return nil
+            } catch let error where JobStoreError.isStatementError(error) {
+                _ = try? await session.execute("ROLLBACK")
+                let indices = group.writes.map(\.index)
+                return indices.count == 1 ? .rejected(indices[0], error) : .rejectedGroup(indices)
+            }
+        }
         for index in indices {
             let write = batch[index]
+            if let batched = write.batched {
+                if !group.accepts(batched) || solo.contains(index), let outcome = try await flush() { return outcome }
+                group.add(batched, index: index)
+                if solo.contains(index), let outcome = try await flush() { return outcome }
+                continue
+            }
+            if let outcome = try await flush() { return outcome }
+            guard let run = write.run else { continue }
             do {
                 if write.atomic { try await session.execute("SAVEPOINT w") }
-                let delivery = try await write.run(session)
+                let delivery = try await run(session)
                 if write.atomic { try await session.execute("RELEASE SAVEPOINT w") }
                 done.append((index, delivery))
             } catch let error where JobStoreError.isStatementError(error) {
@@ -198,6 +254,7 @@ final class PostgresWriter: Sendable {
                 done.append((index, { write.fail(error) }))
             }
         }
+        if let outcome = try await flush() { return outcome }
         try await session.execute("COMMIT")
         return .committed(done)
     }
