@@ -35,7 +35,7 @@ public final class Engine: Sendable {
     }
 
     /// What never changes: the store, timers, control queue, options, log.
-    private let context: EngineContext
+    let context: EngineContext
     private let generation: Mutex<Generation>
     private let launchRelay: @Sendable (ClaimedJob, PoolScheduler) -> Void
     private let drainFlag = DrainFlag()
@@ -55,7 +55,7 @@ public final class Engine: Sendable {
     /// The `Q` queues stage bodies of new jobs run on.
     public var queues: StageQueues { generation.withAnnouncedLock { $0.context.queues } }
 
-    private var pools: [String: PoolScheduler] { generation.withAnnouncedLock { $0.pools } }
+    var pools: [String: PoolScheduler] { generation.withAnnouncedLock { $0.pools } }
 
     /// The definitions new jobs run by, sorted by name.
     public var definitions: [JobDefinition] {
@@ -157,7 +157,7 @@ public final class Engine: Sendable {
             return !state.started
         }
         guard first else { return }
-        requeueExpired()
+        if context.configuration.requeuesExpiredLeases { requeueExpired() } else { nudge() }
         scheduleRenewal()
         schedulePoll()
         tickSchedules()
@@ -264,9 +264,14 @@ public final class Engine: Sendable {
         }
     }
 
+    /// The run of job `id`, if it runs in this engine now.
+    func run(of id: Int64) -> JobRun? {
+        state.withAnnouncedLock { $0.running[id]?.run }
+    }
+
     /// Extends the running jobs' leases; stops the jobs whose lease was lost
     /// and those with a cancellation requested.
-    private func renewLeases() {
+    func renewLeases() {
         let runs = state.withAnnouncedLock { Dictionary(uniqueKeysWithValues: $0.running.map { ($0.key, $0.value.run) }) }
         guard !runs.isEmpty else { return }
         context.store.renew(runs.values.map(\.lease), leaseDuration: context.configuration.leaseDuration) { result in
@@ -288,7 +293,7 @@ public final class Engine: Sendable {
     private func schedulePoll() {
         context.timers.asyncAfter(deadline: .now() + context.configuration.pollInterval.dispatchInterval) { [weak self] in
             guard let self, !self.state.withAnnouncedLock({ $0.finished }), !self.drainFlag.isDraining else { return }
-            self.requeueExpired()
+            if self.context.configuration.requeuesExpiredLeases { self.requeueExpired() } else { self.nudge() }
             self.schedulePoll()
         }
     }

@@ -35,7 +35,7 @@ extension JobRun {
         let action: Promise<ActionOutput>
         if stage.action.recordsStart || executor.customAction != nil {
             let start = StageStart(lease: lease, position: stage.position, attempt: number, at: startedAt)
-            let written = self.context.store.promise(start: start).recover(on: nil) { error -> Promise<Void> in
+            let written = promise(start: start, of: stage).recover(on: nil) { error -> Promise<Void> in
                 throw self.storeFailure(error, doing: "record the start of stage `\(stage.name)`", position: stage.position)
             }
             if stage.idempotent {

@@ -145,15 +145,38 @@ extension JobRun {
     }
 
     func finish(_ outcome: JobOutcome) {
-        context.store.finish(JobFinish(lease: lease, outcome: outcome)) { result in
+        let (store, finish) = (context.store, JobFinish(lease: lease, outcome: outcome))
+        persist("record the job's end", { store.finish(finish, completion: $0) }) { result, tries in
             switch result {
             case .success:
-                self.context.configuration.metrics.jobResolved(definition: self.definition.name, state: outcome.state)
+                self.resolved(outcome)
+            case let .failure(error as JobStoreError) where error.code == .leaseLost && tries > 1:
+                // An earlier try may have been committed as its connection failed.
+                Task { await self.checkFinished(outcome, after: error) }
+                return
             case let .failure(error):
                 self.log(.error, "could not record the job's end (\(outcome)): \(error)")
             }
             self.ended()
         }
+    }
+
+    private func resolved(_ outcome: JobOutcome) {
+        context.configuration.metrics.jobResolved(definition: definition.name, state: outcome.state)
+    }
+
+    /// A finish made again found the job no longer running under its lease:
+    /// either an earlier try went through (the job is resolved as `outcome`
+    /// with this lease's claim), or the lease was lost meanwhile.
+    private func checkFinished(_ outcome: JobOutcome, after error: JobStoreError) async {
+        let job = try? await context.store.job(id)?.job
+        if let job, job.state == outcome.state, job.claims == lease.claim, job.leaseOwner == lease.owner {
+            log(.info, "the job's end was recorded by an earlier try (its connection failed as it committed)")
+            resolved(outcome)
+        } else {
+            log(.error, "could not record the job's end (\(outcome)): \(error)")
+        }
+        ended()
     }
 
     /// Leaves a job unresolved for the next engine: its lease is cut to a

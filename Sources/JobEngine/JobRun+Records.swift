@@ -74,7 +74,8 @@ extension JobRun {
     /// Writes the stage's result (its last attempt's number and start; for
     /// a rejection, `errorCode` says why). A value over the store's cap is
     /// recorded as the stage's failure instead; a lost lease or a store that
-    /// cannot write halts the job.
+    /// cannot write halts the job. While the store cannot write for now
+    /// (a server restarting), the job waits and the write is made again.
     func record(
         _ stage: StageDefinition, _ outcome: StageOutcome, exitCode: Int32?, errorCode: EngineError.Code? = nil
     ) -> Promise<Void> {
@@ -86,7 +87,8 @@ extension JobRun {
         // only resolves the promise (one box, one handler).
         let (promise, resolver) = Promise<Void>.pending()
         let (metrics, definition) = (context.configuration.metrics, self.definition.name)
-        context.store.recordStageResult(result) { written in
+        let store = context.store
+        persist("record the result of stage `\(stage.name)`", position: stage.position, { store.recordStageResult(result, completion: $0) }) { written, _ in
             switch written {
             case .success:
                 if let startedAt = attempt.startedAt {

@@ -75,6 +75,12 @@ final class JobRun: Sendable {
         control?.stop(.job(error))
     }
 
+    /// Whether the job is being stopped without being resolved (the drain's
+    /// grace ran out, its lease was lost, the store failed).
+    var isHalted: Bool {
+        state.withAnnouncedLock { $0.stop?.haltsJob ?? false }
+    }
+
     /// Why `stage` may not start now, if it may not: the engine is draining,
     /// or the job is being stopped (cleanup stages still run then, unless
     /// the stop halts the job).
@@ -154,10 +160,12 @@ final class JobRun: Sendable {
             state.cursor = max(state.cursor, position + 1)
             return range
         }
+        let store = context.store
         for position in skipped {
-            context.store.recordStageResult(StageResult(lease: lease, position: position, outcome: .skipped)) { [context, id] result in
+            let skip = StageResult(lease: lease, position: position, outcome: .skipped)
+            persist("record stage \(position) as skipped", position: position, { store.recordStageResult(skip, completion: $0) }) { result, _ in
                 if case let .failure(error) = result {
-                    context.log(.warning, "could not record the stage as skipped: \(error)", job: id, stage: position)
+                    self.log(.warning, "could not record the stage as skipped: \(error)", position: position)
                 }
             }
         }

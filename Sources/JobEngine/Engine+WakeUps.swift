@@ -1,0 +1,39 @@
+import Foundation
+import JobStore
+import Logging
+
+extension Engine {
+    /// Acts on what the store hears from other processes (``JobStore/wakeUps()``)
+    /// until the calling task is cancelled or the stream ends:
+    ///
+    /// - `.runnable(pool)`: that pool claims now (and, if nothing is
+    ///   runnable yet, reads its next `run_at` again for a delayed job);
+    /// - `.cancellationRequested(id)`: job `id`, if it runs here, stops now
+    ///   and ends `cancelled`;
+    /// - `.resync` (wake-ups may have been lost, the store reconnected):
+    ///   every pool claims and the leases are renewed now.
+    ///
+    /// The timers stay: a lost wake-up delays work until the next poll or
+    /// renewal, never loses it. A store without wake-ups (SQLite) never
+    /// yields, and this waits until cancelled. Call it after ``start()``.
+    public func followWakeUps() async {
+        for await wakeUp in context.store.wakeUps() {
+            handle(wakeUp)
+        }
+    }
+
+    func handle(_ wakeUp: StoreWakeUp) {
+        switch wakeUp {
+        case let .runnable(pool):
+            pools[pool]?.fill()
+        case let .cancellationRequested(id):
+            guard let run = run(of: id) else { return }
+            context.log(.info, "cancellation requested: stopping the job", job: id)
+            run.stop(EngineError(.cancelled, "cancelled: a cancellation was requested", jobID: id))
+        case .resync:
+            context.log(.notice, "wake-ups from other hosts resumed (the database connection was made again): claiming and renewing leases now")
+            nudge()
+            renewLeases()
+        }
+    }
+}
