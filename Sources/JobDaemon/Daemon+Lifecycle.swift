@@ -1,5 +1,6 @@
 import Foundation
 import JobControl
+import JobDashboard
 import JobConfig
 import JobEngine
 import JobMetrics
@@ -19,7 +20,8 @@ extension Daemon {
         let config = state.withAnnouncedLock { $0.config }
         let status = await statusText()
         logger.info("jobd \(JobdVersion.string) ready (pid \(getpid())): \(status)", metadata: [
-            "config": "\(location.path)", "database": "\(config.database)", "socket": "\(config.socket)",
+            "config": "\(location.path)", "database": "\(config.databaseDescription)", "node": "\(config.node)",
+            "owner": "\(owner)", "socket": "\(config.socket)",
             "definitions": "\(engine.definitionNames.joined(separator: ","))",
         ])
         state.withAnnouncedLock { $0.lastStatus = status }
@@ -48,18 +50,20 @@ extension Daemon {
         }
         // What the engine cannot change while it runs keeps its old value.
         var applied = loaded.daemon
-        func keep<Value: Equatable>(_ key: WritableKeyPath<DaemonConfig, Value>, _ name: String) {
+        func keep<Value: Equatable>(_ key: WritableKeyPath<DaemonConfig, Value>, _ name: String, shown: String? = nil) {
             guard applied[keyPath: key] != current[keyPath: key] else { return }
-            logger.warning("`\(name)` changed: that takes a restart; this jobd keeps \(current[keyPath: key])")
+            logger.warning("`\(name)` changed: that takes a restart; this jobd keeps \(shown ?? "\(current[keyPath: key])")")
             applied[keyPath: key] = current[keyPath: key]
         }
-        keep(\.database, "database")
+        // A URL's password is never logged.
+        keep(\.database, "database", shown: current.databaseDescription)
+        keep(\.node, "node")
         keep(\.socket, "socket")
         keep(\.pollInterval, "poll-interval")
         keep(\.store, "store")
         keep(\.http, "http")
         engine.reload(
-            EngineConfiguration(applied, logger: logger, metrics: prometheus.metrics), definitions: loaded.definitions.definitions)
+            EngineConfiguration(applied, owner: owner, logger: logger, metrics: prometheus.metrics), definitions: loaded.definitions.definitions)
         configurePromises()
         state.withAnnouncedLock { $0.config = applied }
         let names = loaded.definitions.names.sorted()
@@ -148,25 +152,18 @@ extension Daemon {
         // removed or replaced under it (an `rm` of the file or of its `-wal`)
         // would take every later write with it. jobd stops, and systemd
         // restarts it on the file the path names now.
-        chores.append(PeriodicChore(name: "database files", interval: .seconds(2)) { [self] in
-            do {
-                try store.checkFiles()
-            } catch {
-                fail("\(error)", status: JobdExit.ioError)
-                throw error
-            }
-        })
-        // Resolved jobs older than `store.retention` go, a minute after the
-        // start and then hourly.
-        chores.append(PeriodicChore(name: "pruning", interval: .seconds(3600), firstAfter: .seconds(60)) { [self] in
-            guard case let .duration(retention) = state.withAnnouncedLock({ $0.config.store.retention }) else { return }
-            do {
-                let pruned = try await store.prune(olderThan: retention)
-                if pruned > 0 { logger.info("pruned \(pruned) resolved job(s) older than \(retention.jobdText)") }
-            } catch {
-                logger.warning("pruning old jobs failed: \(error)")
-            }
-        })
+        // (SQLite only: a PostgreSQL database has no file here.)
+        if let sqlite = opened.sqlite {
+            chores.append(PeriodicChore(name: "database files", interval: .seconds(2)) { [self] in
+                do {
+                    try sqlite.checkFiles()
+                } catch {
+                    fail("\(error)", status: JobdExit.ioError)
+                    throw error
+                }
+            })
+        }
+        // Pruning is the maintenance leader's (MaintenanceService).
         return chores
     }
 }

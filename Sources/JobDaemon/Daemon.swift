@@ -28,7 +28,13 @@ public final class Daemon: Sendable {
     let output: LogOutput
     let logger: Logger
     let notifier: SystemdNotifier
-    let store: SQLiteJobStore
+    /// The database: a SQLite file, or PostgreSQL shared with other hosts.
+    let opened: OpenedStore
+    let store: any DashboardStore
+    /// This jobd's name in leases and leader leases: `NODE/PID/TAG`.
+    let owner: String
+    /// Who leads the chores shared among jobds, and the database's health.
+    let maintenance = Maintenance()
     let engine: Engine
     /// What jobd counts: served at `/metrics` and by `jobctl metrics`.
     let prometheus: PrometheusJobMetrics
@@ -48,17 +54,20 @@ public final class Daemon: Sendable {
 
     init(
         location: ConfigLocator.Location, configuration: Configuration, output: LogOutput, logger: Logger,
-        store: SQLiteJobStore, prometheus: PrometheusJobMetrics
+        store: OpenedStore, prometheus: PrometheusJobMetrics
     ) {
         self.location = location
         self.output = output
         self.logger = logger
         self.notifier = SystemdNotifier()
-        self.store = store
+        self.opened = store
+        self.store = store.store
         self.prometheus = prometheus
+        let owner = LeaseOwner.current(node: configuration.daemon.node).description
+        self.owner = owner
         engine = Engine(
-            configuration: EngineConfiguration(configuration.daemon, logger: logger, metrics: prometheus.metrics),
-            definitions: configuration.definitions.definitions, store: store,
+            configuration: EngineConfiguration(configuration.daemon, owner: owner, logger: logger, metrics: prometheus.metrics),
+            definitions: configuration.definitions.definitions, store: store.store,
             processRunner: ProcessRunner(completionQueue: DispatchQueue(label: "jobd.engine.process-completions")))
         state = Mutex(State(config: configuration.daemon))
     }
@@ -73,20 +82,20 @@ public final class Daemon: Sendable {
         for diagnostic in configuration.definitions.diagnostics { logger.warning("\(diagnostic)") }
         // Once per process: swift-metrics' global system is jobd's registry.
         let prometheus = PrometheusJobMetrics.bootstrapProcess(version: JobdVersion.string)
-        let store: SQLiteJobStore
+        let store: OpenedStore
         do {
-            store = try openStore(config, metrics: prometheus.metrics)
+            store = try await openStore(config, metrics: prometheus.metrics)
         } catch {
-            logger.critical("cannot open the database \(config.database): \(error)")
-            return JobdExit.cantCreate
+            logger.critical("cannot open the database \(config.databaseDescription): \(Self.message(error))")
+            return exitStatus(forStoreError: error)
         }
         let daemon = Daemon(
             location: location, configuration: configuration, output: output, logger: logger, store: store,
             prometheus: prometheus)
-        await daemon.recover()
         let server: ControlServer
         do {
-            server = try ControlServer(path: config.socket, groupOf: config.database) { [weak daemon] request, reply in
+            let group = config.usesPostgres ? nil : config.database
+            server = try ControlServer(path: config.socket, groupOf: group) { [weak daemon] request, reply in
                 guard let daemon else { return reply(ControlReply(ok: false, error: "jobd is stopping")) }
                 daemon.answer(request, reply: reply)
             }
@@ -110,15 +119,16 @@ public final class Daemon: Sendable {
         conf.logHandler = { event in logger.warning("promises: \(event)") }
 
         let signals = SignalService(daemon: self)
-        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
-            .init(service: signals),
-            .init(service: ControlService(server: server)),
-        ]
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: signals)]
+        // Before the engine: it stops after the engine drained.
+        if let postgres = opened.postgres { services.append(.init(service: postgres)) }
+        services.append(.init(service: ControlService(server: server)))
         if let http = state.withAnnouncedLock({ $0.config.http }) {
             // A listener that cannot bind ends jobd: it was asked for.
             services.append(.init(service: httpService(http), failureTerminationBehavior: .gracefullyShutdownGroup))
         }
         services.append(.init(service: EngineService(daemon: self)))
+        services.append(.init(service: MaintenanceService(daemon: self)))
         services += chores().map { .init(service: $0, failureTerminationBehavior: .gracefullyShutdownGroup) }
         let group = ServiceGroup(configuration: ServiceGroupConfiguration(services: services, logger: logger))
         signals.group.withAnnouncedLock { $0 = group }
@@ -128,7 +138,7 @@ public final class Daemon: Sendable {
             logger.error("\(error)")
         }
         do {
-            try await store.close()
+            try await opened.close()
         } catch {
             logger.error("closing the database: \(error)")
         }
@@ -141,52 +151,6 @@ public final class Daemon: Sendable {
     func configurePromises() {
         let queues = engine.queues
         conf.Q = (map: queues.map.queue, return: queues.return.queue)
-    }
-
-    static func openStore(_ config: DaemonConfig, metrics: JobMetrics) throws -> SQLiteJobStore {
-        let folder = (config.database as NSString).deletingLastPathComponent
-        if !FileManager.default.fileExists(atPath: folder) {
-            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-            // Owner and group only, whatever the umask (the unit's model: group jobd).
-            guard chmod(folder, 0o770) == 0 else {
-                throw CocoaError(.fileWriteNoPermission, userInfo: [NSFilePathErrorKey: folder])
-            }
-        }
-        var configuration = JobStoreConfiguration(
-            path: config.database,
-            synchronous: config.store.durability == .full ? .full : .normal,
-            maxValueBytes: config.store.valueCap.bytes,
-            // jobd's readers count the queue for STATUS (a sweep of the
-            // `jobs_state` index) and read little else: small caches keep its
-            // memory flat however long the queue.
-            readerCacheKiB: 1024,
-            checkIntegrity: true)
-        configuration.onCommit = { metrics.storeCommitted(duration: $0) }
-        return try SQLiteJobStore(configuration)
-    }
-
-    /// Before claiming anything: jobs left running by a jobd of this host
-    /// that is gone (killed, crashed) go back to pending at once; those of
-    /// runners that may be alive wait for their leases to run out.
-    private func recover() async {
-        do {
-            let owners = try await store.leaseOwners()
-            let dead = owners.keys.filter { LeaseOwner.isDeadLocalProcess($0) }.sorted()
-            if !dead.isEmpty {
-                let ended = try await store.expireLeases(of: dead)
-                logger.notice("taking up \(ended) job(s) of stopped runner(s) \(dead.joined(separator: ", "))")
-            }
-            let requeued = try await store.requeueExpiredLeases()
-            if !requeued.isEmpty {
-                logger.notice("recovered \(requeued.count) job(s) left running: \(requeued.prefix(20).map(String.init).joined(separator: ", ")); each resumes at its first stage without a fulfilled result")
-            }
-            let alive = owners.keys.filter { !dead.contains($0) }
-            if !alive.isEmpty {
-                logger.info("jobs held by other runners are left to them until their leases expire: \(alive.sorted().joined(separator: ", "))")
-            }
-        } catch {
-            logger.error("crash recovery failed: \(error); jobs left running resume when their leases expire")
-        }
     }
 
     // MARK: Control socket
@@ -226,11 +190,12 @@ public final class Daemon: Sendable {
 
 extension EngineConfiguration {
     /// What of jobd.yaml the engine runs by.
-    init(_ config: DaemonConfig, logger: Logger, metrics: JobMetrics) {
+    /// Expired leases are requeued by the `maintenance` leader (MaintenanceService), not by each engine.
+    init(_ config: DaemonConfig, owner: String, logger: Logger, metrics: JobMetrics) {
         self.init(
             queues: config.queues.mapValues(\.concurrency), pools: config.pools, killGrace: config.killGrace,
-            outputLimit: config.store.valueCap.bytes, pollInterval: config.pollInterval, logger: logger,
-            metrics: metrics)
+            outputLimit: config.store.valueCap.bytes, owner: owner, pollInterval: config.pollInterval,
+            requeuesExpiredLeases: false, logger: logger, metrics: metrics)
     }
 }
 
@@ -248,8 +213,13 @@ public enum JobdExit {
     public static let usage: Int32 = 64
     /// Another jobd listens on the socket, or it cannot be made.
     public static let unavailable: Int32 = 69
-    /// The database cannot be opened or created, or is damaged.
+    /// The database cannot be opened or created, or is damaged; the
+    /// PostgreSQL database does not exist, or its schema is newer than jobd.
     public static let cantCreate: Int32 = 73
+    /// The PostgreSQL server cannot be reached now (down, restarting, the network).
+    public static let tempFail: Int32 = 75
+    /// The database refused this user: file permissions, PostgreSQL's login or grants.
+    public static let noPermission: Int32 = 77
     /// The database was removed or replaced under the running jobd.
     public static let ioError: Int32 = 74
     /// jobd.yaml or a definition is wrong.

@@ -57,18 +57,25 @@ struct ControlService: Service, CustomStringConvertible {
     }
 }
 
-/// The engine: started with the group, drained when it shuts down.
+/// The engine: started with the group once jobs left by a dead jobd of this
+/// node are taken up, fed the store's wake-ups, drained when it shuts down.
 struct EngineService: Service, CustomStringConvertible {
     let daemon: Daemon
 
     var description: String { "engine" }
 
     func run() async throws {
+        await daemon.recover()
         daemon.engine.start()
         await daemon.announceReady()
-        // Returns when the group shuts down (or is cancelled).
-        try? await gracefulShutdown()
-        await daemon.drain()
+        await withDiscardingTaskGroup { group in
+            // What other hosts did (PostgreSQL's NOTIFY): claims and cancels at once.
+            group.addTask { await daemon.engine.followWakeUps() }
+            // Returns when the group shuts down (or is cancelled).
+            try? await gracefulShutdown()
+            await daemon.drain()
+            group.cancelAll()
+        }
     }
 }
 

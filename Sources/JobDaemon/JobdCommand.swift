@@ -8,7 +8,7 @@ import Logging
 public struct JobdCommand: AsyncParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "jobd",
-        abstract: "Runs background jobs as promise pipelines, keeping every stage's result in SQLite.",
+        abstract: "Runs background jobs as promise pipelines, keeping every stage's result in SQLite or PostgreSQL.",
         discussion: """
             jobd runs in the foreground (as a systemd service, Type=notify). It reads jobd.yaml from \
             --config PATH, else $JOBD_CONFIG, else ./config/jobd.yaml, else /etc/jobd/jobd.yaml, and the job \
@@ -20,20 +20,22 @@ public struct JobdCommand: AsyncParsableCommand {
 
             Exit status: 0 stopped cleanly or --check found no error; 1 --check found errors; 64 bad \
             arguments; 69 the control socket is taken by another jobd or cannot be made; 73 the database \
-            cannot be opened or is damaged; 74 the database was removed or replaced while jobd ran; 78 jobd.yaml \
-            or a definition has errors.
+            cannot be opened or is damaged (PostgreSQL: no such database, schema too new); 74 the database was \
+            removed or replaced while jobd ran; 75 the PostgreSQL server cannot be reached; 77 the database \
+            refused this user (file permissions; PostgreSQL login or privileges); 78 jobd.yaml or a definition \
+            has errors (a malformed database URL too).
 
             Examples:
               jobd                               # run on ./config/jobd.yaml
               jobd --config /etc/jobd/jobd.yaml  # run on that file
-              jobd --check                       # validate, touch nothing
+              jobd --check                       # validate; with PostgreSQL, also log in and check the schema
             """,
         version: JobdVersion.string)
 
     @Option(name: .long, help: ArgumentHelp("The jobd.yaml to use.", valueName: "path"))
     public var config: String?
 
-    @Flag(name: .long, help: "Validate jobd.yaml and every definition, print each problem with file:line, and exit (0: no error, 1: errors). The database is not touched.")
+    @Flag(name: .long, help: "Validate jobd.yaml and every definition, print each problem with file:line, and exit (0: no error, 1: errors). A SQLite database is not touched; a PostgreSQL one is logged in to and checked, nothing changed (exit 73, 75 or 77 when it cannot be used).")
     public var check = false
 
     public init() {}
@@ -54,7 +56,15 @@ public struct JobdCommand: AsyncParsableCommand {
             throw ArgumentParser.ExitCode(check ? JobdExit.checkFailed : JobdExit.config)
         }
         let result = Configuration.load(at: location)
-        if check { throw ArgumentParser.ExitCode(Self.report(result, location: location)) }
+        if check {
+            var status = Self.report(result, location: location)
+            if status == JobdExit.ok, let config = result.value?.daemon, config.usesPostgres {
+                let database = await Daemon.checkDatabase(config)
+                print(database.line)
+                status = database.status
+            }
+            throw ArgumentParser.ExitCode(status)
+        }
         guard let configuration = result.value else {
             for diagnostic in result.diagnostics { printError(diagnostic.description) }
             printError("jobd: not started: \(result.diagnostics.filter { $0.severity == .error }.count) error(s) in the configuration (\(location))")

@@ -1,0 +1,106 @@
+import Foundation
+import JobConfig
+import JobDashboard
+import JobMetrics
+import JobStore
+import JobValues
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The database jobd.yaml names, opened: a SQLite file (one host) or a
+/// PostgreSQL database (several hosts sharing one queue).
+enum OpenedStore: Sendable {
+    case sqlite(SQLiteJobStore)
+    case postgres(PostgresJobStore)
+
+    var store: any DashboardStore {
+        switch self {
+        case let .sqlite(store): store
+        case let .postgres(store): store
+        }
+    }
+
+    var sqlite: SQLiteJobStore? {
+        if case let .sqlite(store) = self { return store }
+        return nil
+    }
+
+    var postgres: PostgresJobStore? {
+        if case let .postgres(store) = self { return store }
+        return nil
+    }
+
+    /// Writes what is queued and closes the database (for PostgreSQL, once
+    /// its service stopped).
+    func close() async throws {
+        switch self {
+        case let .sqlite(store): try await store.close()
+        case let .postgres(store): await store.close()
+        }
+    }
+}
+
+extension Daemon {
+    /// Opens (creating or upgrading) the database of `config`. PostgreSQL is
+    /// checked first (login, encoding, schema version, privileges: what
+    /// `jobd --check` checks), so that a jobd that could not work stops at
+    /// its start with one line.
+    static func openStore(_ config: DaemonConfig, metrics: JobMetrics) async throws -> OpenedStore {
+        guard config.usesPostgres else { return .sqlite(try openSQLite(config, metrics: metrics)) }
+        let configuration = try config.postgresConfiguration(applicationName: "jobd \(config.node)")
+        _ = try await PostgresJobStore.check(configuration)
+        return .postgres(try await PostgresJobStore(configuration))
+    }
+
+    /// `jobd --check` of a PostgreSQL database (a SQLite file is not
+    /// touched: jobd creates it): connected to and checked, nothing changed.
+    /// Gives the line to print and the exit status.
+    static func checkDatabase(_ config: DaemonConfig) async -> (line: String, status: Int32) {
+        do {
+            let configuration = try config.postgresConfiguration(applicationName: "jobd --check")
+            let report = try await PostgresJobStore.check(configuration)
+            return ("ok: database \(configuration): \(report)", JobdExit.ok)
+        } catch {
+            return ("error: database \(config.databaseDescription): \(Self.message(error))", exitStatus(forStoreError: error))
+        }
+    }
+
+    /// jobd's exit status for a database that cannot be opened.
+    static func exitStatus(forStoreError error: any Error) -> Int32 {
+        switch (error as? JobStoreError)?.code {
+        case .permissionDenied?: JobdExit.noPermission
+        case .unavailable?: JobdExit.tempFail
+        case .invalidArgument?: JobdExit.config
+        default: JobdExit.cantCreate
+        }
+    }
+
+    /// A store error's one line, without its code in brackets.
+    static func message(_ error: any Error) -> String {
+        (error as? JobStoreError)?.message ?? "\(error)"
+    }
+
+    private static func openSQLite(_ config: DaemonConfig, metrics: JobMetrics) throws -> SQLiteJobStore {
+        let folder = (config.database as NSString).deletingLastPathComponent
+        if !FileManager.default.fileExists(atPath: folder) {
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            // Owner and group only, whatever the umask (the unit's model: group jobd).
+            guard chmod(folder, 0o770) == 0 else {
+                throw CocoaError(.fileWriteNoPermission, userInfo: [NSFilePathErrorKey: folder])
+            }
+        }
+        var configuration = JobStoreConfiguration(
+            path: config.database,
+            synchronous: config.store.durability == .full ? .full : .normal,
+            maxValueBytes: config.store.valueCap.bytes,
+            // jobd's readers count the queue for STATUS (a sweep of the
+            // `jobs_state` index) and read little else: small caches keep its
+            // memory flat however long the queue.
+            readerCacheKiB: 1024,
+            checkIntegrity: true)
+        configuration.onCommit = { metrics.storeCommitted(duration: $0) }
+        return try SQLiteJobStore(configuration)
+    }
+}
