@@ -13,9 +13,10 @@ struct Jobctl: AsyncParsableCommand {
         commandName: "jobctl",
         abstract: "Submit jobs to jobd, follow them, cancel and retry them.",
         discussion: """
-            jobctl reads and writes jobd's SQLite database directly, so it works while jobd is stopped: \
-            submitted jobs wait there, and `status` and `list` read them. When jobd runs, jobctl nudges it \
-            over its unix socket so a new job starts at once. jobctl finds jobd.yaml as jobd does: --config, \
+            jobctl reads and writes jobd's database (SQLite, or PostgreSQL shared by several hosts) directly, so \
+            it works while jobd is stopped, or on a host without one: submitted jobs wait there, and `status` and \
+            `list` read them. When jobd runs here, jobctl nudges it over its unix socket so a new job starts at \
+            once (on PostgreSQL, every jobd hears of it from the database too). jobctl finds jobd.yaml as jobd does: --config, \
             else $JOBD_CONFIG, else ./config/jobd.yaml, else /etc/jobd/jobd.yaml.
 
             Examples:
@@ -31,6 +32,7 @@ struct Jobctl: AsyncParsableCommand {
         subcommands: [
             Submit.self, Status.self, List.self, Wait.self, Cancel.self, Retry.self,
             Definitions.self, Validate.self, Daemon.self, Metrics.self, CalendarCommand.self, Schedules.self,
+            CopyDatabase.self,
         ])
 }
 

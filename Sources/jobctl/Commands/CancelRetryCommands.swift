@@ -25,15 +25,17 @@ struct Cancel: AsyncParsableCommand {
 
     func run() async throws {
         try await options.run { session in
-            let (config, outcome) = try await session.withJobStore(job: id) { config, store in
-                (config, try await store.requestCancellation(of: id))
+            let (config, outcome, node) = try await session.withJobStore(job: id) { config, store in
+                let outcome = try await store.requestCancellation(of: id)
+                guard case .requested = outcome else { return (config, outcome, String?.none) }
+                return (config, outcome, try await store.job(id)?.job.leaseOwner.map(LeaseOwner.node(of:)))
             }
             let (word, text): (String, String)
             switch outcome {
             case .cancelled:
                 (word, text) = ("cancelled", "job \(id) cancelled; it had not started")
             case .requested:
-                (word, text) = ("requested", "job \(id) is running; jobd was asked to stop it")
+                (word, text) = ("requested", "job \(id) is running\(node.map { " on \($0)" } ?? ""); jobd was asked to stop it")
                 session.nudge(config, notRunningNote: "jobd is not running: job \(id) will be cancelled when jobd runs")
             case .alreadyResolved(let state):
                 (word, text) = ("already-resolved", "job \(id) had already ended \(state.rawValue); nothing to cancel")

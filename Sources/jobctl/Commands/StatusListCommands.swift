@@ -119,7 +119,9 @@ struct List: AsyncParsableCommand {
                 session.console.note("no jobs match")
                 return
             }
-            let text = JobText(console: session.console, shorten: session.console.stdoutIsTerminal, now: Date())
+            var text = JobText(console: session.console, shorten: session.console.stdoutIsTerminal, now: Date())
+            // Several hosts share a PostgreSQL database: which one ran each job.
+            text.showsNode = config.usesPostgres
             session.console.out(text.listTable(page.jobs))
             if let next = page.nextCursor {
                 session.console.note("more: add --before \(next) for the next page")

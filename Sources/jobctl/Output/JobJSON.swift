@@ -25,6 +25,8 @@ enum JobJSON {
             ("run_at", Formatting.timestamp(job.runAt)),
             ("cancel_requested", .bool(job.cancelRequested)),
             ("claims", .int(job.claims)),
+            ("node", .optional(job.leaseOwner.map(LeaseOwner.node(of:)))),
+            ("lease_owner", .optional(job.leaseOwner)),
         ]
     }
 

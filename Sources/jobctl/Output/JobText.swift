@@ -1,4 +1,5 @@
 import Foundation
+import JobConfig
 import JobStore
 
 /// Jobs for people: `status`'s page of one job, `list`'s table rows.
@@ -7,6 +8,8 @@ struct JobText {
     /// Values and errors are cut to fit the terminal; whole when false.
     let shorten: Bool
     let now: Date
+    /// `list` has a NODE column: the host that runs or ran each job.
+    var showsNode = false
 
     static func color(_ state: JobState) -> Console.Color? {
         switch state {
@@ -62,7 +65,10 @@ struct JobText {
             fact("finished", Formatting.timestamp(finished)
                 + "  (took \(duration(from: job.startedAt, to: finished, running: false)))")
         }
-        if let owner = job.leaseOwner, job.state == .running { fact("runner", owner) }
+        if let owner = job.leaseOwner {
+            // The node that runs the job (or ran it last), and while it runs, its lease.
+            fact("node", LeaseOwner.node(of: owner) + (job.state == .running ? "  (lease \(owner))" : ""))
+        }
         let room = width - 12
         fact("input", job.input == nil ? "-" : value(job.input, room: room))
         if job.result != nil { fact("result", value(job.result, room: room)) }
@@ -113,20 +119,27 @@ struct JobText {
 
     /// `list`'s table.
     func listTable(_ jobs: [Job]) -> String {
-        var table = Table(["ID", "DEFINITION", "STATE", "ATTEMPT", "CREATED", "TOOK", "ERROR"],
-                          alignments: [.right, .left, .left, .right, .left, .right, .left])
+        var headers = ["ID", "DEFINITION", "STATE", "ATTEMPT", "CREATED", "TOOK", "ERROR"]
+        var alignments: [Table.Alignment] = [.right, .left, .left, .right, .left, .right, .left]
+        if showsNode {
+            headers.insert("NODE", at: 3)
+            alignments.insert(.left, at: 3)
+        }
+        var table = Table(headers, alignments: alignments)
         for job in jobs {
-            table.add([
+            var row = [
                 Table.Cell(String(job.id)), Table.Cell(job.definition),
                 Table.Cell(job.state.rawValue, Self.color(job.state)), Table.Cell(String(job.attempt)),
                 Table.Cell(Formatting.timestamp(job.createdAt)),
                 Table.Cell(duration(from: job.startedAt, to: job.finishedAt, running: job.state == .running)),
                 Table.Cell(""),
-            ])
+            ]
+            if showsNode { row.insert(Table.Cell(job.leaseOwner.map(LeaseOwner.node(of:)) ?? "-"), at: 3) }
+            table.add(row)
         }
         let used = table.widths.dropLast().reduce(0, +) + 2 * (table.headers.count - 1)
         for (index, job) in jobs.enumerated() {
-            table.rows[index][6] = Table.Cell(job.error.map { text($0, room: (console.width ?? 100) - used) } ?? "")
+            table.rows[index][headers.count - 1] = Table.Cell(job.error.map { text($0, room: (console.width ?? 100) - used) } ?? "")
         }
         return table.render(console)
     }

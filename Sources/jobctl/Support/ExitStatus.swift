@@ -12,8 +12,8 @@
 /// | 69 | unavailable | `daemon`, `metrics`: jobd is not running |
 /// | 70 | software | a bug in jobctl |
 /// | 74 | ioError | the database cannot be opened or read: missing folder, damaged file, disk full, I/O error |
-/// | 75 | tempFail | `wait --timeout` ran out; the database stayed locked past the busy timeout |
-/// | 77 | noPermission | this user may not write the database, or connect to jobd's socket |
+/// | 75 | tempFail | `wait --timeout` ran out; the database stayed locked past the busy timeout; the PostgreSQL server cannot be reached |
+/// | 77 | noPermission | this user may not write the database (file permissions; PostgreSQL's login or grants), or connect to jobd's socket |
 /// | 78 | config | no jobd.yaml found, or it (or the definition a command needs) has errors |
 struct ExitStatus: Hashable, Sendable, CustomStringConvertible {
     let code: Int32
@@ -57,8 +57,8 @@ struct ExitStatus: Hashable, Sendable, CustomStringConvertible {
         case 69: "daemon, metrics: jobd is not running"
         case 70: "internal error"
         case 74: "the database cannot be opened or read"
-        case 75: "wait --timeout ran out, or the database stayed locked"
-        case 77: "permission denied: the database, or jobd's socket"
+        case 75: "wait --timeout ran out, the database stayed locked, or its server is unreachable"
+        case 77: "permission denied: the database (file, login, grants), or jobd's socket"
         case 78: "no jobd.yaml, or it or a needed definition has errors"
         default: name
         }

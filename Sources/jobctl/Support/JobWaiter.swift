@@ -9,7 +9,7 @@ import Glibc
 /// stderr is a terminal — shows on one line which stage runs and for how long.
 struct JobWaiter {
     let session: Session
-    let store: SQLiteJobStore
+    let store: any JobStore
     let id: Int64
     var timeout: Duration?
     var pollInterval: Duration = .milliseconds(100)

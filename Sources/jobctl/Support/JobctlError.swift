@@ -46,6 +46,8 @@ struct JobctlError: Error, Sendable, CustomStringConvertible {
         static let daemonFailed = Code("daemon-failed", .unavailable)
         static let database = Code("database", .ioError)
         static let busy = Code("busy", .tempFail)
+        /// The PostgreSQL server cannot be reached now.
+        static let databaseUnavailable = Code("database-unavailable", .tempFail)
         /// `wait --timeout` ran out.
         static let timedOut = Code("timed-out", .tempFail)
         static let permissionDenied = Code("permission-denied", .noPermission)
@@ -88,6 +90,8 @@ extension JobctlError {
             self.init(.usage, error.message)
         case .busy:
             self.init(.busy, error.message)
+        case .unavailable:
+            self.init(.databaseUnavailable, error.message)
         default:
             self.init(.database, error.message)
         }

@@ -25,7 +25,8 @@ struct Session: Sendable {
     /// dictionary of the whole environment costs more than a command's query.
     static func environment() -> [String: String] {
         var values: [String: String] = [:]
-        for name in [ConfigLocator.environmentVariable, "NO_COLOR", "TERM", "COLUMNS"] {
+        // PGPASSWORD and CREDENTIALS_DIRECTORY: a PostgreSQL database's password.
+        for name in [ConfigLocator.environmentVariable, "NO_COLOR", "TERM", "COLUMNS", "PGPASSWORD", "CREDENTIALS_DIRECTORY"] {
             if let value = getenv(name) { values[name] = String(cString: value) }
         }
         return values
@@ -75,10 +76,13 @@ struct Session: Sendable {
     /// Opens the job database, runs `body`, and closes it (so that no `-wal`
     /// or `-shm` file this user made outlives the command).
     ///
-    /// jobctl never creates the database: only jobd does, so that the file
-    /// jobctl writes is always the one jobd has open. A missing database is
-    /// an error (exit 74) that says so.
-    func withStore<T: Sendable>(_ config: DaemonConfig, _ body: (SQLiteJobStore) async throws -> T) async throws -> T {
+    /// jobctl never creates a SQLite database: only jobd does, so that the
+    /// file jobctl writes is always the one jobd has open. A missing database
+    /// is an error (exit 74) that says so. A PostgreSQL database is
+    /// connected to directly (its schema created or upgraded if this is the
+    /// first use): jobctl works the same from a host without a jobd.
+    func withStore<T: Sendable>(_ config: DaemonConfig, _ body: (any JobStore) async throws -> T) async throws -> T {
+        if config.usesPostgres { return try await withPostgres(config, body) }
         let path = config.database
         let store: SQLiteJobStore
         do {
@@ -102,9 +106,19 @@ struct Session: Sendable {
         }
     }
 
+    private func withPostgres<T: Sendable>(_ config: DaemonConfig, _ body: (any JobStore) async throws -> T) async throws -> T {
+        let configuration: PostgresStoreConfiguration
+        do {
+            configuration = try config.postgresConfiguration(environment: environment, applicationName: "jobctl \(config.node)")
+        } catch let error as JobStoreError {
+            throw JobctlError(error)
+        }
+        return try await PostgresJobStore.withStore(configuration) { store in try await body(store) }
+    }
+
     /// For the commands about one job: jobd.yaml, then the database.
     func withJobStore<T: Sendable>(
-        job id: Int64, _ body: (DaemonConfig, SQLiteJobStore) async throws -> T
+        job id: Int64, _ body: (DaemonConfig, any JobStore) async throws -> T
     ) async throws -> T {
         let config = try daemonConfig()
         return try await withStore(config) { store in try await body(config, store) }
@@ -125,15 +139,17 @@ struct Session: Sendable {
 
     /// Tells jobd to look for work now. Never fails the command: what was
     /// written is in the database whatever jobd says. When jobd is not
-    /// running, `notRunningNote` goes to stderr; when it cannot be reached,
-    /// a note says why.
+    /// running, `notRunningNote` goes to stderr — unless the database is
+    /// PostgreSQL: its jobds, on any host, heard of the write from the
+    /// database itself (NOTIFY), and a host without a jobd is normal; when
+    /// it cannot be reached, a note says why.
     @discardableResult
     func nudge(_ config: DaemonConfig, notRunningNote: String) -> NudgeOutcome {
         do {
             _ = try ControlClient.send(ControlRequest(.nudge), to: config.socket, timeout: .seconds(2))
             return .nudged
         } catch where error.code == .notRunning {
-            console.note(notRunningNote)
+            if !config.usesPostgres { console.note(notRunningNote) }
             return .notRunning
         } catch where error.code == .permissionDenied {
             console.note("could not nudge jobd: " + PermissionAdvice.socketMessage(path: config.socket))

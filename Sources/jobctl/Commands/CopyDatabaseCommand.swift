@@ -1,0 +1,79 @@
+import ArgumentParser
+import Foundation
+import JobConfig
+import JobStore
+
+/// `jobctl copy-database --from PATH [--to URL]`: moving from SQLite to PostgreSQL.
+struct CopyDatabase: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "copy-database",
+        abstract: "Copy a SQLite job database into an empty PostgreSQL one.",
+        discussion: """
+            For moving from one host on SQLite to several sharing PostgreSQL. Every job is copied with its \
+            stages, earlier attempts and events, ids kept, in one transaction: all or nothing. The target is \
+            --to URL, else the database of jobd.yaml (which must then be a postgres:// URL); its schema is \
+            created if missing and must hold no job. The password comes from the URL, $PGPASSWORD or \
+            $CREDENTIALS_DIRECTORY/db-password, as for jobd. Stop jobd first: jobs running then are copied as \
+            running and resume once their leases expire. The SQLite file is only read (upgraded to this \
+            jobd's schema first, if older).
+
+            Examples:
+              jobctl copy-database --from /var/lib/jobd/jobd.sqlite
+              jobctl copy-database --from old.sqlite --to postgres://jobd@db.example.com/jobs --json
+            """)
+
+    @OptionGroup var options: GlobalOptions
+
+    @Option(help: ArgumentHelp("The SQLite database to copy.", valueName: "path"), completion: .file())
+    var from: String
+
+    @Option(help: ArgumentHelp("The PostgreSQL database to copy into (default: jobd.yaml's database).", valueName: "url"))
+    var to: String?
+
+    func run() async throws {
+        try await options.run { session in
+            let target = try configuration(session)
+            guard FileManager.default.fileExists(atPath: from) else {
+                throw JobctlError(.unreadableInput, "no SQLite database at \(from)")
+            }
+            let report = try await PostgresJobStore.copySQLiteDatabase(at: from, into: target)
+            if session.json {
+                session.console.out(JSON.fields([
+                    ("from", .string(from)), ("to", .string(target.description)),
+                    ("jobs", .int(Int64(report.jobs))), ("stages", .int(Int64(report.stages))),
+                    ("job_attempts", .int(Int64(report.jobAttempts))), ("stage_attempts", .int(Int64(report.stageAttempts))),
+                    ("events", .int(Int64(report.events))),
+                ]).pretty)
+            } else {
+                session.console.out(
+                    "copied \(report.jobs) job(s), \(report.stages) stage(s), \(report.jobAttempts) earlier attempt(s) "
+                        + "and \(report.events) event(s) from \(from) into \(target)\n")
+            }
+        }
+    }
+
+    /// `--to`, else jobd.yaml's database; a URL either way.
+    private func configuration(_ session: Session) throws -> PostgresStoreConfiguration {
+        var config: DaemonConfig
+        if let to {
+            guard PostgresStoreConfiguration.isURL(to) else {
+                throw JobctlError(.usage, "--to takes a postgres:// or postgresql:// URL, not \(to)")
+            }
+            config = DaemonConfig.defaults(relativeTo: FileManager.default.currentDirectoryPath)
+            // The value cap of jobd.yaml if there is one: the copy refuses what jobd would.
+            if let found = try? session.daemonConfig() { config.store = found.store }
+            config.database = to
+        } else {
+            config = try session.daemonConfig()
+            guard config.usesPostgres else {
+                throw JobctlError(
+                    .usage, "the database of jobd.yaml is \(config.database), not a PostgreSQL URL: give --to postgres://…")
+            }
+        }
+        do {
+            return try config.postgresConfiguration(environment: session.environment, applicationName: "jobctl copy-database")
+        } catch let error as JobStoreError {
+            throw JobctlError(error)
+        }
+    }
+}
