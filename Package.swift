@@ -231,10 +231,11 @@ let package = Package(
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ],
             path: "Benchmarks/engine-bench", swiftSettings: strict),
-        // The PostgreSQL store against a plain pgbench loop (Benchmarks/postgres-bench/run).
+        // Two jobds on PostgreSQL against a plain pgbench loop, and submit-to-start latency
+        // across hosts (Benchmarks/postgres-bench/run starts a throwaway server; runs the jobd binary).
         .executableTarget(
-            name: "postgres-bench", dependencies: ["JobStore"], path: "Benchmarks/postgres-bench", exclude: ["run"],
-            swiftSettings: strict),
+            name: "postgres-bench", dependencies: ["JobStore", "JobControl", "BenchmarkSupport"],
+            path: "Benchmarks/postgres-bench", exclude: ["run"], swiftSettings: strict),
         // Submit-to-start latency and an idle jobd's CPU and memory (runs the jobd binary).
         .executableTarget(
             name: "jobd-bench", dependencies: ["JobConfig", "JobControl", "JobStore", "BenchmarkSupport"],

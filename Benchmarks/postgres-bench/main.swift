@@ -1,168 +1,152 @@
-// postgres-bench: three-stage jobs, every stage persisted, through two
-// PostgresJobStores (two engines' worth of concurrency) against a plain
-// pgbench loop of the same writes, on the same server in the same run.
+// postgres-bench: issue 19's figures, on a throwaway PostgreSQL 15 (fsync
+// on) that Benchmarks/postgres-bench/run starts and removes:
 //
-//   Benchmarks/postgres-bench/run            (starts a throwaway server, builds, runs this)
-//   postgres-bench --socket DIR --port N [--jobs J] [--workers W]
+//   Benchmarks/postgres-bench/run [--quick] [--jobs N] [--workers W] [--latency-jobs N] [--tsv FILE]
 //
-// Each side drains the same number of queued jobs (default 16,000); its
-// figure is jobs per second.
-//
-// Prints both figures and exits 1 when the store does less than twice the
-// plain loop's jobs per second.
+// a. Throughput: N queued three-stage jobs drained by a plain pgbench loop
+//    (16 clients; a transaction claims a job with SKIP LOCKED, writes its
+//    three stages and finishes it), then N more by two real jobd processes
+//    (nodes bench-a and bench-b, pool of W each) running the same pipeline
+//    in process (three `map` transforms, every stage result committed
+//    before the next stage starts). Each figure is jobs per second; the
+//    jobds' is N over the time from the first start to the last finish
+//    (the database's own timestamps). Target: jobds ≥ 2× the plain loop.
+// b. Latency: a job submitted from a host without a jobd (a store of its
+//    own, as jobctl there does: no socket to nudge) starts on one of the
+//    idle jobds; the time from the submit to the job's started_at, one job
+//    at a time. Targets: p50 ≤ 10 ms, p99 ≤ 50 ms.
+import BenchmarkSupport
 import Foundation
 @_spi(Maintenance) import JobStore
-import Synchronization
 
-struct Options {
-    var socket = "/run/postgresql"
-    var port = 5432
-    var jobs = 16_000
-    /// Jobs in flight per store (an engine's pool slots).
-    var workers = 32
-    var pgbench = "/usr/lib/postgresql/15/bin/pgbench"
+let arguments = BenchArguments(
+    usage: "postgres-bench --socket DIR --port N [--quick] [--jobs N] [--workers W] [--latency-jobs N] [--tsv FILE]",
+    options: ["socket", "port", "jobs", "workers", "latency-jobs", "pgbench"])
+let socket = arguments.string("socket") ?? "/run/postgresql"
+let port = arguments.int("port", full: 5432)
+let jobs = max(16, arguments.int("jobs", full: 16_000, quick: 6_000) / 16 * 16)
+let workers = arguments.int("workers", full: 32)
+let latencyJobs = arguments.int("latency-jobs", full: 500, quick: 200)
+let pgbench = arguments.string("pgbench") ?? "/usr/lib/postgresql/15/bin/pgbench"
+var report = Report("postgres-bench", arguments)
 
-    init(_ arguments: [String]) {
-        var iterator = arguments.makeIterator()
-        while let argument = iterator.next() {
-            let value = iterator.next() ?? ""
-            switch argument {
-            case "--socket": socket = value
-            case "--port": port = Int(value) ?? port
-            case "--jobs": jobs = max(16, (Int(value) ?? jobs) / 16 * 16)
-            case "--workers": workers = Int(value) ?? workers
-            case "--pgbench": pgbench = value
-            default: fatalError("unknown option \(argument)")
-            }
-        }
-    }
+let jobd = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("jobd").path
+guard FileManager.default.isExecutableFile(atPath: jobd) else {
+    print("postgres-bench: no jobd binary at \(jobd); build it first: swift build -c release --product jobd")
+    exit(1)
 }
-
-let options = Options(Array(CommandLine.arguments.dropFirst()))
-let stages = [StagePlan(name: "fetch", kind: "then"), StagePlan(name: "total", kind: "map"), StagePlan(name: "publish", kind: "done")]
+print("postgres-bench: \(jobd); PostgreSQL at \(socket) port \(port); \(Machine.summary)")
 
 func configuration(schema: String) -> PostgresStoreConfiguration {
     var configuration = PostgresStoreConfiguration(
-        endpoint: .unixSocket(path: "\(options.socket)/.s.PGSQL.\(options.port)"), user: "postgres", password: nil,
+        endpoint: .unixSocket(path: "\(socket)/.s.PGSQL.\(port)"), user: "postgres", password: nil,
         database: "postgres", schema: schema)
     configuration.maxConnections = 4
     return configuration
 }
 
-/// Submits `count` three-stage jobs, in batches.
+let stages = [StagePlan(name: "tidy", kind: "map"), StagePlan(name: "shout", kind: "map"), StagePlan(name: "hush", kind: "map")]
+let pipeline = """
+    pipeline:
+      - map: tidy
+        transform: trim
+      - map: shout
+        transform: upper
+      - map: hush
+        transform: lower
+    """
+
+/// Queues `count` three-stage jobs of `bench`, in batches.
 func fill(_ store: PostgresJobStore, _ count: Int) async throws {
     var left = count
     while left > 0 {
         let batch = min(left, 1000)
-        _ = try await store.submit((0..<batch).map { NewJob(definition: "bench", input: Data("in \($0)".utf8), stages: stages) })
+        _ = try await store.submit((0..<batch).map { NewJob(definition: "bench", input: Data(" job \($0) ".utf8), stages: stages) })
         left -= batch
     }
 }
 
-/// The plain loop: pgbench, 16 clients, each transaction claiming one job
-/// with SKIP LOCKED, writing its three stages and finishing it, until every
-/// job is done (each client runs jobs/16 transactions).
-func plainLoop() async throws -> Double {
-    let script = """
-        BEGIN;
-        WITH picked AS (SELECT id FROM plain.jobs WHERE state = 'pending' AND pool = 'default' AND run_at <= now()
-                        ORDER BY priority DESC, run_at, id LIMIT 1 FOR UPDATE SKIP LOCKED)
-        UPDATE plain.jobs SET state = 'running', lease_owner = 'pgbench', lease_expires_at = now() + interval '30 s',
-            claims = claims + 1, started_at = now()
-        FROM picked WHERE jobs.id = picked.id RETURNING jobs.id AS job \\gset
-        UPDATE plain.stages SET state = 'fulfilled', value = 'value 0', attempts = 1, finished_at = now() WHERE job_id = :job AND position = 0;
-        UPDATE plain.stages SET state = 'fulfilled', value = 'value 1', attempts = 1, finished_at = now() WHERE job_id = :job AND position = 1;
-        UPDATE plain.stages SET state = 'fulfilled', value = 'value 2', attempts = 1, finished_at = now() WHERE job_id = :job AND position = 2;
-        UPDATE plain.jobs SET state = 'fulfilled', result = 'value 2', finished_at = now(), lease_expires_at = NULL WHERE id = :job;
-        COMMIT;
+// MARK: a. Throughput
 
-        """
-    let file = NSTemporaryDirectory() + "postgres-bench-\(getpid()).sql"
-    try script.write(toFile: file, atomically: true, encoding: .utf8)
-    defer { try? FileManager.default.removeItem(atPath: file) }
-    let output = NSTemporaryDirectory() + "postgres-bench-\(getpid()).out"
-    defer { try? FileManager.default.removeItem(atPath: output) }
-    _ = FileManager.default.createFile(atPath: output, contents: nil)
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: options.pgbench)
-    process.arguments = ["-n", "-h", options.socket, "-p", "\(options.port)", "-U", "postgres", "-c", "16", "-j", "2",
-                         "-t", "\(options.jobs / 16)", "-f", file, "postgres"]
-    process.standardOutput = FileHandle(forWritingAtPath: output)
-    process.standardError = process.standardOutput
-    try process.run()
-    process.waitUntilExit()
-    let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
-    guard process.terminationStatus == 0,
-          let line = text.split(separator: "\n").first(where: { $0.hasPrefix("tps = ") }),
-          let tps = Double(line.dropFirst(6).prefix { $0 != " " })
-    else { throw BenchError("pgbench failed: \(text)") }
-    return tps
+print("\na. throughput, \(jobs) jobs each")
+let plain = try await PostgresJobStore.withStore(configuration(schema: "plain")) { store in
+    try await fill(store, jobs)
+    return try plainLoop(pgbench: pgbench, socket: socket, port: port, jobs: jobs)
+}
+let database = "postgres://postgres@/postgres?host=\(socket)&port=\(port)&schema=bench"
+let hosts = try ["bench-a", "bench-b"].map {
+    try JobdProcess(jobd: jobd, node: $0, database: database, pool: workers, definitions: ["bench": pipeline])
 }
 
-/// Two stores, `workers` jobs in flight each: claim, three stage results
-/// (each committed before the next stage starts), finish; until no job is left.
-func storeLoop(_ stores: [PostgresJobStore]) async throws -> (jobs: Double, transactions: Int, writes: Int) {
-    let start = ContinuousClock.now
-    let done = try await withThrowingTaskGroup(of: Int.self) { group in
-        for (index, store) in stores.enumerated() {
-            for worker in 0..<options.workers {
-                group.addTask {
-                    var count = 0
-                    let owner = "engine-\(index)-\(worker)"
-                    while true {
-                        guard let claimed = try await store.claim(pool: "default", owner: owner, limit: 1, leaseDuration: .seconds(30)).first
-                        else { break }
-                        for position in 0..<3 {
-                            try await store.recordStageResult(StageResult(
-                                lease: claimed.lease, position: position, outcome: .fulfilled(Data("value \(position)".utf8)),
-                                exitCode: 0, startedAt: Date()))
-                        }
-                        try await store.finish(JobFinish(lease: claimed.lease, outcome: .fulfilled(Data("value 2".utf8))))
-                        count += 1
-                    }
-                    return count
-                }
-            }
-        }
-        return try await group.reduce(0, +)
-    }
-    guard done == options.jobs else { throw BenchError("the stores ran \(done) jobs of \(options.jobs)") }
-    let elapsed = ContinuousClock.now - start
-    let statistics = stores.map(\.writerStatistics)
-    return (Double(done) / elapsed.timeInterval, statistics.map(\.transactions).reduce(0, +), statistics.map(\.writes).reduce(0, +))
+/// Stops the jobds (they would keep retrying a server the run script removes) and exits.
+func fail(_ error: any Error) -> Never {
+    for host in hosts { _ = host.stop() }
+    print("postgres-bench: \(error)")
+    exit(1)
 }
 
-struct BenchError: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
-}
-
-extension Duration {
-    var timeInterval: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
-}
-
-// MARK: Run
-
-/// Both figures, each on its own schema holding the same number of jobs.
-func measure() async throws -> (plain: Double, store: (jobs: Double, transactions: Int, writes: Int)) {
-    let jobs = options.jobs
-    let plain = try await PostgresJobStore.withStore(configuration(schema: "plain")) { store in
+/// Queues the jobs, starts both jobds, waits for every job to be fulfilled:
+/// the seconds from the first start to the last finish, and the jobs by node.
+func drainWithJobds() async throws -> (seconds: Double, split: String) {
+    try await PostgresJobStore.withStore(configuration(schema: "bench")) { store in
         try await fill(store, jobs)
-        return try await plainLoop()
-    }
-    let measured = try await PostgresJobStore.withStore(configuration(schema: "bench")) { first in
-        try await fill(first, jobs)
-        return try await PostgresJobStore.withStore(configuration(schema: "bench")) { second in
-            try await storeLoop([first, second])
+        for host in hosts { try host.start() }
+        while try await store.countJobs(in: [.fulfilled])[.fulfilled] ?? 0 < jobs {
+            for host in hosts where !host.process.isRunning { throw BenchError("jobd \(host.node) stopped: \(host.log)") }
+            try await Task.sleep(for: .milliseconds(100))
         }
+        let seconds = try await store.queryStrings(
+            "SELECT extract(epoch FROM max(finished_at) - min(started_at)) FROM jobs WHERE state = 'fulfilled'")
+        let split = try await store.queryStrings(
+            "SELECT split_part(lease_owner, '/', 1) || ' ' || count(*) FROM jobs GROUP BY 1 ORDER BY 1")
+        return (Double(seconds.first.flatMap { $0 } ?? "") ?? .infinity, split.compactMap { $0 }.joined(separator: ", "))
     }
-    return (plain, measured)
 }
 
-let (plain, measured) = try await measure()
-let ratio = measured.jobs / plain
-print(String(format: "plain pgbench loop (16 clients, claim + 3 stage writes + finish in one transaction): %.0f jobs/s", plain))
-print(String(format: "PostgresJobStore, 2 stores × %d jobs in flight, every write awaited: %.0f jobs/s (%.1f writes per transaction)",
-             options.workers, measured.jobs, Double(measured.writes) / Double(max(measured.transactions, 1))))
-print(String(format: "ratio %.2f× (target ≥ 2×): %@", ratio, ratio >= 2 ? "met" : "NOT MET"))
-exit(ratio >= 2 ? 0 : 1)
+/// One job at a time from a store of its own, the jobds idle in between:
+/// milliseconds from the submit to the job's started_at.
+func latencies() async throws -> [Double] {
+    try await PostgresJobStore.withStore(configuration(schema: "bench")) { store in
+        var latencies: [Double] = []
+        try await Task.sleep(for: .seconds(1))
+        for index in 0..<latencyJobs {
+            let before = Date()
+            let id = try await store.submit(NewJob(definition: "bench", input: Data(" late \(index) ".utf8), stages: stages)).id
+            var started: Date?
+            while true {
+                let job = try await store.job(id)?.job
+                if let job, job.state.isResolved {
+                    started = job.startedAt
+                    break
+                }
+                try await Task.sleep(for: .microseconds(500))
+            }
+            latencies.append(max(0, (started ?? before).timeIntervalSince(before)) * 1000)
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        return latencies
+    }
+}
+
+let drained: (seconds: Double, split: String)
+do { drained = try await drainWithJobds() } catch { fail(error) }
+let throughput = Double(jobs) / drained.seconds
+report.add("a. plain pgbench loop (16 clients)", plain, unit: "jobs/s", note: "claim + 3 stage writes + finish, one transaction a job")
+report.add("a. two jobds, pool \(workers) each", throughput, unit: "jobs/s",
+           note: "3 map stages, each committed before the next; jobs by node: \(drained.split)")
+report.add("a. jobds ÷ plain loop", throughput / plain, unit: "×", .atLeast(Thresholds.throughputRatio), digits: 2)
+
+// MARK: b. Latency
+
+print("\nb. submit on a host without jobd → start on another, \(latencyJobs) jobs one at a time, jobds idle")
+let measured: [Double]
+do { measured = try await latencies() } catch { fail(error) }
+report.add("b. submit → start on another host, p50", percentile(measured, 0.5), unit: "ms", .atMost(Thresholds.latencyP50),
+           note: "\(latencyJobs) jobs; within 1 ms (started_at is kept in ms)")
+report.add("b. submit → start on another host, p90", percentile(measured, 0.9), unit: "ms")
+report.add("b. submit → start on another host, p99", percentile(measured, 0.99), unit: "ms", .atMost(Thresholds.latencyP99),
+           note: "max \(Report.format(measured.max() ?? 0, 1)) ms")
+for host in hosts {
+    report.add("jobd \(host.node)'s exit status after SIGTERM", Double(host.stop()), unit: "", .atMost(0), digits: 0)
+}
+report.finish()

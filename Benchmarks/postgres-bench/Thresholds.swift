@@ -1,0 +1,10 @@
+/// The bounds postgres-bench holds each figure to: issue 19's.
+enum Thresholds {
+    /// Two jobds running three-stage in-process pipelines, every stage
+    /// persisted, against the plain pgbench loop of the same writes in the
+    /// same run.
+    static let throughputRatio = 2.0
+    /// Submit on a host without a jobd → start on another host, the jobds idle.
+    static let latencyP50 = 10.0
+    static let latencyP99 = 50.0
+}
