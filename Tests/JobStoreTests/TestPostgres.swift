@@ -91,7 +91,17 @@ final class TestPostgres: Sendable {
     }
 
     /// Runs SQL as the superuser, in `database`.
+    /// One statement at a time across the tests: PostgreSQL refuses two
+    /// GRANTs or REVOKEs on one database at once ("tuple concurrently updated").
     func psql(_ sql: String, database: String = "postgres") throws(TestPostgresError) {
+        try Self.psqlTurn.withLock { _ throws(TestPostgresError) in
+            try psqlNow(sql, database: database)
+        }
+    }
+
+    private static let psqlTurn = Mutex(())
+
+    private func psqlNow(_ sql: String, database: String) throws(TestPostgresError) {
         try Self.run("/usr/bin/psql", ["-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", folder, "-p", "\(port)", "-U", "postgres",
                                        "-d", database, "-c", sql])
     }
