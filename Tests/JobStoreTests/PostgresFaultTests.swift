@@ -143,3 +143,58 @@ import Testing
         await store.close()
     }
 }
+
+/// Writes in flight when the server dies: each is answered (written, or
+/// failed as retryable), none hangs, and made again they all go through.
+@Suite(.serialized) struct PostgresInFlightTests {
+    @Test(.timeLimit(.minutes(3)))
+    func writesInFlightWhenTheServerDiesAreAllAnswered() async throws {
+        let server = try TestPostgres()
+        defer { server.stop() }
+        var configuration = PostgresStoreConfiguration(
+            endpoint: .unixSocket(path: server.socket), user: "postgres", password: nil, database: "jobd_test")
+        configuration.operationTimeout = .seconds(2)
+        let store = try await PostgresJobStore(configuration)
+        let running = Task { try await store.run() }
+        defer { running.cancel() }
+        let stages = (0..<200).map { StagePlan(name: "s\($0)", kind: "then") }
+        _ = try await store.submit((0..<16).map { NewJob(definition: "loop", input: Data("\($0)".utf8), stages: stages) })
+        let claimed = try await store.claim(pool: "default", owner: "a", limit: 16, leaseDuration: .seconds(300))
+        #expect(claimed.count == 16)
+        let writers = Task { () async throws -> Int in
+            try await withThrowingTaskGroup(of: Int.self) { group in
+                for job in claimed {
+                    let lease = job.lease
+                    group.addTask {
+                        var failures = 0
+                        for position in 0..<200 {
+                            let result = StageResult(lease: lease, position: position, outcome: .fulfilled(Data("v".utf8)))
+                            while true {
+                                do {
+                                    try await store.recordStageResult(result)
+                                    break
+                                } catch let error as JobStoreError where error.code.isRetryable {
+                                    failures += 1
+                                    try await Task.sleep(for: .milliseconds(100))
+                                }
+                            }
+                        }
+                        return failures
+                    }
+                }
+                return try await group.reduce(0, +)
+            }
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        server.kill()
+        try await Task.sleep(for: .milliseconds(500))
+        try server.start()
+        let failures = try await writers.value
+        #expect(failures > 0, "some writes were in flight or queued while the server was down")
+        for job in claimed {
+            let detail = try #require(try await store.job(job.job.id))
+            #expect(detail.stages.allSatisfy { $0.state == .fulfilled })
+        }
+        await store.close()
+    }
+}

@@ -21,7 +21,7 @@ extension JobStoreError {
         switch error.code {
         case .server:
             return server(error, target: target, doing: what)
-        case .poolClosed, .clientClosedConnection:
+        case .poolClosed:
             return JobStoreError(.closed, "could not \(what) in \(target): the store was closed", underlying: error)
         case .authMechanismRequiresPassword:
             return JobStoreError(
@@ -37,7 +37,10 @@ extension JobStoreError {
                 underlying: error)
         case .failedToAddSSLHandler, .receivedUnencryptedDataAfterSSLRequest:
             return JobStoreError(.cannotOpen, "could not \(what): TLS to \(target) failed: \(error.underlying.map { "\($0)" } ?? "\(error.code)")", underlying: error)
-        case .serverClosedConnection, .connectionError, .uncleanShutdown, .queryCancelled:
+        // clientClosedConnection: PostgresNIO closed a connection that
+        // failed, with queries still queued on it (the store's own close
+        // refuses writes before they reach a connection).
+        case .serverClosedConnection, .clientClosedConnection, .connectionError, .uncleanShutdown, .queryCancelled:
             let detail = error.underlying.map { "\($0)" } ?? "\(error.code)"
             return unavailable(target, what, "the connection failed (\(detail))", underlying: error)
         default:

@@ -23,7 +23,7 @@ extension PostgresJobStore {
                 try await session.execute("ROLLBACK")
                 return values
             } catch {
-                _ = try? await session.execute("ROLLBACK")
+                await session.rollBack(after: error)
                 throw error
             }
         }

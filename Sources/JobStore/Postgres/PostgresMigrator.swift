@@ -33,7 +33,7 @@ struct PostgresMigrator {
             }
             try await session.execute("COMMIT")
         } catch {
-            _ = try? await session.execute("ROLLBACK")
+            await session.rollBack(after: error)
             throw error
         }
     }

@@ -48,6 +48,29 @@ struct PGSession {
         return first
     }
 
+    /// Ends the transaction that `error` interrupted: ROLLBACK, unless the
+    /// connection itself failed. Then the server has rolled it back already,
+    /// and a query sent on a connection the server closed was seen to wait
+    /// for ever (PostgresNIO 1.33.2), holding up every write behind it.
+    func rollBack(after error: any Error) async {
+        if connection.isClosed || Self.connectionFailed(error) { return }
+        _ = try? await execute("ROLLBACK")
+    }
+
+    /// Whether `error` says the connection is gone (rather than a statement refused).
+    static func connectionFailed(_ error: any Error) -> Bool {
+        guard let error = error as? PSQLError else { return false }
+        switch error.code {
+        case .serverClosedConnection, .connectionError, .uncleanShutdown, .clientClosedConnection, .poolClosed:
+            return true
+        case .server:
+            let state = error.serverInfo?[.sqlState] ?? ""
+            return state.hasPrefix("08") || state.hasPrefix("57P")
+        default:
+            return false
+        }
+    }
+
     /// Sends `NOTIFY` on the store's channel; delivered when the transaction commits.
     func notify(_ wakeUp: StoreWakeUp) async throws {
         try await execute("SELECT pg_notify($1, $2)", PGWakeUps.channel(schema: schema), PGWakeUps.payload(wakeUp))

@@ -201,7 +201,7 @@ final class PostgresWriter: Sendable {
             return try await writes(batch, indices, solo: solo, session)
         } catch {
             // Never give the connection back inside a transaction.
-            _ = try? await session.execute("ROLLBACK")
+            await session.rollBack(after: error)
             throw error
         }
     }
