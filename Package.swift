@@ -84,7 +84,7 @@ let package = Package(
         .testTarget(
             name: "JobStoreTests",
             dependencies: [
-                "JobStore",
+                "JobStore", "TestSupport",
                 // SQLite's C API, to make SQLite refuse a bind (HostileLimitTests).
                 .product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ],

@@ -1,6 +1,7 @@
 import Foundation
 @_spi(Maintenance) @testable import JobStore
 import Synchronization
+import TestSupport
 import Testing
 
 /// Whatever keeps a PostgreSQL store from opening is said in one line, with a code.

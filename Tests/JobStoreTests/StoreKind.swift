@@ -1,6 +1,7 @@
 import Foundation
 @_spi(Maintenance) @testable import JobStore
 import Synchronization
+import TestSupport
 import Testing
 
 /// The stores the conformance tests run against: every test written once,

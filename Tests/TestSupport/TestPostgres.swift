@@ -11,23 +11,23 @@ import Testing
 /// The server refuses to run as root: as root, it runs as the `postgres`
 /// system user (made by the postgresql package), in a folder it owns.
 /// Local connections are trusted; TCP ones ask for a password (scram).
-final class TestPostgres: Sendable {
-    static let bin = "/usr/lib/postgresql/15/bin"
+public final class TestPostgres: Sendable {
+    public static let bin = "/usr/lib/postgresql/15/bin"
 
     /// The server the suites share, started by the first test that asks.
-    static let shared: Result<TestPostgres, TestPostgresError> = {
+    public static let shared: Result<TestPostgres, TestPostgresError> = {
         do throws(TestPostgresError) { return .success(try TestPostgres()) } catch { return .failure(error) }
     }()
 
-    let folder: String
-    let port: Int
+    public let folder: String
+    public let port: Int
     private let serverPID = Mutex<pid_t>(0)
 
-    var data: String { folder + "/data" }
+    public var data: String { folder + "/data" }
     /// The socket file, for `PostgresStoreConfiguration.Endpoint.unixSocket`.
-    var socket: String { folder + "/.s.PGSQL.\(port)" }
+    public var socket: String { folder + "/.s.PGSQL.\(port)" }
 
-    init() throws(TestPostgresError) {
+    public init() throws(TestPostgresError) {
         guard FileManager.default.isExecutableFile(atPath: Self.bin + "/initdb") else {
             throw TestPostgresError(
                 "PostgreSQL 15 is not installed (no \(Self.bin)/initdb): run `make test`, whose scripts/test-deps "
@@ -67,7 +67,7 @@ final class TestPostgres: Sendable {
     /// No fsync (a test machine does not lose power), but commits are
     /// written to the WAL before they are acknowledged, so a server stopped
     /// at once (`kill()`) keeps every acknowledged write.
-    func start() throws(TestPostgresError) {
+    public func start() throws(TestPostgresError) {
         let options = "-k \(folder) -p \(port) -c listen_addresses=127.0.0.1 -c max_connections=300 "
             + "-c fsync=off -c full_page_writes=off -c shared_buffers=64MB"
         try Self.run(Self.bin + "/pg_ctl", ["-D", data, "-l", folder + "/server.log", "-w", "-t", "60", "-o", options, "start"])
@@ -77,14 +77,14 @@ final class TestPostgres: Sendable {
     }
 
     /// Stops the server at once (as a crash or `systemctl restart` would); keeps its files.
-    func kill() {
+    public func kill() {
         let pid = serverPID.withLock { $0 }
         guard pid > 0 else { return }
         _ = try? Self.run(Self.bin + "/pg_ctl", ["-D", data, "-m", "immediate", "-w", "stop"])
     }
 
     /// Stops the server and removes its folder.
-    func stop() {
+    public func stop() {
         kill()
         serverPID.withLock { $0 = 0 }
         try? FileManager.default.removeItem(atPath: folder)
@@ -93,7 +93,7 @@ final class TestPostgres: Sendable {
     /// Runs SQL as the superuser, in `database`.
     /// One statement at a time across the tests: PostgreSQL refuses two
     /// GRANTs or REVOKEs on one database at once ("tuple concurrently updated").
-    func psql(_ sql: String, database: String = "postgres") throws(TestPostgresError) {
+    public func psql(_ sql: String, database: String = "postgres") throws(TestPostgresError) {
         try Self.psqlTurn.withLock { _ throws(TestPostgresError) in
             try psqlNow(sql, database: database)
         }
@@ -107,7 +107,7 @@ final class TestPostgres: Sendable {
     }
 
     /// A port nobody listens on now.
-    static func freePort() -> Int {
+    public static func freePort() -> Int {
         let fd = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(fd) }
         var address = sockaddr_in()
@@ -130,7 +130,7 @@ final class TestPostgres: Sendable {
     /// the end of a child from a descriptor the child inherits, which the
     /// server `pg_ctl start` leaves running inherits too, so it would wait
     /// for the server to stop. Output goes to a file for the same reason.
-    static func run(_ executable: String, _ arguments: [String], asPostgres: Bool = true) throws(TestPostgresError) {
+    public static func run(_ executable: String, _ arguments: [String], asPostgres: Bool = true) throws(TestPostgresError) {
         let argv = (asPostgres && geteuid() == 0)
             ? ["/usr/bin/setpriv", "--reuid=postgres", "--regid=postgres", "--init-groups", executable] + arguments
             : [executable] + arguments
@@ -175,7 +175,7 @@ final class TestPostgres: Sendable {
     }
 }
 
-struct TestPostgresError: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
+public struct TestPostgresError: Error, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
 }
