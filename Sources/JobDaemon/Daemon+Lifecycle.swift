@@ -60,6 +60,7 @@ extension Daemon {
         keep(\.node, "node")
         keep(\.socket, "socket")
         keep(\.pollInterval, "poll-interval")
+        keep(\.lease, "lease")
         keep(\.store, "store")
         keep(\.http, "http")
         engine.reload(

@@ -194,8 +194,8 @@ extension EngineConfiguration {
     init(_ config: DaemonConfig, owner: String, logger: Logger, metrics: JobMetrics) {
         self.init(
             queues: config.queues.mapValues(\.concurrency), pools: config.pools, killGrace: config.killGrace,
-            outputLimit: config.store.valueCap.bytes, owner: owner, pollInterval: config.pollInterval,
-            requeuesExpiredLeases: false, logger: logger, metrics: metrics)
+            outputLimit: config.store.valueCap.bytes, owner: owner, leaseDuration: config.lease,
+            renewInterval: config.lease / 6, pollInterval: config.pollInterval, requeuesExpiredLeases: false, logger: logger, metrics: metrics)
     }
 }
 

@@ -49,7 +49,18 @@ import Testing
             #expect(config.store.durability == .normal)
             #expect(config.store.valueCap == .mebibytes(1))
             #expect(config.shutdownGrace == .seconds(30))
+            #expect(config.lease == .seconds(30))
         }
+    }
+
+    @Test func leaseIsBetweenThreeSecondsAndAnHour() throws {
+        #expect(try DaemonConfig.parse(yaml: "lease: 10s\n", path: path).get().lease == .seconds(10))
+        #expect(try DaemonConfig.parse(yaml: "lease: 1h\n", path: path).get().lease == .seconds(3600))
+        for bad in ["2s", "61m", "0s", "soon"] {
+            let diagnostics = DaemonConfig.parse(yaml: "lease: \(bad)\n", path: path).diagnostics
+            #expect(diagnostics.count == 1 && diagnostics.first?.position.line == 1, "\(bad): \(diagnostics)")
+        }
+        #expect(DaemonConfig.parse(yaml: "lease: 1s\n", path: path).diagnostics.first?.message.contains("3s to 1h") == true)
     }
 
     @Test func requiredQueuesAndDefaultPoolStayWhenOthersAreAdded() throws {

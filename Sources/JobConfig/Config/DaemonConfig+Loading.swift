@@ -49,7 +49,7 @@ private struct ConfigParser {
     let folder: String
 
     static let topKeys = ["database", "node", "definitions", "socket", "Q", "pools", "log", "store",
-                          "shutdown-grace", "kill-grace", "poll-interval", "http"]
+                          "shutdown-grace", "kill-grace", "poll-interval", "lease", "http"]
 
     func parse(_ root: Node, into config: inout DaemonConfig, reader: inout NodeReader) {
         guard let entries = reader.entries(of: root, "jobd.yaml") else { return }
@@ -102,6 +102,14 @@ private struct ConfigParser {
             case "poll-interval":
                 if let interval = reader.duration(value, "'poll-interval'", allowZero: false) {
                     config.pollInterval = interval
+                }
+            case "lease":
+                if let lease = reader.duration(value, "'lease'", allowZero: false) {
+                    if DaemonConfig.leaseRange.contains(lease) {
+                        config.lease = lease
+                    } else {
+                        reader.error(.invalidValue, at: value, "'lease' must be from 3s to 1h: jobd renews it every sixth of it, and another host takes a dead host's jobs over once it has passed")
+                    }
                 }
             case "http":
                 parseHTTP(value, into: &config.http, reader: &reader)

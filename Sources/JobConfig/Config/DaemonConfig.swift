@@ -19,6 +19,7 @@ import JobValues
 ///     shutdown-grace: 30s            # SIGTERM: how long running stages may finish
 ///     kill-grace: 5s                 # SIGTERM to a process group, SIGKILL after this
 ///     poll-interval: 5s              # look for work nobody nudged jobd about
+///     lease: 30s                     # a dead host's jobs are taken over after this
 ///     http: { listen: 127.0.0.1:9464 }  # optional: /metrics and the dashboard
 ///
 /// Relative paths resolve against the folder of the config file.
@@ -53,6 +54,10 @@ public struct DaemonConfig: Sendable, Hashable {
     /// without a nudge (jobd was down, or an INSERT by hand) and leases of
     /// runners that died. A `jobctl submit` nudges, so this is a fallback.
     public var pollInterval: Duration
+    /// How long a running job stays this host's without a heartbeat: jobd
+    /// renews its leases every sixth of it, and a host that died has its
+    /// jobs taken over by the others once it has passed.
+    public var lease: Duration
     /// The HTTP listener for `/metrics` and the dashboard; nil (the
     /// default) listens nowhere.
     public var http: HTTPConfig?
@@ -65,6 +70,9 @@ public struct DaemonConfig: Sendable, Hashable {
     /// How many `Q` entries and pools jobd.yaml may name.
     public static let maxQueues = 64
     public static let maxPools = 256
+    /// What `lease` may be: long enough for a few heartbeats over a slow
+    /// network, short enough that a dead host's jobs do not wait a day.
+    public static let leaseRange: ClosedRange<Duration> = .seconds(3) ... .seconds(3600)
 
     /// Every setting at its default, paths resolved against `folder`.
     public static func defaults(relativeTo folder: String) -> DaemonConfig {
@@ -81,6 +89,7 @@ public struct DaemonConfig: Sendable, Hashable {
             shutdownGrace: .seconds(30),
             killGrace: .seconds(5),
             pollInterval: .seconds(5),
+            lease: .seconds(30),
             http: nil
         )
     }
