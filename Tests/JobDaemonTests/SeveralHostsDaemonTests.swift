@@ -1,0 +1,190 @@
+import Foundation
+import JobStore
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Several hosts on one PostgreSQL (issue 19), with the real binaries: three
+/// jobds with configs, sockets and node names of their own, and jobctl from a
+/// fourth folder where no jobd runs. One jobd is SIGKILLed and PostgreSQL
+/// restarted while the jobs run; every job still ends fulfilled, once, with
+/// the right result, and the work is spread over the hosts.
+@Suite(.serialized) struct SeveralHostsDaemonTests {
+    /// Three stages of `sh`: the result is 2 × input + 1, and says which node ran the last stage.
+    static let work = """
+        pipeline:
+          - then: double
+            run: [sh, -c, 'read x; sleep 0.2; echo $((x * 2))']
+          - then: plus-one
+            run: [sh, -c, 'read x; sleep 0.1; echo $((x + 1))']
+          - then: stamp
+            run: [sh, -c, 'read x; echo "$x"']
+        """
+    static let hold = """
+        pipeline:
+          - then: hold
+            run: [sleep, '60']
+        """
+
+    struct Cluster {
+        let server: TestPostgres
+        let url: String
+        let hosts: [DaemonHarness]
+        /// A folder with a jobd.yaml for jobctl and no jobd.
+        let client: DaemonHarness
+
+        init(hosts count: Int) throws {
+            server = try TestPostgres()
+            let url = "postgres://postgres@/jobd_test?host=\(server.folder)&port=\(server.port)"
+            self.url = url
+            let definitions = ["work": SeveralHostsDaemonTests.work, "hold": SeveralHostsDaemonTests.hold]
+            hosts = try (0..<count).map { index in
+                try DaemonHarness(
+                    yaml: "node: host-\(index)\nlease: 3s\npoll-interval: 1s\npools: { default: 4 }",
+                    definitions: definitions, database: url)
+            }
+            client = try DaemonHarness(yaml: "node: client", definitions: definitions, database: url)
+        }
+
+        func jobctl(_ arguments: [String], stdin: String? = nil) async throws -> String {
+            let result: (status: Int32, output: String, error: String)
+            if let stdin {
+                let file = client.folder + "/stdin"
+                try stdin.write(toFile: file, atomically: true, encoding: .utf8)
+                result = try await runCommand(builtProduct("jobctl"), arguments + ["--batch", file, "--config", client.configPath])
+            } else {
+                result = try await runCommand(builtProduct("jobctl"), arguments + ["--config", client.configPath])
+            }
+            guard result.status == 0 else {
+                throw TestFailure("jobctl \(arguments.joined(separator: " ")): exit \(result.status): \(result.error)")
+            }
+            return result.output
+        }
+
+        func openStore() async throws -> (PostgresJobStore, Task<Void, any Error>) {
+            let store = try await PostgresJobStore(PostgresStoreConfiguration(url: url, environment: [:]))
+            return (store, Task { try await store.run() })
+        }
+    }
+
+    @Test(.timeLimit(.minutes(3)))
+    func threeHostsOneKilledAndTheServerRestartedLoseNoJob() async throws {
+        let cluster = try Cluster(hosts: 3)
+        defer { cluster.server.stop() }
+        for host in cluster.hosts { try host.start() }
+        for host in cluster.hosts {
+            _ = try #require(await host.notify.waitFor("READY", "1"), "jobd did not start: \(host.log)")
+        }
+
+        let inputs = (1...120).map(String.init)
+        let ids = try await cluster.jobctl(["submit", "work"], stdin: inputs.joined(separator: "\n") + "\n")
+            .split(separator: "\n").compactMap { Int64($0) }
+        #expect(ids.count == inputs.count)
+
+        let (store, running) = try await cluster.openStore()
+        defer { running.cancel() }
+        // Once jobs run everywhere, host-0 dies and the server restarts.
+        try await waitUntil(.seconds(30)) {
+            let owners = try await store.list(JobQuery(states: [.running], limit: 100)).jobs.compactMap(\.leaseOwner)
+            return Set(owners.map(Self.node)).contains("host-0") && Set(owners.map(Self.node)).count >= 2
+        }
+        let onHost0 = try await store.list(JobQuery(states: [.running], limit: 100)).jobs
+            .filter { $0.leaseOwner.map(Self.node) == "host-0" }.map(\.id)
+        #expect(!onHost0.isEmpty)
+        cluster.hosts[0].signal(SIGKILL)
+        try await Task.sleep(for: .milliseconds(300))
+        cluster.server.kill()
+        try await Task.sleep(for: .seconds(1))
+        try cluster.server.start()
+
+        try await waitUntil(.seconds(90)) {
+            try await store.list(JobQuery(states: [.fulfilled], limit: 1000)).jobs.count >= ids.count
+        }
+        for (id, input) in zip(ids, inputs) {
+            let detail = try #require(try await store.job(id))
+            #expect(detail.job.state == .fulfilled, "job \(id): \(detail.job.state) \(detail.job.error ?? "")")
+            let result = detail.job.result.map { String(decoding: $0, as: UTF8.self) }
+            #expect(result?.trimmingCharacters(in: .whitespacesAndNewlines) == String(Int(input)! * 2 + 1), "job \(id)")
+        }
+        // host-0's jobs were taken over by the others, at their first unfinished stage.
+        for id in onHost0 {
+            let job = try #require(try await store.job(id)).job
+            #expect(job.claims >= 2 && job.leaseOwner.map(Self.node) != "host-0", "job \(id): \(job)")
+        }
+        // Each job ran to its end once: one job per input, no duplicates.
+        let all = try await store.list(JobQuery(definition: "work", limit: 1000)).jobs
+        #expect(all.count == ids.count)
+        // The work was spread: the two live hosts both finished jobs.
+        let finishers = Set(all.compactMap(\.leaseOwner).map(Self.node))
+        #expect(finishers.isSuperset(of: ["host-1", "host-2"]), "\(finishers)")
+
+        for host in cluster.hosts.dropFirst() { host.signal(SIGTERM) }
+        for host in cluster.hosts.dropFirst() { #expect(await host.exitStatus() == 0, "\(host.log)") }
+        await store.close()
+    }
+
+    @Test(.timeLimit(.minutes(2)))
+    func aCancelFromAHostWithoutJobdStopsTheJobWhereItRuns() async throws {
+        let cluster = try Cluster(hosts: 2)
+        defer { cluster.server.stop() }
+        for host in cluster.hosts { try host.start() }
+        for host in cluster.hosts {
+            _ = try #require(await host.notify.waitFor("READY", "1"), "jobd did not start: \(host.log)")
+        }
+        let id = try #require(Int64(try await cluster.jobctl(["submit", "hold", "--input", "x"])
+            .trimmingCharacters(in: .whitespacesAndNewlines)))
+        let (store, running) = try await cluster.openStore()
+        defer { running.cancel() }
+        try await waitUntil(.seconds(10)) { try await store.job(id)?.job.state == .running }
+        let owner = try #require(try await store.job(id)?.job.leaseOwner)
+        let host = try #require(cluster.hosts.first { $0.read("jobd.yaml").contains("node: \(Self.node(owner))") })
+
+        #expect(Self.children(of: host.pid).contains("sleep"), "the stage runs on \(owner)")
+
+        let asked = ContinuousClock.now
+        let said = try await cluster.jobctl(["cancel", String(id)])
+        #expect(said.contains(Self.node(owner)), "cancel names the node the job runs on: \(said)")
+        try await waitUntil(.seconds(5)) { try await store.job(id)?.job.state == .cancelled }
+        #expect(ContinuousClock.now - asked < .seconds(3), "cancelled within a second or two")
+        #expect(try await store.job(id)?.job.state == .cancelled)
+        // The `sleep 60` is gone on the host that ran it.
+        try await waitUntil(.seconds(5)) { !Self.children(of: host.pid).contains("sleep") }
+        #expect(!Self.children(of: host.pid).contains("sleep"))
+
+        for host in cluster.hosts { host.signal(SIGTERM) }
+        for host in cluster.hosts { #expect(await host.exitStatus() == 0, "\(host.log)") }
+        await store.close()
+    }
+
+    /// The command names of `pid`'s children.
+    static func children(of pid: Int32) -> [String] {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return entries.compactMap { entry -> String? in
+            guard Int32(entry) != nil,
+                  let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+                  let open = stat.firstIndex(of: "("), let close = stat.lastIndex(of: ")")
+            else { return nil }
+            // pid (comm) state ppid …
+            let rest = stat[stat.index(after: close)...].split(separator: " ")
+            guard rest.count > 1, Int32(rest[1]) == pid else { return nil }
+            return String(stat[stat.index(after: open)..<close])
+        }
+    }
+
+    /// `NODE/PID/TAG` → `NODE`.
+    static func node(_ owner: String) -> String {
+        String(owner.split(separator: "/").first ?? "")
+    }
+
+    func waitUntil(_ limit: Duration, _ condition: () async throws -> Bool) async throws {
+        let deadline = ContinuousClock.now + limit
+        while ContinuousClock.now < deadline {
+            if (try? await condition()) == true { return }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        Issue.record("not within \(limit)")
+    }
+}
