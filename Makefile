@@ -111,7 +111,7 @@ install-config:
 	$(INSTALL) -d $(DESTDIR)$(EXAMPLEDIR)/jobs.d
 	$(INSTALL) -m 644 config/jobd.production.yaml $(DESTDIR)$(EXAMPLEDIR)/jobd.yaml
 	$(INSTALL) -m 644 config/jobs.d/*.yaml $(DESTDIR)$(EXAMPLEDIR)/jobs.d/
-	$(INSTALL) -m 644 systemd/network.conf.example systemd/http.conf.example $(DESTDIR)$(EXAMPLEDIR)/
+	$(INSTALL) -m 644 systemd/network.conf.example systemd/http.conf.example systemd/postgres.conf.example $(DESTDIR)$(EXAMPLEDIR)/
 	$(INSTALL) -d -m 755 $(DESTDIR)$(CONFDIR)
 	@if [ -e $(DESTDIR)$(CONFDIR)/jobd.yaml ]; then \
 	    echo "kept $(DESTDIR)$(CONFDIR)/jobd.yaml; the shipped one is $(EXAMPLEDIR)/jobd.yaml"; \
@@ -166,7 +166,7 @@ uninstall:
 # The unit as installed, checked by systemd-analyze against this machine's
 # systemd: `verify` must print nothing (it exits 0 on warnings), the sandbox
 # must score 1.0 or better, and the unit with each drop-in (network.conf,
-# http.conf) must verify too (their scores are printed). ExecStart must exist
+# http.conf, postgres.conf) must verify too (their scores are printed). ExecStart must exist
 # for verify: the staged copy points at the staged binary.
 check-unit: build
 	@set -e; \
@@ -186,7 +186,7 @@ check-unit: build
 	SYSTEMD_UNIT_PATH="$$stage/units:" systemd-analyze security --offline=yes --threshold=10 jobd.service \
 	    > "$$stage/security.out" 2>&1 || { cat "$$stage/security.out" >&2; echo "FAIL: security above 1.0" >&2; exit 1; }; \
 	echo "PASS: $$(grep 'Overall exposure level' "$$stage/security.out")"; \
-	for dropin in network http; do \
+	for dropin in network http postgres; do \
 	    rm -f "$$stage/units/jobd.service.d/"*; \
 	    cp systemd/$$dropin.conf.example "$$stage/units/jobd.service.d/$$dropin.conf"; \
 	    verify "+ $$dropin.conf"; \

@@ -36,14 +36,16 @@ import Glibc
         /// A folder with a jobd.yaml for jobctl and no jobd.
         let client: DaemonHarness
 
-        init(hosts count: Int) throws {
+        /// `firstYAML`: more of jobd.yaml for the first host only.
+        init(hosts count: Int, firstYAML: String = "") throws {
             server = try TestPostgres()
             let url = "postgres://postgres@/jobd_test?host=\(server.folder)&port=\(server.port)"
             self.url = url
             let definitions = ["work": SeveralHostsDaemonTests.work, "hold": SeveralHostsDaemonTests.hold]
             hosts = try (0..<count).map { index in
                 try DaemonHarness(
-                    yaml: "node: host-\(index)\nlease: 3s\npoll-interval: 1s\npools: { default: 4 }",
+                    yaml: "node: host-\(index)\nlease: 3s\npoll-interval: 1s\npools: { default: 4 }\n"
+                        + (index == 0 ? firstYAML : ""),
                     definitions: definitions, database: url)
             }
             client = try DaemonHarness(yaml: "node: client", definitions: definitions, database: url)
@@ -128,7 +130,7 @@ import Glibc
 
     @Test(.timeLimit(.minutes(2)))
     func aCancelFromAHostWithoutJobdStopsTheJobWhereItRuns() async throws {
-        let cluster = try Cluster(hosts: 2)
+        let cluster = try Cluster(hosts: 2, firstYAML: "http: { listen: unix:state/http.sock }")
         defer { cluster.server.stop() }
         for host in cluster.hosts { try host.start() }
         for host in cluster.hosts {
@@ -143,6 +145,10 @@ import Glibc
         let host = try #require(cluster.hosts.first { $0.read("jobd.yaml").contains("node: \(Self.node(owner))") })
 
         #expect(Self.children(of: host.pid).contains("sleep"), "the stage runs on \(owner)")
+        // The dashboard of either host shows the job, whichever host runs it.
+        let page = try await RawHTTP.get("/", .unix(path: cluster.hosts[0].folder + "/state/http.sock"))
+        #expect(page.status == 200)
+        #expect(String(decoding: page.body, as: UTF8.self).contains("href=\"jobs/\(id)\""))
 
         let asked = ContinuousClock.now
         let said = try await cluster.jobctl(["cancel", String(id)])

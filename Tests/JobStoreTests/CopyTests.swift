@@ -28,6 +28,9 @@ import Testing
         // The last job is pruned: its id is never given out again, here or after the copy.
         try await sqlite.executeInWriteTransaction("DELETE FROM jobs WHERE id = \(ids[5])")
         try await sqlite.recordEvent(NewEvent(jobID: nil, kind: "daemon", message: "not about a job"))
+        _ = try await sqlite.startSchedule(definition: "nightly", schedule: "cron: 0 3 * * * @UTC", at: Date(timeIntervalSince1970: 1_800_000_000))
+        let marks = try await sqlite.scheduleMarks()
+        #expect(marks.count == 1)
         try await sqlite.close()
 
         let configuration = try postgresConfiguration()
@@ -44,6 +47,7 @@ import Testing
             #expect(try await copy.attemptHistory(of: id) == source.attemptHistory(of: id), "history of job \(id)")
         }
         #expect(try await copy.list(JobQuery(limit: 100)) == source.list(JobQuery(limit: 100)))
+        #expect(try await copy.scheduleMarks() == marks, "schedules go on from where they were")
         #expect(try await copy.submit(job()).id == ids[5] + 1)
         #expect(try await copy.submit(job(key: "order-17")) == Submission(id: ids[2], created: false))
         #expect(try await copy.count("SELECT count(*) FROM events") == 3)

@@ -175,6 +175,10 @@ struct CopiedTable {
         CopiedTable(name: "events", columns: [
             ("id", .integer), ("job_id", .integer), ("position", .integer), ("kind", .text), ("message", .text), ("created_at", .time),
         ], keys: ["id"]),
+        // How far each schedule has fired: without it, the first jobd on the
+        // copy would catch up as after downtime.
+        CopiedTable(name: "schedule_marks", columns: [("definition", .text), ("schedule", .text), ("fired_through", .time)],
+                    keys: ["definition", "schedule"]),
     ]
 
     private static let stageColumns: [(name: String, kind: Kind)] = [
