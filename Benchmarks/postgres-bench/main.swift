@@ -25,7 +25,7 @@ let arguments = BenchArguments(
 let socket = arguments.string("socket") ?? "/run/postgresql"
 let port = arguments.int("port", full: 5432)
 let jobs = max(16, arguments.int("jobs", full: 16_000, quick: 6_000) / 16 * 16)
-let workers = arguments.int("workers", full: 32)
+let workers = arguments.int("workers", full: 128)
 let latencyJobs = arguments.int("latency-jobs", full: 500, quick: 200)
 let pgbench = arguments.string("pgbench") ?? "/usr/lib/postgresql/15/bin/pgbench"
 var report = Report("postgres-bench", arguments)
@@ -98,7 +98,7 @@ func drainWithJobds() async throws -> (seconds: Double, split: String) {
         let seconds = try await store.queryStrings(
             "SELECT extract(epoch FROM max(finished_at) - min(started_at)) FROM jobs WHERE state = 'fulfilled'")
         let split = try await store.queryStrings(
-            "SELECT split_part(lease_owner, '/', 1) || ' ' || count(*) FROM jobs GROUP BY 1 ORDER BY 1")
+            "SELECT split_part(lease_owner, '/', 1) || ' ' || count(*) FROM jobs GROUP BY split_part(lease_owner, '/', 1) ORDER BY 1")
         return (Double(seconds.first.flatMap { $0 } ?? "") ?? .infinity, split.compactMap { $0 }.joined(separator: ", "))
     }
 }
