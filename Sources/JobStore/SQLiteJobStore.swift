@@ -137,11 +137,24 @@ public final class SQLiteJobStore: JobStore {
         checkpointer?.stop()
         await flush()
         do {
-            try pool.close()
+            try await Self.offTheCooperativePool { [pool] in try pool.close() }
         } catch {
             throw JobStoreError.wrap(error, path: path, doing: "close the job database")
         }
         if configuration.connections == .pool { Self.closeWritableLast(path: path) }
+    }
+
+    /// Runs a blocking `body` on a thread of its own. GRDB's close waits for
+    /// every reader to be given back, and an async read gives its reader
+    /// back from the cooperative pool: waiting there, stores closing at once
+    /// on every thread of that small pool (two on two cores) wait for
+    /// themselves. Seen in the test suite as a hang in `DatabasePool.close`.
+    private static func offTheCooperativePool(_ body: @escaping @Sendable () throws -> Void) async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            let thread = Thread { continuation.resume(with: Result { try body() }) }
+            thread.name = "jobd.store.close"
+            thread.start()
+        }
     }
 
     /// Makes the database file, if there is none, with mode 0660 whatever the

@@ -9,6 +9,24 @@ import Testing
         ["-wal", "-shm"].filter { FileManager.default.fileExists(atPath: path + $0) }
     }
 
+    /// Stores closed while reads are in flight, more at once than the
+    /// cooperative pool has threads: every close returns. (GRDB's close
+    /// waits for readers, which an async read gives back from that pool.)
+    @Test(.timeLimit(.minutes(1)))
+    func closingManyStoresWithReadsInFlightNeverHangs() async throws {
+        for _ in 0..<20 {
+            let stores = try (0..<6).map { _ in try makeStore() }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for (store, _) in stores {
+                    for _ in 0..<8 { group.addTask { _ = try? await store.list(.pending()) } }
+                    group.addTask { try await store.close() }
+                }
+                try await group.waitForAll()
+            }
+            withExtendedLifetime(stores) {}
+        }
+    }
+
     @Test func closingAfterReadsRemovesTheWALFiles() async throws {
         let folder = try TemporaryFolder()
         let path = folder.file("jobs.sqlite")
