@@ -172,7 +172,7 @@ if only.contains("c") {
     submitFromChild(bench.databasePath, pendingJobs, delay: 0)
     let start = ContinuousClock.now
     bench.engine.nudge()
-    let (seconds, peak) = bench.waitEnded(2_000 + pendingJobs, since: start)
+    let (seconds, peak) = bench.waitEnded(2_000 + pendingJobs, since: start, sampleMemory: true)
     sleep(1)
     report.add(
         "c. heap outside SQLite after running \(count(pendingJobs)) more", mebibytes(engineHeap()), unit: "MiB",
