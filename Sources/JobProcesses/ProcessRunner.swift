@@ -72,13 +72,14 @@ public struct ProcessRunner: Sendable {
     ) throws(ProcessError) -> RunningProcess {
         let command = spec.command.displayName
         let arguments = spec.command.arguments
-        let environment = ProcessEnvironment.sanitized(spec.environment)
-        try Self.validate(arguments: arguments, environment: environment, command: command)
+        let strings = try ExecStrings.pack(arguments: arguments, environment: spec.environment, command: command)
         if let directory = spec.workingDirectory {
             try Self.checkDirectory(directory, command: command)
         }
-        let path = try ExecutableLookup.resolve(
-            arguments[0], searchPath: environment["PATH"], directory: spec.workingDirectory, command: command)
+        let searchPath = spec.environment["PATH"]
+        let lookup = try ExecutableLookup.resolveRemembering(
+            arguments[0], searchPath: searchPath, directory: spec.workingDirectory, command: command)
+        var path = lookup.path
 
         var stdin: [Int32] = [-1, -1]
         var stdout: [Int32] = [-1, -1]
@@ -94,9 +95,28 @@ public struct ProcessRunner: Sendable {
                 command: command, errno: error)
         }
 
-        let spawned = ChildSpawn.spawn(
-            path: path, arguments: arguments, environment: environment, directory: spec.workingDirectory,
-            stdin: stdin[0], stdout: stdout[1], stderr: stderr[1])
+        func spawn() -> Result<pid_t, ChildSpawn.SpawnErrno> {
+            ChildSpawn.spawn(
+                path: path, strings: strings, directory: spec.workingDirectory,
+                stdin: stdin[0], stdout: stdout[1], stderr: stderr[1])
+        }
+        var spawned = spawn()
+        if case .failure = spawned, lookup.remembered {
+            // The program found a moment ago may be gone: look again, as
+            // without the memory (the lookup's error, or the other path).
+            ExecutableLookup.forget(arguments[0], searchPath: searchPath, directory: spec.workingDirectory)
+            do {
+                let fresh = try ExecutableLookup.resolve(
+                    arguments[0], searchPath: searchPath, directory: spec.workingDirectory, command: command)
+                if fresh != path {
+                    path = fresh
+                    spawned = spawn()
+                }
+            } catch {
+                closeAll()
+                throw error
+            }
+        }
         _ = close(stdin[0])
         _ = close(stdout[1])
         _ = close(stderr[1])
@@ -115,24 +135,6 @@ public struct ProcessRunner: Sendable {
             stdin: stdin[1], stdout: stdout[0], stderr: stderr[0], completion: completion)
         process.start(pidfd: pidfd >= 0 ? pidfd : nil, timeout: spec.timeout)
         return process
-    }
-
-    static func validate(arguments: [String], environment: [String: String], command: String) throws(ProcessError) {
-        guard !arguments.isEmpty else {
-            throw ProcessError(code: .invalidCommand, message: "cannot run an empty argv; `run` needs a program", command: command)
-        }
-        if arguments.contains(where: { $0.utf8.contains(0) }) {
-            throw ProcessError(
-                code: .invalidCommand, message: "cannot run `\(command)`: an argument holds a NUL byte", command: command)
-        }
-        for (name, value) in environment {
-            if name.isEmpty || name.utf8.contains(UInt8(ascii: "=")) || name.utf8.contains(0) || value.utf8.contains(0) {
-                throw ProcessError(
-                    code: .invalidCommand,
-                    message: "cannot run `\(command)`: environment variable `\(name)` has an empty name, or holds `=` in its name or a NUL byte",
-                    command: command)
-            }
-        }
     }
 
     static func checkDirectory(_ directory: String, command: String) throws(ProcessError) {
