@@ -29,7 +29,9 @@ struct EngineBench {
             configuration: EngineConfiguration(
                 queues: ["map": mapConcurrency, "return": 1], pools: ["default": pool], logger: logger,
                 onJobEnd: { _ in ended.add() }),
-            definitions: [definition], store: store, processRunner: ProcessRunner())
+            definitions: [definition], store: store,
+            // As jobd runs it (Daemon.swift).
+            processRunner: ProcessRunner(completesOnLoopThread: true))
     }
 
     var databasePath: String { folder + "/jobd.sqlite" }

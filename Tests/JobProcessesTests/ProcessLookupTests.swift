@@ -1,5 +1,6 @@
 import Foundation
 import JobProcesses
+import Synchronization
 import TestSupport
 import Testing
 
@@ -9,8 +10,8 @@ import Glibc
 
 /// What the spawn path's shortcuts (issue 22) must not change: a program
 /// found along PATH is remembered for a moment, the environment is packed
-/// and checked in one pass.
-@Suite("ProcessRunner: lookups remembered, environments packed")
+/// and checked in one pass, and completions may run on the loop's thread.
+@Suite("ProcessRunner: lookups remembered, environments packed, completions on the loop")
 struct ProcessLookupTests {
     @Test func aRememberedProgramThatWentAwayIsLookedUpAgain() async throws {
         let folder = try makeTemporaryFolder()
@@ -80,4 +81,37 @@ struct ProcessLookupTests {
         let lines = String(decoding: try await output(of: spec), as: UTF8.self).split(separator: "\n")
         #expect(lines.sorted() == ["EMPTY=", "UNICODE=é ✓"])
     }
+
+    @Test func completionsOnTheLoopThread() async throws {
+        let queue = DispatchQueue(label: "completions")
+        let key = DispatchSpecificKey<Bool>()
+        queue.setSpecific(key: key, value: true)
+        let runner = ProcessRunner(completionQueue: queue, completesOnLoopThread: true)
+        let places = Places()
+        for _ in 0..<20 {
+            let result = await withCheckedContinuation { continuation in
+                runner.run(ProcessSpec.argv("/bin/cat", input: "hi\n")) { result in
+                    places.add(DispatchQueue.getSpecific(key: key) == true ? "queue" : "elsewhere")
+                    continuation.resume(returning: result)
+                }
+            }
+            #expect(try result.get().output == Array("hi\n".utf8))
+        }
+        #expect(places.all == ["elsewhere"])
+        // A run that cannot start still completes later, on the queue.
+        let failed = await withCheckedContinuation { continuation in
+            runner.run(ProcessSpec.argv("jobd-no-such-program-42")) { result in
+                places.add(DispatchQueue.getSpecific(key: key) == true ? "queue" : "elsewhere")
+                continuation.resume(returning: result)
+            }
+        }
+        #expect(throws: ProcessError.self) { try failed.get() }
+        #expect(places.all == ["elsewhere", "queue"])
+    }
+}
+
+private final class Places: Sendable {
+    private let names = Mutex<Set<String>>([])
+    func add(_ name: String) { _ = names.withLock { $0.insert(name) } }
+    var all: Set<String> { names.withLock { $0 } }
 }
