@@ -70,13 +70,18 @@ final class ExecStrings {
         var slot = 0
         /// Copies `string`'s bytes at `offset`; false when one is NUL (or `=`, for a name).
         func copy(_ string: String, refusingEquals: Bool = false) -> Bool {
-            var clean = true
-            for byte in string.utf8 {
-                if byte == 0 || (refusingEquals && byte == UInt8(ascii: "=")) { clean = false }
-                text[offset] = CChar(bitPattern: byte)
-                offset += 1
+            let start = text + offset
+            let count = string.utf8.count
+            let copied: Void? = string.utf8.withContiguousStorageIfAvailable { bytes in
+                if let base = bytes.baseAddress { memcpy(start, base, bytes.count) }
             }
-            return clean
+            if copied == nil {
+                for (index, byte) in string.utf8.enumerated() { start[index] = CChar(bitPattern: byte) }
+            }
+            offset += count
+            guard count > 0 else { return true }
+            if memchr(start, 0, count) != nil { return false }
+            return !(refusingEquals && memchr(start, Int32(UInt8(ascii: "=")), count) != nil)
         }
         var failure: ProcessError?
         for argument in arguments {
