@@ -14,7 +14,12 @@ enum Thresholds {
     /// spawn loop on one thread, pool 16 in percent of the loop on as many
     /// threads as run fastest (every core spawning) — issue 22's 90 % of
     /// what the machine can do with processes, each stage still persisted
-    /// before the next starts.
+    /// before the next starts. Not met yet: pool 16 measured 77–79 % at
+    /// load 4–13 (64 % at load 19–22, where 8 plain threads take more of
+    /// the machine's share than the engine does), pool 1 76–99 % (the
+    /// one-thread loop suffers from load more than the engine). SQLite's
+    /// 8 writes a job alone cost ~15 % of the loop's CPU a process
+    /// (docs/engine.md, "Where a process's time goes").
     static let shareOfPlainLoop: [String: Double] = [
         "3 × run: [cat], pool 1": 90,
         "3 × run: [cat], pool 16": 90,
