@@ -29,8 +29,8 @@ public struct Series {
 
 extension Report {
     /// A baseline's median, for context.
-    public mutating func add(baseline: Series, prefix: String = "") {
-        add(prefix + baseline.name, baseline.median, unit: baseline.unit, note: baseline.roundsText, digits: 0)
+    public mutating func add(baseline: Series, prefix: String = "", note: String = "") {
+        add(prefix + baseline.name, baseline.median, unit: baseline.unit, note: baseline.roundsText + note, digits: 0)
     }
 
     /// `series`' median as a percentage of `baseline`'s, held to `atLeast`

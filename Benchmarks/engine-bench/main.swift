@@ -8,7 +8,8 @@
 //    persisted in SQLite, as a share of the store driven directly (claim,
 //    3 stage results, finish) in the same rounds.
 // b. 3-stage pipelines of `run: [cat]`, as a share of a plain posix_spawn
-//    + wait loop of cat in the same rounds.
+//    + wait loop of cat in the same rounds: pool 1 against the loop on one
+//    thread, pool 16 against the loop on as many threads as run fastest.
 // c. The engine's memory with pending jobs in the database: it must not
 //    grow with their number.
 
@@ -30,7 +31,7 @@ let arguments = BenchArguments(
         + " [--tsv FILE]",
     options: ["jobs", "process-jobs", "pending", "pool", "rounds", "only"])
 let inProcessJobs = arguments.int("jobs", full: 30_000, quick: 10_000)
-let processJobs = arguments.int("process-jobs", full: 300, quick: 100)
+let processJobs = arguments.int("process-jobs", full: 1000, quick: 300)
 let pendingJobs = arguments.int("pending", full: 100_000, quick: 50_000)
 let poolSize = arguments.int("pool", full: 256)
 let rounds = arguments.int("rounds", full: 3)
@@ -102,20 +103,33 @@ if only.contains("b") {
         bench.stop()
         return Double(processJobs * 3) / seconds
     }
-    // Baselines first (an engine series' bound is a share of one), then the engine.
-    let plainLoop = 0
+    // Baselines first (an engine series' bound is a share of one), then the
+    // engine. Pool 1 runs one process at a time, as the one-thread loop
+    // does; pool 16 has every core busy, as the loop on N threads does
+    // (issue 22: N is the fastest of 1, 2 and 4 threads a core, found once
+    // before the rounds).
+    let processes = processJobs * 3
+    _ = Baselines.plainSpawnLoop(30, input: input)
+    let probe = Baselines.fastestPlainThreads(processes, input: input)
+    let threads = probe.threads
+    let probeNote = "; threads tried: "
+        + probe.rates.map { "\($0.threads) → \(Report.format($0.rate, 0))" }.joined(separator: ", ")
     var series = [
         Series("plain posix_spawn loop, 1 thread", unit: "processes/s") {
-            Baselines.plainSpawnLoop(processJobs * 3, input: input)
+            Baselines.plainSpawnLoop(processes, input: input)
+        },
+        Series("plain posix_spawn loop, \(threads) threads", unit: "processes/s") {
+            Baselines.plainSpawnThreads(processes, threads: threads, input: input)
         },
         Series("3 × run: [cat], pool 1", unit: "processes/s") { engineRate(pool: 1) },
         Series("3 × run: [cat], pool 16", unit: "processes/s") { engineRate(pool: 16) },
     ]
-    _ = Baselines.plainSpawnLoop(30, input: input)
     Series.measure(&series, rounds: rounds)
-    report.add(baseline: series[plainLoop], prefix: "b. ")
-    for entry in series.dropFirst() {
-        report.add(entry, shareOf: series[plainLoop], atLeast: Thresholds.shareOfPlainLoop[entry.name], prefix: "b. ",
+    let (oneThread, allThreads) = (series[0], series[1])
+    report.add(baseline: oneThread, prefix: "b. ")
+    report.add(baseline: allThreads, prefix: "b. ", note: probeNote)
+    for (entry, baseline) in [(series[2], oneThread), (series[3], allThreads)] {
+        report.add(entry, shareOf: baseline, atLeast: Thresholds.shareOfPlainLoop[entry.name], prefix: "b. ",
                    note: " = \(Report.format(entry.median / 3, 0)) pipelines/s")
     }
     report.add("b. jobs rejected or cancelled", Double(failed), unit: "", .atMost(0), digits: 0)
@@ -158,7 +172,7 @@ if only.contains("c") {
     submitFromChild(bench.databasePath, pendingJobs, delay: 0)
     let start = ContinuousClock.now
     bench.engine.nudge()
-    let (seconds, peak) = bench.waitEnded(2_000 + pendingJobs, since: start)
+    let (seconds, peak) = bench.waitEnded(2_000 + pendingJobs, since: start, sampleMemory: true)
     sleep(1)
     report.add(
         "c. heap outside SQLite after running \(count(pendingJobs)) more", mebibytes(engineHeap()), unit: "MiB",

@@ -52,28 +52,39 @@ func openDescriptors() -> Int {
     ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []).count
 }
 
-// Baselines first (a runner's bound is a share of one of them), then the runner.
-let plainLoop = 0
+// Warm up, then count descriptors: libdispatch opens its own (an epoll, an
+// eventfd, a timerfd) the first time it is used, and keeps them.
+_ = Baselines.plainSpawnLoop(50, input: input)
+_ = runnerLoop(50, width: 16)
+// The loop on N threads: N the fastest of 1, 2 and 4 threads a core (issue 22).
+let probe = Baselines.fastestPlainThreads(runs, input: input)
+let threads = probe.threads
+usleep(200_000)
+let descriptorsBefore = openDescriptors()
+
+// Baselines first (a runner's bound is a share of one of them), then the
+// runner: one at a time against the one-thread loop, 16 in flight against
+// the loop on every core.
 var series = [
     Series("plain posix_spawn loop, 1 thread", unit: "runs/s") { Baselines.plainSpawnLoop(runs, input: input) },
+    Series("plain posix_spawn loop, \(threads) threads", unit: "runs/s") {
+        Baselines.plainSpawnThreads(runs, threads: threads, input: input)
+    },
     Series("ProcessRunner, 1 at a time", unit: "runs/s") { runnerLoop(runs, width: 1) },
     Series("ProcessRunner, 16 at a time", unit: "runs/s") { runnerLoop(runs, width: 16) },
 ]
 
 print("process-bench: /bin/cat with a \(input.count)-byte stdin, \(runs) runs a round, median of \(rounds) rounds; "
       + Machine.summary)
-// Warm up, then count descriptors: libdispatch opens its own (an epoll, an
-// eventfd, a timerfd) the first time it is used, and keeps them.
-_ = Baselines.plainSpawnLoop(50, input: input)
-_ = runnerLoop(50, width: 16)
-usleep(200_000)
-let descriptorsBefore = openDescriptors()
 Series.measure(&series, rounds: rounds)
 
 var report = Report("process-bench", arguments)
-report.add(baseline: series[plainLoop])
-for entry in series.dropFirst() {
-    report.add(entry, shareOf: series[plainLoop], atLeast: Thresholds.shareOfPlainLoop[entry.name])
+let (oneThread, allThreads) = (series[0], series[1])
+report.add(baseline: oneThread)
+report.add(baseline: allThreads, note: "; threads tried: "
+    + probe.rates.map { "\($0.threads) → \(Report.format($0.rate, 0))" }.joined(separator: ", "))
+for (entry, baseline) in [(series[2], oneThread), (series[3], allThreads)] {
+    report.add(entry, shareOf: baseline, atLeast: Thresholds.shareOfPlainLoop[entry.name])
 }
 // Every pipe, pidfd and timerfd closed once the runners are gone (their
 // event loop's thread ends shortly after its last process is reaped).

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <stdint.h>
 #include <sys/epoll.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
@@ -142,8 +143,8 @@ int jobd_pipe(int fds[2], int parent_end) {
         fds[0] = fds[1] = -1;
         return -1;
     }
-    int flags = fcntl(fds[parent_end], F_GETFL);
-    if (flags == -1 || fcntl(fds[parent_end], F_SETFL, flags | O_NONBLOCK) == -1) {
+    // A new pipe's end has no status flag set: one F_SETFL, no F_GETFL.
+    if (fcntl(fds[parent_end], F_SETFL, O_NONBLOCK) == -1) {
         int saved = errno;
         close(fds[0]);
         close(fds[1]);
@@ -152,6 +153,46 @@ int jobd_pipe(int fds[2], int parent_end) {
         return -1;
     }
     return 0;
+}
+
+int jobd_find_executable(const char *name, const char *search_path, const char *cwd,
+                         char *out, size_t out_size) {
+    size_t name_length = strlen(name);
+    size_t cwd_length = cwd != NULL ? strlen(cwd) : 0;
+    char checked[4096];
+    const char *entry = search_path;
+    for (;;) {
+        const char *end = strchrnul(entry, ':');
+        size_t folder_length = (size_t)(end - entry);
+        const char *folder = entry;
+        if (folder_length == 0) {
+            folder = ".";
+            folder_length = 1;
+        }
+        int slash = folder[folder_length - 1] != '/';
+        size_t length = folder_length + (size_t)slash + name_length;
+        if (length + 1 > out_size) return 0;
+        memcpy(out, folder, folder_length);
+        if (slash) out[folder_length] = '/';
+        memcpy(out + folder_length + slash, name, name_length + 1);
+        const char *path = out;
+        if (out[0] != '/' && cwd != NULL) {
+            int cwd_slash = cwd_length == 0 || cwd[cwd_length - 1] != '/';
+            if (cwd_length + (size_t)cwd_slash + length + 1 > sizeof checked) return 0;
+            memcpy(checked, cwd, cwd_length);
+            if (cwd_slash) checked[cwd_length] = '/';
+            memcpy(checked + cwd_length + cwd_slash, out, length + 1);
+            path = checked;
+        }
+        struct stat info;
+        if (stat(path, &info) == 0) {
+            if (!S_ISREG(info.st_mode) || access(path, X_OK) != 0) return 0;
+            return 1;
+        }
+        if (errno == EACCES) return 0;
+        if (*end == '\0') return 0;
+        entry = end + 1;
+    }
 }
 
 const char *jobd_signal_abbrev(int signal_number) {

@@ -68,7 +68,11 @@ public final class Daemon: Sendable {
         engine = Engine(
             configuration: EngineConfiguration(configuration.daemon, owner: owner, logger: logger, metrics: prometheus.metrics),
             definitions: configuration.definitions.definitions, store: store.store,
-            processRunner: ProcessRunner(completionQueue: DispatchQueue(label: "jobd.engine.process-completions")))
+            // The engine's completions only resolve a promise (the next
+            // step is a store write, queued): done on the process loop's
+            // thread, without a hop (issue 22).
+            processRunner: ProcessRunner(
+                completionQueue: DispatchQueue(label: "jobd.engine.process-completions"), completesOnLoopThread: true))
         state = Mutex(State(config: configuration.daemon))
     }
 

@@ -76,7 +76,10 @@ public final class Engine: Sendable {
     /// - Parameters:
     ///   - processRunner: starts `run` and `shell` actions. Give each engine
     ///     its own, or share one on purpose: its event loop is the one
-    ///     thread that watches every child it started.
+    ///     thread that watches every child it started. The engine's
+    ///     completions are quick and never block (they resolve a promise
+    ///     and queue a store write), so the runner may complete on its
+    ///     loop's thread (`completesOnLoopThread`), as jobd's does.
     ///   - customAction: replaces a stage's action when it returns a
     ///     promise (tests: an action that loses its resolver).
     public init(

@@ -12,7 +12,10 @@ public enum ProcessEnvironment {
     /// (sd_notify socket, watchdog, socket activation), and a child that
     /// used them would speak for the daemon (`NotifyAccess=main`).
     public static func isReserved(_ name: String) -> Bool {
-        name == "NOTIFY_SOCKET" || name.hasPrefix("WATCHDOG_") || name.hasPrefix("LISTEN_")
+        // Bytes, not Characters: called for every variable of every child.
+        let bytes = name.utf8
+        return bytes.elementsEqual("NOTIFY_SOCKET".utf8) || bytes.starts(with: "WATCHDOG_".utf8)
+            || bytes.starts(with: "LISTEN_".utf8)
     }
 
     /// `base`, with the stage's `env` laid over it, then `JOBD_JOB_ID`,
@@ -35,6 +38,10 @@ public enum ProcessEnvironment {
 
     /// `environment` without the reserved names.
     public static func sanitized(_ environment: [String: String]) -> [String: String] {
-        environment.filter { !isReserved($0.key) }
+        var environment = environment
+        for name in environment.keys where isReserved(name) {
+            environment.removeValue(forKey: name)
+        }
+        return environment
     }
 }

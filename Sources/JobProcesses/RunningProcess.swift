@@ -21,6 +21,8 @@ public final class RunningProcess: Sendable {
     public let command: String
 
     let completionQueue: DispatchQueue
+    /// `ProcessRunner.completesOnLoopThread`.
+    let completesOnLoopThread: Bool
     /// The runner's event loop, which watches this process's descriptors
     /// (held, so that the loop outlives every process it watches).
     let loop: ProcessEventLoop
@@ -84,12 +86,13 @@ public final class RunningProcess: Sendable {
 
     /// A spawned child; `start(pidfd:timeout:)` arms its watches.
     init(
-        pid: pid_t, spec: ProcessSpec, completionQueue: DispatchQueue, loop: ProcessEventLoop,
-        stdin: Int32, stdout: Int32, stderr: Int32, completion: @escaping Completion
+        pid: pid_t, spec: ProcessSpec, completionQueue: DispatchQueue, completesOnLoopThread: Bool,
+        loop: ProcessEventLoop, stdin: Int32, stdout: Int32, stderr: Int32, completion: @escaping Completion
     ) {
         processID = pid
         command = spec.command.displayName
         self.completionQueue = completionQueue
+        self.completesOnLoopThread = completesOnLoopThread
         self.loop = loop
         killGrace = spec.killGrace
         timeout = spec.timeout
@@ -114,6 +117,7 @@ public final class RunningProcess: Sendable {
         processID = nil
         command = spec.command.displayName
         self.completionQueue = completionQueue
+        completesOnLoopThread = false
         self.loop = loop
         killGrace = spec.killGrace
         timeout = spec.timeout
@@ -145,7 +149,7 @@ public final class RunningProcess: Sendable {
 
     /// An event from the loop.
     func handle(_ role: ProcessEventLoop.Role, events: UInt32) {
-        withState { state in
+        withState(completingHere: completesOnLoopThread) { state in
             switch role {
             case .stdin: state.writeInput(in: self)
             case .stdout: state.readStdout(in: self)
@@ -157,13 +161,19 @@ public final class RunningProcess: Sendable {
     }
 
     /// Runs `body` under the lock; if the run just finished, its completion
-    /// goes to `completionQueue` (never called on the loop thread, nor under
-    /// the lock).
-    func withState(_ body: (inout State) -> Void) {
+    /// is called — never under the lock — on this thread when
+    /// `completingHere` (the loop's, with `completesOnLoopThread`), else on
+    /// `completionQueue`.
+    func withState(completingHere: Bool = false, _ body: (inout State) -> Void) {
         let finish = state.withAnnouncedLock { state in
             body(&state)
             return state.finishIfDone(in: self)
         }
-        if let finish { completionQueue.async(execute: finish) }
+        guard let finish else { return }
+        if completingHere {
+            finish()
+        } else {
+            completionQueue.async(execute: finish)
+        }
     }
 }

@@ -11,7 +11,8 @@ import Testing
 
 /// One process runner for every engine of this test process, shared on
 /// purpose: its event loop is one thread, whichever engine starts children.
-let testProcessRunner = ProcessRunner()
+/// As jobd runs it: completions on the process loop's thread.
+let testProcessRunner = ProcessRunner(completesOnLoopThread: true)
 
 /// An engine over a real SQLite file in a fresh folder, with definitions
 /// given as YAML text.

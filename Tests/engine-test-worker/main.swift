@@ -64,7 +64,7 @@ do {
         configuration: EngineConfiguration(
             killGrace: .milliseconds(200), leaseDuration: .milliseconds(leaseMs), renewInterval: .milliseconds(leaseMs / 4),
             pollInterval: .milliseconds(200), logger: logger),
-        definitions: set.definitions, store: store, processRunner: ProcessRunner(),
+        definitions: set.definitions, store: store, processRunner: ProcessRunner(completesOnLoopThread: true),
         customAction: lose == nil ? nil : losingAction)
     engine.start()
     FileHandle.standardOutput.write(Data("ready\n".utf8))

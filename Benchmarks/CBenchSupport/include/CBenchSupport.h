@@ -9,4 +9,7 @@ size_t bench_heap_bytes_in_use(void);
 /// waitpid — the least a caller must do. Returns runs per second; aborts if
 /// a step fails or cat's output is not the input's length.
 double bench_plain_spawn_loop(int count, const unsigned char *input, size_t length);
+/// The same runs, `count` in all, shared by `threads` threads (at most 64)
+/// that each do one run after another. Returns runs per second.
+double bench_plain_spawn_threads(int count, int threads, const unsigned char *input, size_t length);
 #endif

@@ -44,6 +44,17 @@ ssize_t jobd_write_nosigpipe(int fd, const void *buffer, size_t count);
 /// fds set to -1.
 int jobd_pipe(int fds[2], int parent_end);
 
+/// The common case of finding a program on PATH, with no allocation: for a
+/// `name` without a slash, the first `DIR/name` along `search_path`
+/// (':'-separated; an empty entry is ".") that is a regular file this
+/// process may execute, a relative one checked against `cwd` (NULL: the
+/// daemon's own). Writes that candidate, as the child will exec it, into
+/// `out` and returns 1. Returns 0 whenever anything else happens — nothing
+/// found, an entry refused (EACCES, a folder, not executable), a path too
+/// long — so that the caller's full lookup decides and says why.
+int jobd_find_executable(const char *name, const char *search_path, const char *cwd,
+                         char *out, size_t out_size);
+
 /// The signal's abbreviation without "SIG" ("TERM"), or NULL.
 const char *jobd_signal_abbrev(int signal_number);
 
