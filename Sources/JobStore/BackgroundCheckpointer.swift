@@ -26,9 +26,16 @@ final class BackgroundCheckpointer: Sendable {
     }
 
     /// No more checkpoints; closes the connection (after the one running, if any).
+    ///
+    /// On the checkpoints' own queue: a tick that found the checkpointer
+    /// running must not find its connection closed (GRDB then hands SQLite a
+    /// null handle, and `sqlite3_wal_checkpoint_v2` crashes; seen under
+    /// ThreadSanitizer). Never called from that queue.
     func stop() {
-        stopped.withAnnouncedLock { $0 = true }
-        try? connection.close()
+        queue.sync {
+            stopped.withAnnouncedLock { $0 = true }
+            try? connection.close()
+        }
     }
 
     private func scheduleNext() {
