@@ -58,6 +58,12 @@ let package = Package(
 
         // MARK: jobd's modules, one concern each (DESIGN.md, "Modules")
 
+        // Child processes for the tests and the benchmarks: posix_spawn and waitpid, not
+        // Foundation's Process, whose run() crashes now and then in Swift 6.3.1
+        // (swift-corelibs-foundation #5472). CSpawn: the glibc calls Swift's Glibc hides.
+        .target(name: "CSpawn", path: "Tests/CSpawn"),
+        .target(name: "Spawn", dependencies: ["CSpawn"], path: "Tests/Spawn", swiftSettings: strict),
+        .testTarget(name: "SpawnTests", dependencies: ["Spawn"], swiftSettings: strict),
         // Scratch folders and the repository's path, child processes, raw HTTP, and the
         // outside tools the tests compare against (prometheus_client, Prometheus, Chromium).
         .target(
