@@ -67,8 +67,8 @@ let package = Package(
         // Scratch folders and the repository's path, child processes, raw HTTP, and the
         // outside tools the tests compare against (prometheus_client, Prometheus, Chromium).
         .target(
-            name: "TestSupport", dependencies: [.product(name: "Logging", package: "swift-log")], path: "Tests/TestSupport",
-            swiftSettings: strict),
+            name: "TestSupport", dependencies: ["Spawn", .product(name: "Logging", package: "swift-log")],
+            path: "Tests/TestSupport", swiftSettings: strict),
 
         // Where jobs and stage results live: the protocol and the SQLite store.
         .target(
@@ -90,7 +90,7 @@ let package = Package(
         .testTarget(
             name: "JobStoreTests",
             dependencies: [
-                "JobStore", "TestSupport",
+                "JobStore", "Spawn", "TestSupport",
                 // SQLite's C API, to make SQLite refuse a bind (HostileLimitTests).
                 .product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ],
@@ -99,7 +99,7 @@ let package = Package(
         .target(name: "JobValues", swiftSettings: strict),
         // Calendar math of schedules: cron, systemd calendar events, fixed intervals.
         .target(name: "JobCalendar", dependencies: ["JobValues"], swiftSettings: strict),
-        .testTarget(name: "JobCalendarTests", dependencies: ["JobCalendar"], swiftSettings: strict),
+        .testTarget(name: "JobCalendarTests", dependencies: ["JobCalendar", "Spawn"], swiftSettings: strict),
         // jobd.yaml, job definitions, YAML, durations and sizes, transforms, diagnostics.
         .target(
             name: "JobConfig",
@@ -134,7 +134,7 @@ let package = Package(
             name: "JobEngineTests",
             dependencies: [
                 "JobEngine", "JobConfig", "JobValues", "JobProcesses", "JobStore", "JobMetrics", "Promises", "engine-test-worker",
-                "TestSupport",
+                "Spawn", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
@@ -154,7 +154,7 @@ let package = Package(
         .testTarget(
             name: "JobDaemonTests",
             dependencies: [
-                "JobDaemon", "JobConfig", "JobControl", "JobMetrics", "JobStore", "TestSupport", "jobd",
+                "JobDaemon", "JobConfig", "JobControl", "JobMetrics", "JobStore", "Spawn", "TestSupport", "jobd",
                 // `jobctl metrics` and `jobctl validate` against the real jobd (MetricsTests).
                 "jobctl",
                 .product(name: "Logging", package: "swift-log"),
@@ -171,7 +171,7 @@ let package = Package(
         // jobctl's tests run an engine in the test process as a stand-in for jobd.
         .testTarget(
             name: "JobctlTests",
-            dependencies: ["JobConfig", "JobValues", "JobControl", "JobStore", "JobEngine", "JobProcesses", "jobctl"],
+            dependencies: ["JobConfig", "JobValues", "JobControl", "JobStore", "JobEngine", "JobProcesses", "Spawn", "jobctl"],
             swiftSettings: strict),
 
         // Metrics: the metric families and a one-line call per event for the engine,
