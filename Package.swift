@@ -240,11 +240,11 @@ let package = Package(
         // Two jobds on PostgreSQL against a plain pgbench loop, and submit-to-start latency
         // across hosts (Benchmarks/postgres-bench/run starts a throwaway server; runs the jobd binary).
         .executableTarget(
-            name: "postgres-bench", dependencies: ["JobStore", "JobControl", "BenchmarkSupport"],
+            name: "postgres-bench", dependencies: ["JobStore", "JobControl", "BenchmarkSupport", "Spawn"],
             path: "Benchmarks/postgres-bench", exclude: ["run"], swiftSettings: strict),
         // Submit-to-start latency and an idle jobd's CPU and memory (runs the jobd binary).
         .executableTarget(
-            name: "jobd-bench", dependencies: ["JobConfig", "JobControl", "JobStore", "BenchmarkSupport"],
+            name: "jobd-bench", dependencies: ["JobConfig", "JobControl", "JobStore", "BenchmarkSupport", "Spawn"],
             path: "Benchmarks/jobd-bench", swiftSettings: strict),
     ]
 )
