@@ -15,12 +15,13 @@ import Glibc
 ///   is closed in it. Its signal mask is empty and every signal has its
 ///   default action (but glibc's own two, 32 and 33, which its posix_spawn
 ///   leaves ignored).
-/// - `pid` stays this child's until it is reaped, and only this value reaps
-///   it (``isRunning``, the waits): a signal sent through ``signal(_:toGroup:)``
-///   never reaches another process that took the pid over.
+/// - The child is reaped (waitpid) as soon as it ends, by a thread of its
+///   own: no zombie stays. Until then `pid` stays this child's, and a signal
+///   sent through ``signal(_:toGroup:)`` never reaches another process
+///   that took the pid over.
 /// - With ``Lifetime/endsWithOwner`` (the default), a child still running
 ///   when this value goes is killed (SIGKILL, its process group too if it
-///   leads one) and reaped: no test leaves a process or a zombie behind.
+///   leads one) and reaped: no test leaves a process behind.
 /// - Captured output (``Output/capture``) is read by a thread of its own
 ///   from the start, and stdin bytes are written by the same thread: a child
 ///   never blocks on a full pipe, whatever the caller does meanwhile.
@@ -84,8 +85,8 @@ public final class SpawnedProcess: Sendable {
     public enum Lifetime: Sendable {
         /// Killed and reaped.
         case endsWithOwner
-        /// Left running, and never reaped here (a watchdog meant to outlive
-        /// the test process).
+        /// Left running (a watchdog meant to outlive the test process);
+        /// still reaped if it ends first.
         case outlivesOwner
     }
 
@@ -98,13 +99,11 @@ public final class SpawnedProcess: Sendable {
         public var stderrEnded = false
     }
 
-    public let pid: pid_t
+    public var pid: pid_t { reaper.pid }
     /// True when the child was put in a process group of its own (its pgid is its pid).
     public let leadsItsGroup: Bool
     private let lifetime: Lifetime
-    /// The end, once reaped. Reaping and signalling happen under this lock,
-    /// so that no signal goes to a pid after it was given back.
-    private let reaped = Mutex<Termination?>(nil)
+    private let reaper: Reaper
     private let pump: OutputPump?
 
     /// Starts `executable` (a path: PATH is not searched) with `arguments`.
@@ -143,9 +142,10 @@ public final class SpawnedProcess: Sendable {
                 }
             }
             let environment = (environment ?? ProcessInfo.processInfo.environment).map { "\($0.key)=\($0.value)" }
-            pid = try posixSpawn(
-                executable, arguments, environment: environment, directory: directory, streams: streams,
-                ownProcessGroup: ownProcessGroup)
+            reaper = Reaper(
+                try posixSpawn(
+                    executable, arguments, environment: environment, directory: directory, streams: streams,
+                    ownProcessGroup: ownProcessGroup))
             pipes.closeChildEnds()
             if pipes.input != nil || !pipes.outputs.isEmpty {
                 pump = OutputPump(input: pipes.input.map { ($0, inputBytes) }, outputs: pipes.outputs)
@@ -162,49 +162,32 @@ public final class SpawnedProcess: Sendable {
 
     deinit {
         guard lifetime == .endsWithOwner else { return }
-        reaped.withLock { termination in
-            guard termination == nil else { return }
-            _ = kill(leadsItsGroup ? -pid : pid, SIGKILL)
-            var status: Int32 = 0
-            while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        }
+        reaper.send(SIGKILL, toGroup: leadsItsGroup)
+        _ = reaper.wait()
     }
 
-    /// Whether it still runs; never blocks. Reaps it once it ended.
-    public var isRunning: Bool { reap() == nil }
+    /// Whether it still runs (or has just ended and is being reaped); never blocks.
+    public var isRunning: Bool { reaper.current == nil }
 
-    /// Its end, once reaped (by ``isRunning`` or a wait); nil before.
-    public var termination: Termination? { reaped.withLock { $0 } }
+    /// Its end, once reaped; nil before.
+    public var termination: Termination? { reaper.current }
 
     /// Sends `signal` to the child, or to its process group; nothing once it was reaped.
     public func signal(_ signal: Int32, toGroup: Bool = false) {
-        reaped.withLock { termination in
-            guard termination == nil else { return }
-            _ = kill(toGroup ? -pid : pid, signal)
-        }
+        reaper.send(signal, toGroup: toGroup)
     }
 
-    /// Blocks until the child ends, and reaps it. Does not wait for the end
-    /// of its captured output: ``finish()`` does both.
+    /// Blocks until the child ended and was reaped. Does not wait for the
+    /// end of its captured output: ``finish()`` does both.
     @discardableResult
     public func wait() -> Termination {
-        while true {
-            if let termination = reap() { return termination }
-            // Blocks without reaping (WNOWAIT): reaping is reap()'s, under the lock.
-            var info = siginfo_t()
-            while waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT) < 0 && errno == EINTR {}
-        }
+        reaper.wait()!
     }
 
-    /// The child's end if it comes within `limit`, else nil (it is left
-    /// running). Blocks, polling every 5 ms.
+    /// The child's end if it comes within `limit`, else nil (it is left running). Blocks.
     public func wait(within limit: Duration) -> Termination? {
-        let deadline = ContinuousClock.now + limit
-        while true {
-            if let termination = reap() { return termination }
-            if ContinuousClock.now >= deadline { return nil }
-            usleep(5_000)
-        }
+        let (seconds, attoseconds) = limit.components
+        return reaper.wait(until: .now() + .nanoseconds(Int(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)))
     }
 
     /// ``wait()`` on a thread of its own, never on Swift's cooperative pool.
@@ -217,7 +200,7 @@ public final class SpawnedProcess: Sendable {
     public func waitForExit(within limit: Duration) async -> Termination? {
         let deadline = ContinuousClock.now + limit
         while true {
-            if let termination = reap() { return termination }
+            if let termination { return termination }
             if ContinuousClock.now >= deadline { return nil }
             try? await Task.sleep(for: .milliseconds(10))
         }
@@ -251,20 +234,5 @@ public final class SpawnedProcess: Sendable {
     @discardableResult
     public func finish() async -> Finished {
         await onThreadOfItsOwn { self.finish() }
-    }
-
-    private func reap() -> Termination? {
-        reaped.withLock { termination in
-            if termination == nil {
-                var status: Int32 = 0
-                switch waitpid(pid, &status, WNOHANG) {
-                case pid: termination = Termination(waitStatus: status)
-                // Reaped by something else (nothing in the tests does that): its status is lost.
-                case -1 where errno == ECHILD: termination = .exited(-1)
-                default: break
-                }
-            }
-            return termination
-        }
     }
 }
