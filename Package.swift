@@ -58,11 +58,17 @@ let package = Package(
 
         // MARK: jobd's modules, one concern each (DESIGN.md, "Modules")
 
+        // Child processes for the tests and the benchmarks: posix_spawn and waitpid, not
+        // Foundation's Process, whose run() crashes now and then in Swift 6.3.1
+        // (swift-corelibs-foundation #5472). CSpawn: the glibc calls Swift's Glibc hides.
+        .target(name: "CSpawn", path: "Tests/CSpawn"),
+        .target(name: "Spawn", dependencies: ["CSpawn"], path: "Tests/Spawn", swiftSettings: strict),
+        .testTarget(name: "SpawnTests", dependencies: ["Spawn"], swiftSettings: strict),
         // Scratch folders and the repository's path, child processes, raw HTTP, and the
         // outside tools the tests compare against (prometheus_client, Prometheus, Chromium).
         .target(
-            name: "TestSupport", dependencies: [.product(name: "Logging", package: "swift-log")], path: "Tests/TestSupport",
-            swiftSettings: strict),
+            name: "TestSupport", dependencies: ["Spawn", .product(name: "Logging", package: "swift-log")],
+            path: "Tests/TestSupport", swiftSettings: strict),
 
         // Where jobs and stage results live: the protocol and the SQLite store.
         .target(
@@ -84,7 +90,7 @@ let package = Package(
         .testTarget(
             name: "JobStoreTests",
             dependencies: [
-                "JobStore", "TestSupport",
+                "JobStore", "Spawn", "TestSupport",
                 // SQLite's C API, to make SQLite refuse a bind (HostileLimitTests).
                 .product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ],
@@ -93,7 +99,7 @@ let package = Package(
         .target(name: "JobValues", swiftSettings: strict),
         // Calendar math of schedules: cron, systemd calendar events, fixed intervals.
         .target(name: "JobCalendar", dependencies: ["JobValues"], swiftSettings: strict),
-        .testTarget(name: "JobCalendarTests", dependencies: ["JobCalendar"], swiftSettings: strict),
+        .testTarget(name: "JobCalendarTests", dependencies: ["JobCalendar", "Spawn"], swiftSettings: strict),
         // jobd.yaml, job definitions, YAML, durations and sizes, transforms, diagnostics.
         .target(
             name: "JobConfig",
@@ -128,7 +134,7 @@ let package = Package(
             name: "JobEngineTests",
             dependencies: [
                 "JobEngine", "JobConfig", "JobValues", "JobProcesses", "JobStore", "JobMetrics", "Promises", "engine-test-worker",
-                "TestSupport",
+                "Spawn", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
@@ -148,7 +154,7 @@ let package = Package(
         .testTarget(
             name: "JobDaemonTests",
             dependencies: [
-                "JobDaemon", "JobConfig", "JobControl", "JobMetrics", "JobStore", "TestSupport", "jobd",
+                "JobDaemon", "JobConfig", "JobControl", "JobMetrics", "JobStore", "Spawn", "TestSupport", "jobd",
                 // `jobctl metrics` and `jobctl validate` against the real jobd (MetricsTests).
                 "jobctl",
                 .product(name: "Logging", package: "swift-log"),
@@ -165,7 +171,7 @@ let package = Package(
         // jobctl's tests run an engine in the test process as a stand-in for jobd.
         .testTarget(
             name: "JobctlTests",
-            dependencies: ["JobConfig", "JobValues", "JobControl", "JobStore", "JobEngine", "JobProcesses", "jobctl"],
+            dependencies: ["JobConfig", "JobValues", "JobControl", "JobStore", "JobEngine", "JobProcesses", "Spawn", "jobctl"],
             swiftSettings: strict),
 
         // Metrics: the metric families and a one-line call per event for the engine,
@@ -234,11 +240,11 @@ let package = Package(
         // Two jobds on PostgreSQL against a plain pgbench loop, and submit-to-start latency
         // across hosts (Benchmarks/postgres-bench/run starts a throwaway server; runs the jobd binary).
         .executableTarget(
-            name: "postgres-bench", dependencies: ["JobStore", "JobControl", "BenchmarkSupport"],
+            name: "postgres-bench", dependencies: ["JobStore", "JobControl", "BenchmarkSupport", "Spawn"],
             path: "Benchmarks/postgres-bench", exclude: ["run"], swiftSettings: strict),
         // Submit-to-start latency and an idle jobd's CPU and memory (runs the jobd binary).
         .executableTarget(
-            name: "jobd-bench", dependencies: ["JobConfig", "JobControl", "JobStore", "BenchmarkSupport"],
+            name: "jobd-bench", dependencies: ["JobConfig", "JobControl", "JobStore", "BenchmarkSupport", "Spawn"],
             path: "Benchmarks/jobd-bench", swiftSettings: strict),
     ]
 )

@@ -19,6 +19,7 @@ import Foundation
 import JobConfig
 import JobControl
 import JobStore
+import Spawn
 
 #if canImport(Glibc)
 import Glibc
@@ -52,22 +53,20 @@ let tick = try! DefinitionLoader().parse(yaml: tickYAML, path: folder + "/jobs.d
 
 print("jobd-bench: \(jobd); folder \(folder); \(Machine.summary)")
 
-let daemon = Process()
-daemon.executableURL = URL(fileURLWithPath: jobd)
-daemon.arguments = ["--config", folder + "/jobd.yaml"]
-try! daemon.run()
+// Its warnings and errors show on the bench's own stderr.
+let daemon = try! SpawnedProcess(jobd, ["--config", folder + "/jobd.yaml"], stdout: .inherit, stderr: .inherit)
 let socket = folder + "/jobd.sock"
 let startDeadline = Date() + 30
 while (try? ControlClient.status(socketPath: socket)) == nil {
     guard Date() < startDeadline, daemon.isRunning else {
         print("jobd did not start")
-        if daemon.isRunning { daemon.terminate() }
+        daemon.signal(SIGTERM)
         try? FileManager.default.removeItem(atPath: folder)
         exit(1)
     }
     usleep(10_000)
 }
-let pid = daemon.processIdentifier
+let pid = daemon.pid
 
 let store = try! SQLiteJobStore(JobStoreConfiguration(path: folder + "/jobd.sqlite", checkpointInterval: nil))
 
@@ -144,8 +143,7 @@ report.add(
     .atMost(Thresholds.residentBytesPerPendingJob),
     note: "empty \(mib(empty.resident)), then \(mib(idle[0].resident)), \(mib(idle[1].resident))")
 
-kill(pid, SIGTERM)
-daemon.waitUntilExit()
-report.add("jobd's exit status after SIGTERM", Double(daemon.terminationStatus), unit: "", .atMost(0), digits: 0)
+daemon.signal(SIGTERM)
+report.add("jobd's exit status after SIGTERM", Double(daemon.wait().status), unit: "", .atMost(0), digits: 0)
 try? FileManager.default.removeItem(atPath: folder)
 report.finish()

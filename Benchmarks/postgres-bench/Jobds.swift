@@ -1,5 +1,6 @@
 import Foundation
 import JobControl
+import Spawn
 
 #if canImport(Glibc)
 import Glibc
@@ -11,7 +12,8 @@ final class JobdProcess: @unchecked Sendable {
     // @unchecked Sendable: used by the benchmark's main flow only, one call at a time.
     let node: String
     let folder: String
-    let process = Process()
+    private let jobd: String
+    private(set) var process: SpawnedProcess?
 
     init(jobd: String, node: String, database: String, pool: Int, definitions: [String: String]) throws {
         self.node = node
@@ -28,22 +30,23 @@ final class JobdProcess: @unchecked Sendable {
         for (name, yaml) in definitions {
             try yaml.write(toFile: folder + "/jobs.d/\(name).yaml", atomically: true, encoding: .utf8)
         }
-        process.executableURL = URL(fileURLWithPath: jobd)
-        process.arguments = ["--config", folder + "/jobd.yaml"]
+        self.jobd = jobd
         _ = FileManager.default.createFile(atPath: folder + "/jobd.log", contents: nil)
-        process.standardError = FileHandle(forWritingAtPath: folder + "/jobd.log")
-        process.standardOutput = FileHandle.nullDevice
     }
 
     func start() throws {
-        try process.run()
+        process = try SpawnedProcess(
+            jobd, ["--config", folder + "/jobd.yaml"], stdout: .null, stderr: .file(folder + "/jobd.log"))
     }
+
+    /// Started and not ended yet.
+    var isRunning: Bool { process?.isRunning ?? false }
 
     /// Waits until jobd answers on its socket (it does once it is ready).
     func waitReady(within seconds: Double = 60) throws {
         let deadline = Date() + seconds
         while (try? ControlClient.status(socketPath: folder + "/jobd.sock")) == nil {
-            guard Date() < deadline, process.isRunning else {
+            guard Date() < deadline, isRunning else {
                 throw BenchError("jobd \(node) did not start: \(log)")
             }
             usleep(10_000)
@@ -54,11 +57,9 @@ final class JobdProcess: @unchecked Sendable {
 
     /// SIGTERM, then its exit status; the folder is removed.
     func stop() -> Int32 {
-        if process.isRunning {
-            kill(process.processIdentifier, SIGTERM)
-            process.waitUntilExit()
-        }
+        process?.signal(SIGTERM)
+        let termination = process?.wait()
         try? FileManager.default.removeItem(atPath: folder)
-        return process.terminationStatus
+        return termination?.status ?? 0
     }
 }

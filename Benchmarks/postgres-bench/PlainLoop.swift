@@ -1,4 +1,5 @@
 import Foundation
+import Spawn
 
 /// The plain loop: pgbench, 16 clients, each transaction claiming one job
 /// with SKIP LOCKED, writing its three stages and finishing it, until every
@@ -24,17 +25,14 @@ func plainLoop(pgbench: String, socket: String, port: Int, jobs: Int) throws -> 
     defer { try? FileManager.default.removeItem(atPath: file) }
     let output = NSTemporaryDirectory() + "postgres-bench-\(getpid()).out"
     defer { try? FileManager.default.removeItem(atPath: output) }
-    _ = FileManager.default.createFile(atPath: output, contents: nil)
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: pgbench)
-    process.arguments = ["-n", "-h", socket, "-p", "\(port)", "-U", "postgres", "-c", "16", "-j", "2",
-                         "-t", "\(jobs / 16)", "-f", file, "postgres"]
-    process.standardOutput = FileHandle(forWritingAtPath: output)
-    process.standardError = process.standardOutput
-    try process.run()
-    process.waitUntilExit()
+    let termination = try SpawnedProcess(
+        pgbench,
+        ["-n", "-h", socket, "-p", "\(port)", "-U", "postgres", "-c", "16", "-j", "2", "-t", "\(jobs / 16)", "-f", file,
+         "postgres"],
+        stdout: .file(output), stderr: .sameAsStdout
+    ).wait()
     let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
-    guard process.terminationStatus == 0,
+    guard termination == .exited(0),
           let line = text.split(separator: "\n").first(where: { $0.hasPrefix("tps = ") }),
           let tps = Double(line.dropFirst(6).prefix { $0 != " " })
     else { throw BenchError("pgbench failed: \(text)") }

@@ -92,7 +92,7 @@ func drainWithJobds() async throws -> (seconds: Double, split: String) {
         try await fill(store, jobs)
         for host in hosts { try host.start() }
         while try await store.countJobs(in: [.fulfilled])[.fulfilled] ?? 0 < jobs {
-            for host in hosts where !host.process.isRunning { throw BenchError("jobd \(host.node) stopped: \(host.log)") }
+            for host in hosts where !host.isRunning { throw BenchError("jobd \(host.node) stopped: \(host.log)") }
             try await Task.sleep(for: .milliseconds(100))
         }
         let seconds = try await store.queryStrings(

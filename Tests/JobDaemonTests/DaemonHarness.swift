@@ -2,6 +2,7 @@ import Foundation
 import JobConfig
 import JobControl
 import JobStore
+import Spawn
 import TestSupport
 import Testing
 
@@ -17,7 +18,7 @@ final class DaemonHarness: @unchecked Sendable {
     // the harness, one call at a time.
     let folder: String
     let notify: NotifyListener
-    private(set) var process: Process?
+    private(set) var process: SpawnedProcess?
     private(set) var starts = 0
 
     /// `database`: another harness's `databasePath`, for two jobds on one database.
@@ -39,7 +40,10 @@ final class DaemonHarness: @unchecked Sendable {
     }
 
     deinit {
-        if let process, process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        if let process, process.isRunning {
+            process.signal(SIGKILL)
+            process.wait()
+        }
         try? FileManager.default.removeItem(atPath: folder)
     }
 
@@ -55,36 +59,22 @@ final class DaemonHarness: @unchecked Sendable {
     /// Starts jobd; `environment` adds to (or, with "", removes from) the test's own.
     func start(environment extra: [String: String] = [:], arguments: [String] = []) throws {
         starts += 1
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: jobdPath)
-        process.arguments = ["--config", configPath] + arguments
         var environment = ProcessInfo.processInfo.environment
         environment["NOTIFY_SOCKET"] = notify.path
         for name in ["WATCHDOG_USEC", "WATCHDOG_PID", "JOURNAL_STREAM", "JOBD_CONFIG"] { environment[name] = nil }
         for (key, value) in extra { environment[key] = value.isEmpty ? nil : value }
-        process.environment = environment
-        if !FileManager.default.fileExists(atPath: logPath) {
-            _ = FileManager.default.createFile(atPath: logPath, contents: nil)
-        }
-        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        self.process = process
+        process = try SpawnedProcess(
+            jobdPath, ["--config", configPath] + arguments, environment: environment, stdout: .null,
+            stderr: .file(logPath))
     }
 
-    var pid: Int32 { process?.processIdentifier ?? 0 }
+    var pid: Int32 { process?.pid ?? 0 }
 
-    func signal(_ number: Int32) { kill(pid, number) }
+    func signal(_ number: Int32) { process?.signal(number) }
 
     /// Waits for jobd to exit; nil if it is still running after `limit`.
     func exitStatus(within limit: Duration = .seconds(30)) async -> Int32? {
-        guard let process else { return nil }
-        let deadline = ContinuousClock.now + limit
-        while process.isRunning {
-            if ContinuousClock.now > deadline { return nil }
-            try? await Task.sleep(for: .milliseconds(20))
-        }
-        return process.terminationStatus
+        await process?.waitForExit(within: limit)?.status
     }
 
     /// Everything jobd wrote to stderr in its latest run.

@@ -2,6 +2,7 @@ import Foundation
 import JobConfig
 @testable import JobEngine
 import JobStore
+import Spawn
 import TestSupport
 import Testing
 
@@ -161,13 +162,5 @@ import Testing
 
 /// Runs a tool to its end and returns its standard output.
 private func runTool(_ path: String, _ arguments: [String]) throws -> String {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: path)
-    process.arguments = arguments
-    let output = Pipe()
-    process.standardOutput = output
-    try process.run()
-    let data = output.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return String(decoding: data, as: UTF8.self)
+    try SpawnedProcess(path, arguments, stdout: .capture, stderr: .inherit).finish().stdoutText
 }

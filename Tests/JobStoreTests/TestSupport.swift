@@ -1,5 +1,6 @@
 import Foundation
 @_spi(Maintenance) @testable import JobStore
+import Spawn
 import Synchronization
 import Testing
 
@@ -75,67 +76,19 @@ struct HelperMissing: Error, CustomStringConvertible {
 
 /// A child process whose stdout is read line by line and whose stderr is
 /// drained all along, so that a full pipe never blocks it.
-final class ChildProcess: @unchecked Sendable {
-    // @unchecked: `process` is configured and started in init and afterwards
-    // only read (pid, exit status); the mutable state is in a Mutex.
-    private struct Output {
-        var lines: [String] = []
-        var stdoutEnded = false
-        var stderr = Data()
-    }
-
-    private final class Shared: Sendable {
-        let output = Mutex(Output())
-    }
-
-    private let process = Process()
-    private let shared = Shared()
-    private let pipesDone = DispatchGroup()
+final class ChildProcess: Sendable {
+    private let process: SpawnedProcess
+    /// The complete lines of stdout read so far, and how many of its bytes they took.
+    private let parsed = Mutex<(lines: [String], bytes: Int)>(([], 0))
 
     init(_ executable: String, _ arguments: [String]) throws {
-        let out = Pipe()
-        let err = Pipe()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let outReader = out.fileHandleForReading
-        let errReader = err.fileHandleForReading
-        pipesDone.enter()
-        pipesDone.enter()
-        Thread.detachNewThread { [shared, pipesDone] in
-            var partial = Data()
-            while true {
-                let data = outReader.availableData
-                if data.isEmpty { break }
-                partial.append(data)
-                var complete: [String] = []
-                while let newline = partial.firstIndex(of: UInt8(ascii: "\n")) {
-                    complete.append(String(decoding: partial[partial.startIndex..<newline], as: UTF8.self))
-                    partial.removeSubrange(partial.startIndex...newline)
-                }
-                shared.output.withLock { $0.lines += complete }
-            }
-            // A last line without its newline was cut short: it is not an acknowledgement.
-            shared.output.withLock { $0.stdoutEnded = true }
-            pipesDone.leave()
-        }
-        Thread.detachNewThread { [shared, pipesDone] in
-            while true {
-                let data = errReader.availableData
-                if data.isEmpty { break }
-                shared.output.withLock { $0.stderr.append(data) }
-            }
-            pipesDone.leave()
-        }
+        process = try SpawnedProcess(executable, arguments, stdout: .capture, stderr: .capture)
     }
 
-    var pid: pid_t { process.processIdentifier }
+    var pid: pid_t { process.pid }
 
     func kill(_ signal: Int32) {
-        _ = Foundation.kill(process.processIdentifier, signal)
+        process.signal(signal)
     }
 
     /// Waits until `predicate` holds for the lines read so far, stdout ends,
@@ -143,25 +96,32 @@ final class ChildProcess: @unchecked Sendable {
     func waitForLines(timeout: Duration, _ predicate: @Sendable ([String]) -> Bool) async -> [String] {
         let deadline = ContinuousClock.now + timeout
         while true {
-            let (lines, ended) = shared.output.withLock { ($0.lines, $0.stdoutEnded) }
-            if predicate(lines) || ended || ContinuousClock.now > deadline { return lines }
+            let captured = process.captured
+            let lines = lines(of: captured.stdout)
+            if predicate(lines) || captured.stdoutEnded || ContinuousClock.now > deadline { return lines }
             try? await Task.sleep(for: .milliseconds(5))
         }
     }
 
     /// Reads both pipes to their end, then reaps the child.
     func finish() async -> (status: Int32, signaled: Bool, lines: [String], stderr: String) {
-        let process = self.process
-        let pipesDone = self.pipesDone
-        let (status, signaled) = await withCheckedContinuation { continuation in
-            Thread.detachNewThread {
-                pipesDone.wait()
-                process.waitUntilExit()
-                continuation.resume(returning: (process.terminationStatus, process.terminationReason == .uncaughtSignal))
+        let finished = await process.finish()
+        return (finished.termination.status, finished.termination.exitCode == nil, lines(of: finished.stdout),
+                finished.stderrText)
+    }
+
+    /// The complete lines of `stdout` (all stdout so far): a last line
+    /// without its newline was cut short, it is not an acknowledgement.
+    private func lines(of stdout: [UInt8]) -> [String] {
+        parsed.withLock { parsed in
+            var start = parsed.bytes
+            while let newline = stdout[start...].firstIndex(of: UInt8(ascii: "\n")) {
+                parsed.lines.append(String(decoding: stdout[start..<newline], as: UTF8.self))
+                start = newline + 1
             }
+            parsed.bytes = start
+            return parsed.lines
         }
-        let (lines, stderr) = shared.output.withLock { ($0.lines, String(decoding: $0.stderr, as: UTF8.self)) }
-        return (status, signaled, lines, stderr)
     }
 }
 

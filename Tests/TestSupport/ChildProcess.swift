@@ -1,4 +1,5 @@
 import Foundation
+import Spawn
 
 #if canImport(Glibc)
 import Glibc
@@ -18,30 +19,17 @@ public func requireTool(_ path: String, package: String) throws {
     }
 }
 
-/// A child process whose output goes to files (no pipe can fill up), ended
-/// by its pid.
+/// A child process whose output goes to files, stopped by its pid (and
+/// killed, should it still run, when this value goes).
 public final class Child {
-    public let process: Process
+    public let process: SpawnedProcess
     public let output: String
 
     /// - Parameters:
     ///   - output: stderr, and stdout unless `stdout` names another file.
     public init(_ executable: String, _ arguments: [String], output: String, stdout: String? = nil) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        _ = FileManager.default.createFile(atPath: output, contents: nil)
-        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
-        process.standardError = handle
-        if let stdout {
-            _ = FileManager.default.createFile(atPath: stdout, contents: nil)
-            process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: stdout))
-        } else {
-            process.standardOutput = handle
-        }
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        self.process = process
+        process = try SpawnedProcess(
+            executable, arguments, stdout: .file(stdout ?? output), stderr: stdout == nil ? .sameAsStdout : .file(output))
         self.output = output
     }
 
@@ -50,53 +38,29 @@ public final class Child {
     /// Waits for the child to exit by itself, for up to `timeout`; then
     /// kills it. Returns its exit status, or nil if it had to be killed.
     public func wait(timeout: Duration) async -> Int32? {
-        let deadline = ContinuousClock.now + timeout
-        while process.isRunning {
-            if ContinuousClock.now > deadline {
-                stop()
-                return nil
-            }
-            try? await Task.sleep(for: .milliseconds(50))
-        }
-        return process.terminationStatus
+        if let termination = await process.waitForExit(within: timeout) { return termination.status }
+        stop()
+        return nil
     }
 
     /// SIGTERM, then SIGKILL after 5 s; reaps it.
     public func stop() {
-        guard process.isRunning else { return }
-        kill(process.processIdentifier, SIGTERM)
-        let deadline = Date().addingTimeInterval(5)
-        while process.isRunning, Date() < deadline { usleep(20_000) }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
+        process.stop(grace: .seconds(5))
     }
 }
 
-/// Runs a command to completion; stdout and stderr go through files, so a
-/// full pipe cannot stall it.
+/// Runs a command to completion, reading its stdout and stderr as it writes them.
 public func runCommand(_ path: String, _ arguments: [String], environment: [String: String]? = nil) throws -> (status: Int32, output: String, error: String) {
-    let folder = NSTemporaryDirectory() + "jobd-run-" + UUID().uuidString
-    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(atPath: folder) }
-    for name in ["out", "err"] { _ = FileManager.default.createFile(atPath: folder + "/" + name, contents: nil) }
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: path)
-    process.arguments = arguments
-    if let environment { process.environment = environment }
-    process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: folder + "/out"))
-    process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: folder + "/err"))
-    try process.run()
-    process.waitUntilExit()
-    return (process.terminationStatus,
-            try String(contentsOfFile: folder + "/out", encoding: .utf8),
-            try String(contentsOfFile: folder + "/err", encoding: .utf8))
+    let finished = try SpawnedProcess.run(path, arguments, environment: environment)
+    return (finished.termination.status, finished.stdoutText, finished.stderrText)
 }
 
 /// `runCommand` for an async test: the wait happens on a thread of its own.
 public func runCommand(
     _ path: String, _ arguments: [String], environment: [String: String]? = nil
 ) async throws -> (status: Int32, output: String, error: String) {
-    try await onOwnThread { try runCommand(path, arguments, environment: environment) }
+    let finished = try await SpawnedProcess.run(path, arguments, environment: environment)
+    return (finished.termination.status, finished.stdoutText, finished.stderrText)
 }
 
 /// Runs `body` on a thread of its own and returns its result. For blocking

@@ -1,4 +1,5 @@
 import Foundation
+import Spawn
 
 /// Parses an exposition with prometheus_client's
 /// `parser.text_string_to_metric_families`, in the virtualenv `make test`
@@ -22,10 +23,6 @@ public enum PrometheusClientParser {
     /// The families by name. Throws (failing the test) when the virtualenv is
     /// missing or the parser rejects the text.
     public static func parse(_ exposition: [UInt8]) async throws -> [String: Family] {
-        try await onOwnThread { try parseBlocking(exposition) }
-    }
-
-    private static func parseBlocking(_ exposition: [UInt8]) throws -> [String: Family] {
         let python = try pythonPath()
         let script = """
             import json, math, sys
@@ -40,32 +37,13 @@ public enum PrometheusClientParser {
                     for s in family.samples]}
             json.dump(out, sys.stdout)
             """
-        // The exposition and stderr go through files, stdout through the
-        // one pipe, read to its end before waiting: nothing can block.
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("exposition-\(UUID())")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let inputFile = folder.appendingPathComponent("metrics.txt")
-        let errorFile = folder.appendingPathComponent("stderr.txt")
-        try Data(exposition).write(to: inputFile)
-        _ = FileManager.default.createFile(atPath: errorFile.path, contents: nil)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: python)
-        process.arguments = ["-c", script]
-        process.standardInput = try FileHandle(forReadingFrom: inputFile)
-        process.standardError = try FileHandle(forWritingTo: errorFile)
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let stdoutData = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        let stderrData = (try? Data(contentsOf: errorFile)) ?? Data()
-        guard process.terminationStatus == 0 else {
+        let finished = try await SpawnedProcess.run(python, ["-c", script], stdin: .bytes(exposition))
+        guard finished.termination == .exited(0) else {
             throw ParseError(message: "prometheus_client rejected the exposition:\n"
-                + String(decoding: stderrData, as: UTF8.self)
+                + finished.stderrText
                 + "\n--- exposition ---\n" + String(decoding: exposition, as: UTF8.self))
         }
-        return try JSONDecoder().decode([String: Family].self, from: stdoutData)
+        return try JSONDecoder().decode([String: Family].self, from: Data(finished.stdout))
     }
 
     public struct ParseError: Error, CustomStringConvertible {

@@ -1,4 +1,5 @@
 import Foundation
+import Spawn
 
 /// A real Prometheus (Debian's, installed by scripts/test-deps) scraping
 /// targets every second, and its query API.

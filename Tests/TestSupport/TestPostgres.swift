@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Spawn
 import Synchronization
 import Testing
 
@@ -126,34 +127,24 @@ public final class TestPostgres: Sendable {
 
     /// Runs a command to its end (as `postgres` when we are root); throws with its output if it fails.
     ///
-    /// posix_spawn and waitpid, not Foundation's Process: Process learns of
-    /// the end of a child from a descriptor the child inherits, which the
-    /// server `pg_ctl start` leaves running inherits too, so it would wait
-    /// for the server to stop. Output goes to a file for the same reason.
+    /// Only the command is waited for, not the end of its output: the server
+    /// `pg_ctl start` leaves running keeps its stdout. So output goes to a file.
     public static func run(_ executable: String, _ arguments: [String], asPostgres: Bool = true) throws(TestPostgresError) {
         let argv = (asPostgres && geteuid() == 0)
             ? ["/usr/bin/setpriv", "--reuid=postgres", "--regid=postgres", "--init-groups", executable] + arguments
             : [executable] + arguments
         let log = NSTemporaryDirectory() + "jobd-pg-command-\(UUID().uuidString).log"
         defer { try? FileManager.default.removeItem(atPath: log) }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        var cArguments = argv.map { strdup($0) } + [nil]
-        defer { for argument in cArguments { free(argument) } }
-        var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, argv[0], &actions, nil, &cArguments, environ)
-        guard spawned == 0 else { throw TestPostgresError("cannot run \(executable): \(String(cString: strerror(spawned)))") }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        let exited = status & 0x7f == 0
-        let code = (status >> 8) & 0xff
-        guard exited && code == 0 else {
+        let termination: SpawnedProcess.Termination
+        do {
+            termination = try SpawnedProcess(argv[0], Array(argv.dropFirst()), stdout: .file(log), stderr: .sameAsStdout)
+                .wait()
+        } catch {
+            throw TestPostgresError("cannot run \(executable): \(error)")
+        }
+        guard termination == .exited(0) else {
             let output = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
-            throw TestPostgresError("\(executable) \(arguments.joined(separator: " ")) failed (status \(status)): \(output)")
+            throw TestPostgresError("\(executable) \(arguments.joined(separator: " ")) failed (\(termination)): \(output)")
         }
     }
 
@@ -161,17 +152,11 @@ public final class TestPostgres: Sendable {
     /// killed and its folder removed within a second.
     private static func watch(data: String, folder: String) {
         let asPostgres = geteuid() == 0 ? "/usr/bin/setpriv --reuid=postgres --regid=postgres --init-groups " : ""
-        let watchdog = Process()
-        watchdog.executableURL = URL(fileURLWithPath: "/bin/sh")
-        watchdog.arguments = ["-c", """
+        _ = try? SpawnedProcess("/bin/sh", ["-c", """
             while kill -0 \(getpid()) 2>/dev/null; do sleep 1; done
             [ -d '\(data)' ] && \(asPostgres)\(bin)/pg_ctl -D '\(data)' -m immediate -w stop >/dev/null 2>&1
             rm -rf '\(folder)'
-            """]
-        watchdog.standardInput = FileHandle.nullDevice
-        watchdog.standardOutput = FileHandle.nullDevice
-        watchdog.standardError = FileHandle.nullDevice
-        try? watchdog.run()
+            """], lifetime: .outlivesOwner)
     }
 }
 

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import Spawn
 import Testing
 
 /// The repository this test file is in.
@@ -44,42 +44,14 @@ enum Oracle {
         var text: String { String(decoding: stdout, as: UTF8.self) }
     }
 
-    /// Runs a program to its end, feeding `stdin` and draining both pipes
-    /// on threads of their own (a child blocked on a full pipe never ends).
+    /// Runs a program to its end, feeding `stdin` and reading both pipes
+    /// while it runs (a child blocked on a full pipe never ends).
     static func run(_ executable: String, _ arguments: [String], environment: [String: String] = [:],
                     stdin: Data = Data()) throws -> Output {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
         var base = ["PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "SYSTEMD_COLORS": "0", "SYSTEMD_PAGER": "cat"]
         base.merge(environment) { $1 }
-        process.environment = base
-        let input = Pipe()
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        let group = DispatchGroup()
-        let errorData = Mutex(Data())
-        group.enter()
-        Thread.detachNewThread {
-            try? input.fileHandleForWriting.write(contentsOf: stdin)
-            try? input.fileHandleForWriting.close()
-            group.leave()
-        }
-        group.enter()
-        Thread.detachNewThread {
-            let data = errors.fileHandleForReading.readDataToEndOfFile()
-            errorData.withLock { $0 = data }
-            group.leave()
-        }
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        group.wait()
-        process.waitUntilExit()
-        return Output(status: process.terminationStatus, stdout: data,
-                      stderr: String(decoding: errorData.withLock { $0 }, as: UTF8.self))
+        let finished = try SpawnedProcess.run(executable, arguments, environment: base, stdin: .bytes(Array(stdin)))
+        return Output(status: finished.termination.status, stdout: Data(finished.stdout), stderr: finished.stderrText)
     }
 }
 
