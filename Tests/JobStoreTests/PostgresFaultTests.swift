@@ -162,6 +162,7 @@ import Testing
         _ = try await store.submit((0..<16).map { NewJob(definition: "loop", input: Data("\($0)".utf8), stages: stages) })
         let claimed = try await store.claim(pool: "default", owner: "a", limit: 16, leaseDuration: .seconds(300))
         #expect(claimed.count == 16)
+        let written = WriteCount()
         let writers = Task { () async throws -> Int in
             try await withThrowingTaskGroup(of: Int.self) { group in
                 for job in claimed {
@@ -173,6 +174,7 @@ import Testing
                             while true {
                                 do {
                                     try await store.recordStageResult(result)
+                                    written.add()
                                     break
                                 } catch let error as JobStoreError where error.code.isRetryable {
                                     failures += 1
@@ -186,7 +188,8 @@ import Testing
                 return try await group.reduce(0, +)
             }
         }
-        try await Task.sleep(for: .milliseconds(300))
+        // The server dies with writes in flight: some made, most still to come.
+        while written.value < 300 { try await Task.sleep(for: .milliseconds(5)) }
         server.kill()
         try await Task.sleep(for: .milliseconds(500))
         try server.start()
@@ -198,4 +201,11 @@ import Testing
         }
         await store.close()
     }
+}
+
+/// How many writes went through, across the writers.
+private final class WriteCount: Sendable {
+    private let count = Mutex(0)
+    func add() { count.withLock { $0 += 1 } }
+    var value: Int { count.withLock { $0 } }
 }
