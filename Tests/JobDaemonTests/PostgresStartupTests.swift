@@ -45,8 +45,8 @@ import Testing
     }
 
     @Test func aRefusedLoginIsExit77AndThePasswordIsNeverShown() async throws {
-        let server = try TestPostgres.shared.get()
-        let user = try role(server, "refused", "LOGIN PASSWORD 'the-right-one'")
+        let server = try await onOwnThread { try TestPostgres.shared.get() }
+        let user = try await onOwnThread { try role(server, "refused", "LOGIN PASSWORD 'the-right-one'") }
         let harness = try harness("postgres://\(user):\(Self.password)@127.0.0.1:\(server.port)/jobd_test?sslmode=disable")
 
         let check = try await runCommand(jobdPath, ["--check", "--config", harness.configPath])
@@ -62,9 +62,9 @@ import Testing
     }
 
     @Test func aMissingPrivilegeIsExit77WithTheGrantToRun() async throws {
-        let server = try TestPostgres.shared.get()
-        let user = try role(server, "nocreate", "LOGIN")
-        try server.psql("REVOKE CREATE ON DATABASE jobd_test FROM PUBLIC", database: "jobd_test")
+        let server = try await onOwnThread { try TestPostgres.shared.get() }
+        let user = try await onOwnThread { try role(server, "nocreate", "LOGIN") }
+        try await onOwnThread { try server.psql("REVOKE CREATE ON DATABASE jobd_test FROM PUBLIC", database: "jobd_test") }
         let harness = try harness("postgres://\(user)@/jobd_test?host=\(server.folder)&port=\(server.port)&schema=\(user)")
 
         let check = try await runCommand(jobdPath, ["--check", "--config", harness.configPath])
@@ -76,7 +76,7 @@ import Testing
     }
 
     @Test func aGoodDatabaseChecksRunsAndServesJobctl() async throws {
-        let server = try TestPostgres.shared.get()
+        let server = try await onOwnThread { try TestPostgres.shared.get() }
         let harness = try harness("postgres://postgres@/jobd_test?host=\(server.folder)&port=\(server.port)&schema=startup_\(getpid())")
 
         let check = try await runCommand(jobdPath, ["--check", "--config", harness.configPath])

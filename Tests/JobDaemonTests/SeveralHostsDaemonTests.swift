@@ -17,7 +17,7 @@ import Glibc
     static let work = """
         pipeline:
           - then: double
-            run: [sh, -c, 'read x; sleep 0.2; echo $((x * 2))']
+            run: [sh, -c, 'read x; sleep 1; echo $((x * 2))']
           - then: plus-one
             run: [sh, -c, 'read x; sleep 0.1; echo $((x + 1))']
           - then: stamp
@@ -37,8 +37,10 @@ import Glibc
         let client: DaemonHarness
 
         /// `firstYAML`: more of jobd.yaml for the first host only.
-        init(hosts count: Int, firstYAML: String = "") throws {
-            server = try TestPostgres()
+        init(hosts count: Int, firstYAML: String = "") async throws {
+            // initdb and pg_ctl block: on a thread of their own, not one of
+            // the two the other tests' async code runs on.
+            server = try await onOwnThread { try TestPostgres() }
             let url = "postgres://postgres@/jobd_test?host=\(server.folder)&port=\(server.port)"
             self.url = url
             let definitions = ["work": SeveralHostsDaemonTests.work, "hold": SeveralHostsDaemonTests.hold]
@@ -89,7 +91,7 @@ import Glibc
     }
 
     func threeHostsOneKilled(restartingTheServer: Bool) async throws {
-        let cluster = try Cluster(hosts: 3)
+        let cluster = try await Cluster(hosts: 3)
         defer { cluster.server.stop() }
         for host in cluster.hosts { try host.start() }
         for host in cluster.hosts {
@@ -104,20 +106,22 @@ import Glibc
         let (store, running) = try await cluster.openStore()
         defer { running.cancel() }
         // Once jobs run everywhere, host-0 dies and the server restarts.
+        var onHost0: [Int64] = []
         try await waitUntil(.seconds(30)) {
-            let owners = try await store.list(JobQuery(states: [.running], limit: 100)).jobs.compactMap(\.leaseOwner)
-            return Set(owners.map(Self.node)).contains("host-0") && Set(owners.map(Self.node)).count >= 2
+            let running = try await store.list(JobQuery(states: [.running], limit: 100)).jobs
+            let nodes = Set(running.compactMap(\.leaseOwner).map(Self.node))
+            onHost0 = running.filter { $0.leaseOwner.map(Self.node) == "host-0" }.map(\.id)
+            return nodes.contains("host-0") && nodes.count >= 2
         }
-        let onHost0 = try await store.list(JobQuery(states: [.running], limit: 100)).jobs
-            .filter { $0.leaseOwner.map(Self.node) == "host-0" }.map(\.id)
         #expect(!onHost0.isEmpty)
         let killed = Date()
         cluster.hosts[0].signal(SIGKILL)
         if restartingTheServer {
             try await Task.sleep(for: .milliseconds(300))
-            cluster.server.kill()
+            let server = cluster.server
+            try await onOwnThread { server.kill() }
             try await Task.sleep(for: .seconds(1))
-            try cluster.server.start()
+            try await onOwnThread { try server.start() }
         }
 
         try await waitUntil(.seconds(90)) {
@@ -169,7 +173,7 @@ import Glibc
 
     @Test(.timeLimit(.minutes(2)))
     func aCancelFromAHostWithoutJobdStopsTheJobWhereItRuns() async throws {
-        let cluster = try Cluster(hosts: 2, firstYAML: "http: { listen: unix:state/http.sock }")
+        let cluster = try await Cluster(hosts: 2, firstYAML: "http: { listen: unix:state/http.sock }")
         defer { cluster.server.stop() }
         for host in cluster.hosts { try host.start() }
         for host in cluster.hosts {
