@@ -29,8 +29,8 @@ final class BackgroundCheckpointer: Sendable {
     ///
     /// On the checkpoints' own queue: a tick that found the checkpointer
     /// running must not find its connection closed (GRDB then hands SQLite a
-    /// null handle, and `sqlite3_wal_checkpoint_v2` crashes; seen under
-    /// ThreadSanitizer). Never called from that queue.
+    /// null handle, and `sqlite3_wal_checkpoint_v2` crashes). Never called
+    /// from that queue.
     func stop() {
         queue.sync {
             stopped.withAnnouncedLock { $0 = true }

@@ -148,7 +148,7 @@ public final class SQLiteJobStore: JobStore {
     /// every reader to be given back, and an async read gives its reader
     /// back from the cooperative pool: waiting there, stores closing at once
     /// on every thread of that small pool (two on two cores) wait for
-    /// themselves. Seen in the test suite as a hang in `DatabasePool.close`.
+    /// themselves.
     private static func offTheCooperativePool(_ body: @escaping @Sendable () throws -> Void) async throws {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
             let thread = Thread { continuation.resume(with: Result { try body() }) }

@@ -13,11 +13,6 @@ import Testing
         try DaemonHarness(yaml: "node: checker", definitions: Self.definitions, database: url)
     }
 
-    /// The last line of `text` that is not empty.
-    func lastLine(_ text: String) -> String {
-        text.split(separator: "\n").last.map(String.init) ?? ""
-    }
-
     func role(_ server: TestPostgres, _ name: String, _ options: String) throws -> String {
         let role = "\(name)_\(getpid())"
         try server.psql("DROP ROLE IF EXISTS \(role); CREATE ROLE \(role) \(options)")

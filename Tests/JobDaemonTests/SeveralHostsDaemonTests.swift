@@ -154,20 +154,7 @@ import Glibc
         #expect(finishers.isSuperset(of: ["host-1", "host-2"]), "\(finishers)")
 
         for host in cluster.hosts.dropFirst() { host.signal(SIGTERM) }
-        for host in cluster.hosts.dropFirst() {
-            // Known bug, not yet found: under a heavily loaded full test run,
-            // a jobd on PostgreSQL that lived through the server's restart
-            // once hung in its graceful shutdown (in the maintenance service,
-            // with three jobs it thought running). Recorded as a known issue,
-            // reported on every run that hits it, until it is fixed.
-            let status = await host.exitStatus()
-            if status != 0 {
-                withKnownIssue("jobd on PostgreSQL hung in shutdown after a server restart", isIntermittent: true) {
-                    #expect(status == 0, "\(host.log)")
-                }
-                host.signal(SIGKILL)
-            }
-        }
+        for host in cluster.hosts.dropFirst() { #expect(await host.exitStatus() == 0, "\(host.log)") }
         await store.close()
     }
 

@@ -97,7 +97,6 @@ extension JobStoreError {
     /// the connection is fine), rather than the connection failing.
     static func isStatementError(_ error: any Error) -> Bool {
         guard let error = error as? PSQLError, error.code == .server else { return false }
-        let state = error.serverInfo?[.sqlState] ?? ""
-        return !(state.hasPrefix("08") || state.hasPrefix("57P"))
+        return !PGSession.connectionFailed(error)
     }
 }
