@@ -1,54 +1,79 @@
 import Synchronization
 
-/// Runs `body`, and gives up on it after `timeout` unless `body` called
-/// ``Deadline/disarm()`` by then: the caller gets `timedOut()` and `body`'s
-/// task is cancelled (a wait for a pooled connection ends at once).
+/// Runs `body` on a pooled connection and gives up on it in two cases:
 ///
-/// The store disarms it once it holds a connection: the timeout bounds the
-/// wait for the server, not the work (a transaction of a thousand submits
-/// may take longer); a connection the server closes fails its query at once.
+/// - No connection within `timeout`: the caller gets `timedOut()` and
+///   `body`'s task is cancelled (a wait for a pooled connection ends at once).
+/// - Once `body` holds a connection it calls ``Deadline/watch(_:)`` with it:
+///   the timeout no longer applies (a transaction of a thousand submits may
+///   take longer), but should the connection close while `body` still
+///   waits, the caller gets `lost()` within about a second.
+///
+/// The second case guards against a query that is never answered:
+/// PostgresNIO 1.33.2 was seen to leave a query sent just as the server
+/// went away waiting for ever, on a connection already closed. Given up on,
+/// such a query stays suspended (a task and a pool lease the pool has
+/// already dropped with the connection); the caller goes on.
 func withDeadline<T: Sendable>(
     _ timeout: Duration, timedOut: @escaping @Sendable () -> any Error,
+    lost: @escaping @Sendable () -> any Error,
     _ body: @escaping @Sendable (Deadline) async throws -> T
 ) async throws -> T {
     let race = Race<T>()
     return try await withTaskCancellationHandler {
         try await withCheckedThrowingContinuation { continuation in
-            race.start(continuation, timeout: timeout, timedOut: timedOut, body)
+            race.start(continuation, timeout: timeout, timedOut: timedOut, lost: lost, body)
         }
     } onCancel: {
         race.cancel()
     }
 }
 
-/// Lets the work end the race against the timer.
+/// Lets the work switch the race from the timer to watching its connection.
 struct Deadline: Sendable {
-    let disarm: @Sendable () -> Void
+    /// How often a watched connection is looked at.
+    static let watchInterval: Duration = .milliseconds(500)
+
+    let watch: @Sendable (_ isClosed: @escaping @Sendable () -> Bool) -> Void
 }
 
-/// The first of the work and the timer to finish resumes the caller.
+/// The first of the work, the timer and the watch to finish resumes the caller.
 private final class Race<T: Sendable>: Sendable {
     private struct State {
         var continuation: CheckedContinuation<T, any Error>?
         var work: Task<Void, Never>?
         var timer: Task<Void, Never>?
         var cancelled = false
-        var disarmed = false
+        var watching = false
     }
 
     private let state = Mutex(State())
 
     func start(
         _ continuation: CheckedContinuation<T, any Error>, timeout: Duration,
-        timedOut: @escaping @Sendable () -> any Error, _ body: @escaping @Sendable (Deadline) async throws -> T
+        timedOut: @escaping @Sendable () -> any Error, lost: @escaping @Sendable () -> any Error,
+        _ body: @escaping @Sendable (Deadline) async throws -> T
     ) {
         state.withLock { $0.continuation = continuation }
-        let deadline = Deadline { [self] in
-            let timer = state.withLock { state in
-                state.disarmed = true
-                return state.timer
+        let deadline = Deadline { [self] isClosed in
+            let watcher = Task {
+                // Closed at two looks in a row: a query still waiting then was
+                // not failed with the connection, and never will be.
+                var closedBefore = false
+                while !Task.isCancelled {
+                    do { try await Task.sleep(for: Deadline.watchInterval) } catch { return }
+                    let closed = isClosed()
+                    if closed && closedBefore { self.finish(with: .failure(lost())) }
+                    closedBefore = closed
+                }
+            }
+            let (timer, finished) = state.withLock { state in
+                state.watching = true
+                defer { state.timer = watcher }
+                return (state.timer, state.continuation == nil)
             }
             timer?.cancel()
+            if finished { watcher.cancel() }
         }
         let work = Task {
             let result: Result<T, any Error>
@@ -57,15 +82,15 @@ private final class Race<T: Sendable>: Sendable {
         }
         let timer = Task {
             do { try await Task.sleep(for: timeout) } catch { return }
-            guard !self.state.withLock({ $0.disarmed }) else { return }
+            guard !self.state.withLock({ $0.watching }) else { return }
             self.finish(with: .failure(timedOut()))
         }
-        let (finished, cancelled) = state.withLock { state in
+        let (finished, cancelled, watching) = state.withLock { state in
             state.work = work
-            state.timer = timer
-            return (state.continuation == nil, state.cancelled)
+            if !state.watching { state.timer = timer }
+            return (state.continuation == nil, state.cancelled, state.watching)
         }
-        if finished { timer.cancel() }
+        if finished || watching { timer.cancel() }
         if cancelled { work.cancel() }
     }
 

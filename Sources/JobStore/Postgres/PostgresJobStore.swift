@@ -148,10 +148,12 @@ public final class PostgresJobStore: JobStore, Service {
         let (client, schema, logger, target) = (self.client, self.schema, self.logger, self.target)
         do {
             return try await withDeadline(configuration.operationTimeout, timedOut: { [configuration] in
-                JobStoreError.unavailable(target, what, "no answer within \(configuration.operationTimeout)")
+                JobStoreError.unavailable(target, what, "no connection within \(configuration.operationTimeout)")
+            }, lost: {
+                JobStoreError.unavailable(target, what, "the connection closed with the query unanswered")
             }) { deadline in
                 try await client.withConnection { connection in
-                    deadline.disarm()
+                    deadline.watch { connection.isClosed }
                     return try await body(PGSession(connection: connection, schema: schema, logger: logger))
                 }
             }

@@ -159,10 +159,12 @@ final class PostgresWriter: Sendable {
             let (attempt, alone) = (remaining, solo)
             do {
                 let outcome = try await withDeadline(timeout, timedOut: { [target, timeout] in
-                    JobStoreError.unavailable(target, "write", "no answer within \(timeout)")
+                    JobStoreError.unavailable(target, "write", "no connection within \(timeout)")
+                }, lost: { [target] in
+                    JobStoreError.unavailable(target, "write", "the connection closed with the transaction unanswered")
                 }) { [self] deadline in
                     try await client.withConnection { connection in
-                        deadline.disarm()
+                        deadline.watch { connection.isClosed }
                         return try await self.transaction(
                             batch, attempt, solo: alone, PGSession(connection: connection, schema: self.schema, logger: self.logger))
                     }
