@@ -13,9 +13,9 @@ import Testing
         try DaemonHarness(yaml: "node: checker", definitions: Self.definitions, database: url)
     }
 
-    func role(_ server: TestPostgres, _ name: String, _ options: String) throws -> String {
+    func role(_ server: TestPostgres, _ name: String, _ options: String) async throws -> String {
         let role = "\(name)_\(getpid())"
-        try server.psql("DROP ROLE IF EXISTS \(role); CREATE ROLE \(role) \(options)")
+        try await server.psql("DROP ROLE IF EXISTS \(role); CREATE ROLE \(role) \(options)")
         return role
     }
 
@@ -40,8 +40,8 @@ import Testing
     }
 
     @Test func aRefusedLoginIsExit77AndThePasswordIsNeverShown() async throws {
-        let server = try await onOwnThread { try TestPostgres.shared.get() }
-        let user = try await onOwnThread { try role(server, "refused", "LOGIN PASSWORD 'the-right-one'") }
+        let server = try await TestPostgres.shared()
+        let user = try await role(server, "refused", "LOGIN PASSWORD 'the-right-one'")
         let harness = try harness("postgres://\(user):\(Self.password)@127.0.0.1:\(server.port)/jobd_test?sslmode=disable")
 
         let check = try await runCommand(jobdPath, ["--check", "--config", harness.configPath])
@@ -57,9 +57,9 @@ import Testing
     }
 
     @Test func aMissingPrivilegeIsExit77WithTheGrantToRun() async throws {
-        let server = try await onOwnThread { try TestPostgres.shared.get() }
-        let user = try await onOwnThread { try role(server, "nocreate", "LOGIN") }
-        try await onOwnThread { try server.psql("REVOKE CREATE ON DATABASE jobd_test FROM PUBLIC", database: "jobd_test") }
+        let server = try await TestPostgres.shared()
+        let user = try await role(server, "nocreate", "LOGIN")
+        try await server.psql("REVOKE CREATE ON DATABASE jobd_test FROM PUBLIC", database: "jobd_test")
         let harness = try harness("postgres://\(user)@/jobd_test?host=\(server.folder)&port=\(server.port)&schema=\(user)")
 
         let check = try await runCommand(jobdPath, ["--check", "--config", harness.configPath])
@@ -71,7 +71,7 @@ import Testing
     }
 
     @Test func aGoodDatabaseChecksRunsAndServesJobctl() async throws {
-        let server = try await onOwnThread { try TestPostgres.shared.get() }
+        let server = try await TestPostgres.shared()
         let harness = try harness("postgres://postgres@/jobd_test?host=\(server.folder)&port=\(server.port)&schema=startup_\(getpid())")
 
         let check = try await runCommand(jobdPath, ["--check", "--config", harness.configPath])

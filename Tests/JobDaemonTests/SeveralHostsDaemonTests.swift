@@ -40,7 +40,7 @@ import Glibc
         init(hosts count: Int, firstYAML: String = "") async throws {
             // initdb and pg_ctl block: on a thread of their own, not one of
             // the two the other tests' async code runs on.
-            server = try await onOwnThread { try TestPostgres() }
+            server = try await TestPostgres.make()
             let url = "postgres://postgres@/jobd_test?host=\(server.folder)&port=\(server.port)"
             self.url = url
             let definitions = ["work": SeveralHostsDaemonTests.work, "hold": SeveralHostsDaemonTests.hold]

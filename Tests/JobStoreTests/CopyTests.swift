@@ -33,7 +33,7 @@ import Testing
         #expect(marks.count == 1)
         try await sqlite.close()
 
-        let configuration = try postgresConfiguration()
+        let configuration = try await postgresConfiguration()
         let report = try await PostgresJobStore.copySQLiteDatabase(at: folder.file("jobs.sqlite"), into: configuration)
         #expect(report == DatabaseCopyReport(jobs: 5, stages: 12, jobAttempts: 1, stageAttempts: 3, events: 3))
 

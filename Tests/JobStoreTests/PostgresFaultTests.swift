@@ -6,9 +6,9 @@ import Testing
 
 /// Whatever keeps a PostgreSQL store from opening is said in one line, with a code.
 @Suite struct PostgresOpenErrorTests {
-    private func role(_ name: String, _ options: String = "LOGIN") throws -> String {
+    private func role(_ name: String, _ options: String = "LOGIN") async throws -> String {
         let role = "\(name)_\(getpid())"
-        try TestPostgres.shared.get().psql("DROP ROLE IF EXISTS \(role); CREATE ROLE \(role) \(options)")
+        try await TestPostgres.shared().psql("DROP ROLE IF EXISTS \(role); CREATE ROLE \(role) \(options)")
         return role
     }
 
@@ -18,9 +18,9 @@ import Testing
     }
 
     @Test func wrongPassword() async throws {
-        let server = try TestPostgres.shared.get()
-        let user = try role("pw", "LOGIN PASSWORD 'right-horse-battery'")
-        try server.psql("GRANT CREATE ON DATABASE jobd_test TO \(user)")
+        let server = try await TestPostgres.shared()
+        let user = try await role("pw", "LOGIN PASSWORD 'right-horse-battery'")
+        try await server.psql("GRANT CREATE ON DATABASE jobd_test TO \(user)")
         var configuration = PostgresStoreConfiguration(
             endpoint: .tcp(host: "127.0.0.1", port: server.port), user: user, password: "wrong-staple-guess",
             database: "jobd_test", schema: user, sslMode: .disable)
@@ -48,16 +48,16 @@ import Testing
     }
 
     @Test func missingDatabase() async throws {
-        let server = try TestPostgres.shared.get()
+        let server = try await TestPostgres.shared()
         let configuration = PostgresStoreConfiguration(
             endpoint: .unixSocket(path: server.socket), user: "postgres", password: nil, database: "no_such_database")
         expectOneLine(await expectStoreError(.cannotOpen) { try await PostgresJobStore(configuration) }, "does not exist")
     }
 
     @Test func missingPrivileges() async throws {
-        let server = try TestPostgres.shared.get()
-        let user = try role("nopriv")
-        try server.psql("REVOKE CREATE ON DATABASE jobd_test FROM PUBLIC", database: "jobd_test")
+        let server = try await TestPostgres.shared()
+        let user = try await role("nopriv")
+        try await server.psql("REVOKE CREATE ON DATABASE jobd_test FROM PUBLIC", database: "jobd_test")
         let configuration = PostgresStoreConfiguration(
             endpoint: .unixSocket(path: server.socket), user: user, password: nil, database: "jobd_test", schema: user)
         expectOneLine(await expectStoreError(.permissionDenied) { try await PostgresJobStore(configuration) }, "permission denied")
@@ -68,7 +68,7 @@ import Testing
 /// once, and a newer jobd's schema refused.
 @Suite struct PostgresMigrationTests {
     @Test func jobdsStartingAtOnceMigrateOnce() async throws {
-        let configuration = try postgresConfiguration()
+        let configuration = try await postgresConfiguration()
         let stores = try await withThrowingTaskGroup(of: PostgresJobStore.self) { group in
             for _ in 0..<4 { group.addTask { try await PostgresJobStore(configuration) } }
             return try await group.reduce(into: []) { $0.append($1) }
@@ -80,7 +80,7 @@ import Testing
     }
 
     @Test func aSchemaFromANewerJobdIsRefused() async throws {
-        let configuration = try postgresConfiguration()
+        let configuration = try await postgresConfiguration()
         let later = PostgresSchema.migrations + [(PostgresSchema.latestVersion + 1, "test: a note per job",
                                                   "ALTER TABLE {s}.jobs ADD COLUMN note text;")]
         _ = try await PostgresJobStore(configuration, migrations: later)
@@ -95,7 +95,7 @@ import Testing
 @Suite(.serialized) struct PostgresRestartTests {
     @Test(.timeLimit(.minutes(3)))
     func theStoreOutlivesARestartOfTheServer() async throws {
-        let server = try TestPostgres()
+        let server = try await TestPostgres.make()
         defer { server.stop() }
         var configuration = PostgresStoreConfiguration(
             endpoint: .unixSocket(path: server.socket), user: "postgres", password: nil, database: "jobd_test")
@@ -112,14 +112,14 @@ import Testing
         let claimed = try #require(try await store.claim(pool: "default", owner: "a", limit: 1, leaseDuration: .seconds(120)).first)
         try await store.recordStageResult(StageResult(lease: claimed.lease, position: 0, outcome: .fulfilled(Data("zero".utf8))))
 
-        server.kill()
+        await server.kill()
         let result = StageResult(lease: claimed.lease, position: 1, outcome: .fulfilled(Data("one".utf8)))
         let failed = await expectStoreError(.unavailable) { try await store.recordStageResult(result) }
         #expect(failed?.code.isRetryable == true)
         #expect(failed?.message.contains("\n") == false)
         await expectStoreError(.unavailable) { try await store.job(id) }
 
-        try server.start()
+        try await server.start()
         // The engine's way: a write that failed as unavailable is tried again.
         let deadline = ContinuousClock.now + .seconds(30)
         while true {
@@ -152,7 +152,7 @@ import Testing
     /// for ever by PostgresNIO, holding up every write behind it.
     @Test(.timeLimit(.minutes(3)))
     func writesInFlightWhenTheServerDiesAreAllAnswered() async throws {
-        let server = try TestPostgres()
+        let server = try await TestPostgres.make()
         defer { server.stop() }
         var configuration = PostgresStoreConfiguration(
             endpoint: .unixSocket(path: server.socket), user: "postgres", password: nil, database: "jobd_test")
@@ -192,10 +192,10 @@ import Testing
         }
         // The server dies with writes in flight: some made, most still to come.
         while written.value < 300 { try await Task.sleep(for: .milliseconds(5)) }
-        server.kill()
+        await server.kill()
         // Down for longer than the operation timeout: writes waiting for a connection fail.
         try await Task.sleep(for: .milliseconds(2500))
-        try server.start()
+        try await server.start()
         let failures = try await writers.value
         #expect(failures > 0, "some writes were in flight or queued while the server was down")
         for job in claimed {

@@ -79,8 +79,8 @@ final class StoreScope: Sendable {
 private let schemaCounter = Mutex(0)
 
 /// A configuration for a schema of its own in the shared test server's database.
-func postgresConfiguration(maxValueBytes: Int = 1 << 20) throws -> PostgresStoreConfiguration {
-    let server = try TestPostgres.shared.get()
+func postgresConfiguration(maxValueBytes: Int = 1 << 20) async throws -> PostgresStoreConfiguration {
+    let server = try await TestPostgres.shared()
     let number = schemaCounter.withLock { $0 += 1; return $0 }
     var configuration = PostgresStoreConfiguration(
         endpoint: .unixSocket(path: server.socket), user: "postgres", password: nil, database: "jobd_test",
@@ -97,7 +97,7 @@ func makeStore(_ kind: StoreKind, maxValueBytes: Int = 1 << 20) async throws -> 
         let (store, folder) = try makeStore(maxValueBytes: maxValueBytes)
         return (store, StoreScope(sqlite: folder))
     case .postgres:
-        let configuration = try postgresConfiguration(maxValueBytes: maxValueBytes)
+        let configuration = try await postgresConfiguration(maxValueBytes: maxValueBytes)
         let scope = StoreScope(postgres: configuration)
         return (scope.running(try await PostgresJobStore(configuration)), scope)
     }

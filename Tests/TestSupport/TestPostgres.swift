@@ -16,9 +16,39 @@ public final class TestPostgres: Sendable {
     public static let bin = "/usr/lib/postgresql/15/bin"
 
     /// The server the suites share, started by the first test that asks.
-    public static let shared: Result<TestPostgres, TestPostgresError> = {
+    private static let sharedServer: Result<TestPostgres, TestPostgresError> = {
         do throws(TestPostgresError) { return .success(try TestPostgres()) } catch { return .failure(error) }
     }()
+
+    /// The shared server, from an async test: the first call starts it on
+    /// a thread of its own. Every call below that blocks (initdb, pg_ctl,
+    /// psql) has such an async twin: blocking one of the cooperative pool's
+    /// few threads for seconds stalls every test running beside it (engine
+    /// tests with time bounds saw it).
+    public static func shared() async throws -> TestPostgres {
+        try await onOwnThread { try sharedServer.get() }
+    }
+
+    /// A server of the test's own (one it stops, kills or restarts).
+    public static func make() async throws -> TestPostgres {
+        try await onOwnThread { try TestPostgres() }
+    }
+
+    public func start() async throws {
+        try await onOwnThread { try self.start() }
+    }
+
+    public func kill() async {
+        _ = try? await onOwnThread { self.kill() }
+    }
+
+    public func stop() async {
+        _ = try? await onOwnThread { self.stop() }
+    }
+
+    public func psql(_ sql: String, database: String = "postgres") async throws {
+        try await onOwnThread { try self.psql(sql, database: database) }
+    }
 
     public let folder: String
     public let port: Int
@@ -58,7 +88,7 @@ public final class TestPostgres: Sendable {
         }
         Self.watch(data: data, folder: folder)
         if Self.registered.withLock({ registered in defer { registered = true }; return !registered }) {
-            atexit { if case .success(let server) = TestPostgres.shared { server.stop() } }
+            atexit { if case .success(let server) = TestPostgres.sharedServer { server.stop() } }
         }
     }
 
