@@ -167,3 +167,12 @@ var workerPath: String {
 func definitionContext(of configuration: EngineConfiguration) -> DefinitionContext {
     DefinitionContext(queues: Set(configuration.queues.keys), pools: Set(configuration.pools.keys))
 }
+
+/// How long a resolved job ran, by the times the engine recorded on its own
+/// threads (claim to finish). A bound on it holds however late the test's
+/// own awaits resume: on two cores, Swift Testing's cooperative pool is
+/// often busy with CPU-heavy tests running beside this one.
+func recordedRunTime(_ detail: JobDetail) -> Duration {
+    guard let started = detail.job.startedAt, let finished = detail.job.finishedAt else { return .seconds(Int64.max / 2) }
+    return .milliseconds(Int64(finished.timeIntervalSince(started) * 1000))
+}

@@ -17,14 +17,13 @@ import Testing
         #expect(value == 42)
     }
 
+    /// (Had the timer not fired, the body would have returned after 30 s.)
     @Test func noConnectionInTimeFailsWithTheTimersError() async throws {
-        let started = ContinuousClock.now
         await #expect(throws: Marker(name: "timer")) {
             try await withDeadline(.milliseconds(200), timedOut: { Marker(name: "timer") }, lost: { Marker(name: "lost") }) { _ in
                 try await Task.sleep(for: .seconds(30))
             }
         }
-        #expect(ContinuousClock.now - started < .seconds(10))
     }
 
     /// A watched call outlives the timeout while its connection is open.
@@ -39,7 +38,7 @@ import Testing
 
     /// The hang PostgresNIO showed: a query never answered, on a connection
     /// that closed. The caller is told the connection was lost, though the
-    /// work never returns.
+    /// work never returns (without the watch, the suite's time limit ends it).
     @Test func aQueryLeftWaitingOnAClosedConnectionIsGivenUpOn() async throws {
         let closed = Flag()
         let never = NeverAnswered()
@@ -55,7 +54,7 @@ import Testing
             }
         }
         let took = ContinuousClock.now - started
-        #expect(took >= .milliseconds(300) && took < .seconds(10))
+        #expect(took >= .milliseconds(300), "not given up on before the connection closed")
         _ = try await closer.value
         never.release()
     }
