@@ -20,6 +20,10 @@ final class DaemonHarness: @unchecked Sendable {
     let notify: NotifyListener
     private(set) var process: SpawnedProcess?
     private(set) var starts = 0
+    /// Where jobd runs, if not in the test's own network namespace.
+    var namespace: NetworkNamespace?
+    /// Added to the environment of every start.
+    var environment: [String: String] = [:]
 
     /// `database`: another harness's `databasePath`, for two jobds on one database.
     init(yaml: String = "", definitions: [String: String], database: String = "state/jobd.sqlite") throws {
@@ -62,10 +66,13 @@ final class DaemonHarness: @unchecked Sendable {
         var environment = ProcessInfo.processInfo.environment
         environment["NOTIFY_SOCKET"] = notify.path
         for name in ["WATCHDOG_USEC", "WATCHDOG_PID", "JOURNAL_STREAM", "JOBD_CONFIG"] { environment[name] = nil }
-        for (key, value) in extra { environment[key] = value.isEmpty ? nil : value }
+        for (key, value) in self.environment.merging(extra, uniquingKeysWith: { $1 }) {
+            environment[key] = value.isEmpty ? nil : value
+        }
+        let argv = [jobdPath, "--config", configPath] + arguments
+        let command = namespace?.command(argv) ?? argv
         process = try SpawnedProcess(
-            jobdPath, ["--config", configPath] + arguments, environment: environment, stdout: .null,
-            stderr: .file(logPath))
+            command[0], Array(command.dropFirst()), environment: environment, stdout: .null, stderr: .file(logPath))
     }
 
     var pid: Int32 { process?.pid ?? 0 }

@@ -1,5 +1,5 @@
 import Foundation
-import JobStore
+@_spi(Maintenance) import JobStore
 import TestSupport
 import Testing
 
@@ -36,21 +36,38 @@ import Glibc
         /// A folder with a jobd.yaml for jobctl and no jobd.
         let client: DaemonHarness
 
+        /// The hosts' network namespaces (`inNamespaces`), one each.
+        let namespaces: [NetworkNamespace]
+
         /// `firstYAML`: more of jobd.yaml for the first host only.
-        init(hosts count: Int, firstYAML: String = "") async throws {
-            // initdb and pg_ctl block: on a thread of their own, not one of
-            // the two the other tests' async code runs on.
-            server = try await TestPostgres.make()
+        /// `inNamespaces`: each jobd runs in a network namespace of its own
+        /// and reaches the server over TCP, with a password (`PGPASSWORD`).
+        init(hosts count: Int, firstYAML: String = "", inNamespaces: Bool = false) async throws {
+            server = inNamespaces ? try await TestPostgres.make(allowing: NetworkNamespace.network) : try await TestPostgres.make()
             let url = "postgres://postgres@/jobd_test?host=\(server.folder)&port=\(server.port)"
             self.url = url
             let definitions = ["work": SeveralHostsDaemonTests.work, "hold": SeveralHostsDaemonTests.hold]
-            hosts = try (0..<count).map { index in
-                try DaemonHarness(
+            let password = "net-\(UInt32.random(in: 0...UInt32.max))"
+            if inNamespaces { try await server.psql("ALTER ROLE postgres PASSWORD '\(password)'") }
+            namespaces = inNamespaces ? try (0..<count).map { try NetworkNamespace(index: $0) } : []
+            hosts = try (0..<count).map { [namespaces, server] index in
+                let namespace = namespaces.isEmpty ? nil : namespaces[index]
+                let host = try DaemonHarness(
                     yaml: "node: host-\(index)\nlease: 3s\npoll-interval: 1s\npools: { default: 4 }\n"
                         + (index == 0 ? firstYAML : ""),
-                    definitions: definitions, database: url)
+                    definitions: definitions,
+                    database: namespace.map { "postgres://postgres@\($0.gateway):\(server.port)/jobd_test" } ?? url)
+                host.namespace = namespace
+                if namespace != nil { host.environment["PGPASSWORD"] = password }
+                return host
             }
             client = try DaemonHarness(yaml: "node: client", definitions: definitions, database: url)
+        }
+
+        /// Stops the server, removes the namespaces.
+        func tearDown() {
+            server.stop()
+            for namespace in namespaces { namespace.remove() }
         }
 
         func jobctl(_ arguments: [String], stdin: String? = nil) async throws -> String {
@@ -87,9 +104,16 @@ import Glibc
         try await threeHostsOneKilled(restartingTheServer: true)
     }
 
-    func threeHostsOneKilled(restartingTheServer: Bool) async throws {
-        let cluster = try await Cluster(hosts: 3)
-        defer { cluster.server.stop() }
+    /// The same, each host in a network namespace of its own, reaching
+    /// PostgreSQL over TCP (veth links) with a password.
+    @Test(.timeLimit(.minutes(3)))
+    func threeHostsInNetworkNamespacesOneKilledAndTheServerRestartedLoseNoJob() async throws {
+        try await threeHostsOneKilled(restartingTheServer: true, inNamespaces: true)
+    }
+
+    func threeHostsOneKilled(restartingTheServer: Bool, inNamespaces: Bool = false) async throws {
+        let cluster = try await Cluster(hosts: 3, inNamespaces: inNamespaces)
+        defer { cluster.tearDown() }
         for host in cluster.hosts { try host.start() }
         for host in cluster.hosts {
             _ = try #require(await host.notify.waitFor("READY", "1"), "jobd did not start: \(host.log)")
@@ -116,9 +140,9 @@ import Glibc
         if restartingTheServer {
             try await Task.sleep(for: .milliseconds(300))
             let server = cluster.server
-            try await onOwnThread { server.kill() }
+            await server.kill()
             try await Task.sleep(for: .seconds(1))
-            try await onOwnThread { try server.start() }
+            try await server.start()
         }
 
         try await waitUntil(.seconds(90)) {
@@ -129,6 +153,12 @@ import Glibc
             #expect(detail.job.state == .fulfilled, "job \(id): \(detail.job.state) \(detail.job.error ?? "")")
             let result = detail.job.result.map { String(decoding: $0, as: UTF8.self) }
             #expect(result?.trimmingCharacters(in: .whitespacesAndNewlines) == String(Int(input)! * 2 + 1), "job \(id)")
+        }
+        if inNamespaces {
+            // The live hosts' connections came over their links, from their own addresses.
+            let addresses = try await store.queryStrings(
+                "SELECT DISTINCT host(client_addr) FROM pg_stat_activity WHERE client_addr IS NOT NULL")
+            #expect(Set(addresses.compactMap { $0 }) == Set(cluster.namespaces.dropFirst().map(\.address)))
         }
         // host-0's jobs were taken over by the others, at their first unfinished stage.
         // (Those host-0 finished between the look and the kill excepted.)
@@ -158,7 +188,7 @@ import Glibc
     @Test(.timeLimit(.minutes(2)))
     func aCancelFromAHostWithoutJobdStopsTheJobWhereItRuns() async throws {
         let cluster = try await Cluster(hosts: 2, firstYAML: "http: { listen: unix:state/http.sock }")
-        defer { cluster.server.stop() }
+        defer { cluster.tearDown() }
         for host in cluster.hosts { try host.start() }
         for host in cluster.hosts {
             _ = try #require(await host.notify.waitFor("READY", "1"), "jobd did not start: \(host.log)")

@@ -58,7 +58,22 @@ public final class TestPostgres: Sendable {
     /// The socket file, for `PostgresStoreConfiguration.Endpoint.unixSocket`.
     public var socket: String { folder + "/.s.PGSQL.\(port)" }
 
-    public init() throws(TestPostgresError) {
+    /// Where it listens for TCP (`listen_addresses`): 127.0.0.1, or `*`
+    /// for hosts in network namespaces reaching it over veth links.
+    public let listenAddresses: String
+
+    /// A server of the test's own that also takes TCP connections from
+    /// `network` (a CIDR; with a password), listening on every address.
+    public static func make(allowing network: String) async throws -> TestPostgres {
+        try await onOwnThread { try TestPostgres(listenAddresses: "*", allowing: network) }
+    }
+
+    public convenience init() throws(TestPostgresError) {
+        try self.init(listenAddresses: "127.0.0.1", allowing: nil)
+    }
+
+    init(listenAddresses: String, allowing network: String?) throws(TestPostgresError) {
+        self.listenAddresses = listenAddresses
         guard FileManager.default.isExecutableFile(atPath: Self.bin + "/initdb") else {
             throw TestPostgresError(
                 "PostgreSQL 15 is not installed (no \(Self.bin)/initdb): run `make test`, whose scripts/test-deps "
@@ -77,6 +92,7 @@ public final class TestPostgres: Sendable {
             let hba = """
                 local all all trust
                 host all all 127.0.0.1/32 scram-sha-256
+                \(network.map { "host all all \($0) scram-sha-256" } ?? "")
 
                 """
             try Self.run("/bin/sh", ["-c", "cat > \(data)/pg_hba.conf <<'EOF'\n\(hba)EOF"])
@@ -99,7 +115,7 @@ public final class TestPostgres: Sendable {
     /// written to the WAL before they are acknowledged, so a server stopped
     /// at once (`kill()`) keeps every acknowledged write.
     public func start() throws(TestPostgresError) {
-        let options = "-k \(folder) -p \(port) -c listen_addresses=127.0.0.1 -c max_connections=300 "
+        let options = "-k \(folder) -p \(port) -c listen_addresses='\(listenAddresses)' -c max_connections=300 "
             + "-c fsync=off -c full_page_writes=off -c shared_buffers=64MB"
         try Self.run(Self.bin + "/pg_ctl", ["-D", data, "-l", folder + "/server.log", "-w", "-t", "60", "-o", options, "start"])
         let pidText = (try? String(contentsOfFile: data + "/postmaster.pid", encoding: .utf8))?
