@@ -80,15 +80,23 @@ final class PostgresWakeUpListener: Sendable {
                 let connection = try await connect()
                 backoff = .milliseconds(100)
                 do {
-                    try await connection.listen(on: channel) { notifications in
-                        let reconnected = state.withAnnouncedLock { state -> Bool in
-                            state.listening = true
-                            state.connections += 1
-                            return state.connections > 1
-                        }
-                        if reconnected { broadcast(.resync) }
-                        for try await notification in notifications {
-                            if let wakeUp = PGWakeUps.wakeUp(notification.payload) { broadcast(wakeUp) }
+                    // Watched as the store's calls are: should the connection
+                    // close with LISTEN left unanswered, this connection is
+                    // given up on and another one made.
+                    try await withDeadline(.seconds(3600), timedOut: { CancellationError() }, lost: {
+                        JobStoreError(.unavailable, "the LISTEN connection closed with LISTEN unanswered")
+                    }) { [self, channel] deadline in
+                        deadline.watch { connection.isClosed }
+                        try await connection.listen(on: channel) { notifications in
+                            let reconnected = state.withAnnouncedLock { state -> Bool in
+                                state.listening = true
+                                state.connections += 1
+                                return state.connections > 1
+                            }
+                            if reconnected { broadcast(.resync) }
+                            for try await notification in notifications {
+                                if let wakeUp = PGWakeUps.wakeUp(notification.payload) { broadcast(wakeUp) }
+                            }
                         }
                     }
                 } catch {
