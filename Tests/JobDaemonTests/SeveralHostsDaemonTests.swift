@@ -207,12 +207,17 @@ import Glibc
         #expect(page.status == 200)
         #expect(String(decoding: page.body, as: UTF8.self).contains("href=\"jobs/\(id)\""))
 
-        let asked = ContinuousClock.now
+        let asked = Date()
         let said = try await cluster.jobctl(["cancel", String(id)])
         #expect(said.contains(Self.node(owner)), "cancel names the node the job runs on: \(said)")
         try await waitUntil(.seconds(5)) { try await store.job(id)?.job.state == .cancelled }
-        #expect(ContinuousClock.now - asked < .seconds(3), "cancelled within a second or two")
-        #expect(try await store.job(id)?.job.state == .cancelled)
+        // By the end the host stamped (the test's own awaits may resume late);
+        // jobctl's start and its connection are part of the time: 0.12–0.13 s
+        // measured (debug build, load 4). The bound leaves room for a loaded CI.
+        let cancelled = try #require(try await store.job(id)?.job)
+        let took = try #require(cancelled.finishedAt).timeIntervalSince(asked)
+        #expect(took < 3, "cancelled within a second or two")
+        #expect(cancelled.state == .cancelled)
         // The `sleep 60` is gone on the host that ran it.
         try await waitUntil(.seconds(5)) { !Self.children(of: host.pid).contains("sleep") }
         #expect(!Self.children(of: host.pid).contains("sleep"))
