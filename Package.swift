@@ -90,7 +90,7 @@ let package = Package(
         .testTarget(
             name: "JobStoreTests",
             dependencies: [
-                "JobStore", "Spawn", "TestSupport",
+                "JobStore", "Locking", "Spawn", "TestSupport",
                 // SQLite's C API, to make SQLite refuse a bind (HostileLimitTests).
                 .product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ],

@@ -1,5 +1,6 @@
 import Foundation
 @testable import JobStore
+import Locking
 import Synchronization
 import Testing
 
@@ -71,7 +72,7 @@ private final class NeverAnswered: Sendable {
 
     func wait() async {
         await withCheckedContinuation { continuation in
-            let now = state.withLock { state in
+            let now = state.withAnnouncedLock { state in
                 if !state.released { state.waiters.append(continuation) }
                 return state.released
             }
@@ -80,7 +81,7 @@ private final class NeverAnswered: Sendable {
     }
 
     func release() {
-        let waiters = state.withLock { state in
+        let waiters = state.withAnnouncedLock { state in
             state.released = true
             defer { state.waiters = [] }
             return state.waiters
@@ -91,6 +92,6 @@ private final class NeverAnswered: Sendable {
 
 private final class Flag: Sendable {
     private let value = Mutex(false)
-    func set() { value.withLock { $0 = true } }
-    var isSet: Bool { value.withLock { $0 } }
+    func set() { value.withAnnouncedLock { $0 = true } }
+    var isSet: Bool { value.withAnnouncedLock { $0 } }
 }
