@@ -17,16 +17,20 @@ public final class NetworkNamespace: Sendable {
     public let address: String
     private let outerLink: String
 
-    /// The network every namespace of this test process lives in (a /16
-    /// picked by pid, so that test processes running at once do not clash).
-    public static var network: String { "10.\(200 + getpid() % 50).0.0/16" }
+    /// The network the namespaces live in: 198.18.0.0/15, set aside for
+    /// benchmark tests (RFC 2544), so no real network of the machine is
+    /// shadowed. Each namespace has a /24 of it, picked by pid and index so
+    /// that test processes running at once do not clash.
+    public static let network = "198.18.0.0/15"
 
-    /// Namespace `index` (0–63) of this test process.
+    /// Namespace `index` (0–3) of this test process.
     public init(index: Int) throws(TestPostgresError) {
         guard geteuid() == 0, FileManager.default.isExecutableFile(atPath: Self.ip) else {
             throw TestPostgresError("network namespaces need root and \(Self.ip) (Debian's iproute2)")
         }
-        let prefix = "10.\(200 + getpid() % 50).\(index)"
+        guard (0..<4).contains(index) else { throw TestPostgresError("namespace index \(index) is not in 0–3") }
+        let block = Int(getpid()) % 128 * 4 + index
+        let prefix = "198.\(18 + block / 256).\(block % 256)"
         name = "jobd-\(getpid())-\(index)"
         outerLink = "jv\(getpid() % 100_000)o\(index)"
         let innerLink = "jv\(getpid() % 100_000)i\(index)"
