@@ -73,9 +73,11 @@ import Glibc
         let child = try #require(Int32(harness.read("marks/pid").trimmingCharacters(in: .whitespacesAndNewlines)))
         let stoppedAt = ContinuousClock.now
         harness.signal(SIGTERM)
-        // Grace 300 ms + kill grace 1 s; far below the 600 s sleep.
-        #expect(await harness.exitStatus(within: .seconds(20)) == 0)
-        #expect(ContinuousClock.now - stoppedAt < .seconds(15))
+        // Grace 300 ms + kill grace 1 s; far below the 600 s sleep. (The
+        // bound is loose: the test's clock runs late while other tests hold
+        // the cooperative pool.)
+        #expect(await harness.exitStatus(within: .seconds(120)) == 0)
+        #expect(ContinuousClock.now - stoppedAt < .seconds(120))
         var gone = false
         let reaped = ContinuousClock.now + .seconds(5)
         while !gone, ContinuousClock.now < reaped {

@@ -107,7 +107,7 @@ import Testing
               - then: quick
                 run: [echo, one]
               - then: slow
-                shell: 'echo run >> \(folder)/slow-runs; [ -e \(folder)/slept ] || { touch \(folder)/slept; sleep 30 & wait; }; cat'
+                shell: 'echo run >> \(folder)/slow-runs; [ -e \(folder)/slept ] || { touch \(folder)/slept; sleep 300 & wait; }; cat'
               - then: finish
                 run: [echo, done]
             """
@@ -116,7 +116,8 @@ import Testing
         _ = try await first.waitFor(id) { $0.stage("slow")?.state == .running }
         let started = ContinuousClock.now
         await first.engine.drain(grace: .milliseconds(200))
-        #expect(ContinuousClock.now - started < .seconds(15), "stopped early: the processes alone would take 30 s")
+        // Loose: the test's own clock runs late while other tests hold the cooperative pool.
+        #expect(ContinuousClock.now - started < .seconds(120), "stopped early: the processes alone would take 300 s")
         #expect(first.engine.runningCount == 0)
         let parked = try #require(try await first.store.job(id))
         #expect(parked.job.state == .running, "unresolved: resumable")
