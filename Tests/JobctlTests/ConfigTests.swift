@@ -21,6 +21,21 @@ import Testing
         #expect(explicit.status == 0, "\(explicit)")
     }
 
+    /// `--config` and `--json` may also come before the command's name.
+    @Test func theCommonOptionsMayComeBeforeTheCommand() async throws {
+        let sandbox = try Sandbox()
+        let submitted = try await sandbox.jobctl(
+            ["--config", sandbox.configPath, "submit", "hello", "--input", "x"], config: false, directory: "/")
+        #expect(submitted.status == 0, "\(submitted)")
+        let listed = try await sandbox.jobctl(
+            ["--json", "--config=\(sandbox.configPath)", "list"], config: false, directory: "/")
+        #expect(listed.status == 0, "\(listed)")
+        #expect((try listed.json()["jobs"] as? [Any])?.count == 1)
+        // An option of one command only stays where the parser can say so.
+        let misplaced = try await sandbox.jobctl(["--limit", "3", "list"])
+        #expect(misplaced.status == 64, "\(misplaced)")
+    }
+
     @Test func aMissingConfigIsAConfigError() async throws {
         let sandbox = try Sandbox()
         let named = try await sandbox.jobctl(["list", "--config", sandbox.file("nope.yaml")], config: false)

@@ -82,3 +82,29 @@ enum StateArgument: String, CaseIterable, ExpressibleByArgument, Sendable {
 
     var state: JobState { JobState(rawValue: rawValue) ?? .pending }
 }
+
+extension GlobalOptions {
+    /// `jobctl --config PATH list` as `jobctl list --config PATH`: the
+    /// options every command takes may also come before the command's name
+    /// (the argument parser takes them only after it). Nothing else moves.
+    static func leadingOptionsMoved(_ arguments: [String]) -> [String] {
+        var leading: [String] = []
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            if argument == "--json" || argument.hasPrefix("--config=") {
+                leading.append(argument)
+                index += 1
+            } else if argument == "--config", index + 1 < arguments.count {
+                leading += arguments[index...index + 1]
+                index += 2
+            } else {
+                break
+            }
+        }
+        guard !leading.isEmpty, index < arguments.count else { return arguments }
+        let command = arguments[index]
+        guard !command.hasPrefix("-"), command != "help" else { return arguments }
+        return [command] + leading + arguments[(index + 1)...]
+    }
+}
