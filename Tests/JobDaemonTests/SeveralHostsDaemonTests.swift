@@ -36,22 +36,31 @@ import Glibc
         /// A folder with a jobd.yaml for jobctl and no jobd.
         let client: DaemonHarness
 
-        /// The hosts' network namespaces (`inNamespaces`), one each.
+        /// The hosts' network namespaces (`inNamespaces`), one each, then the server's.
         let namespaces: [NetworkNamespace]
 
         /// `firstYAML`: more of jobd.yaml for the first host only.
         /// `inNamespaces`: each jobd runs in a network namespace of its own
         /// and reaches the server over TCP, with a password (`PGPASSWORD`).
         init(hosts count: Int, firstYAML: String = "", inNamespaces: Bool = false) async throws {
-            server = inNamespaces ? try await TestPostgres.make(allowing: NetworkNamespace.network) : try await TestPostgres.make()
+            // With namespaces, the server runs in one of its own, linked to each host's.
+            let serverNamespace = inNamespaces ? try NetworkNamespace(server: ()) : nil
+            if let serverNamespace {
+                server = try await TestPostgres.make(in: serverNamespace.name, allowing: NetworkNamespace.network)
+            } else {
+                server = try await TestPostgres.make()
+            }
             let url = "postgres://postgres@/jobd_test?host=\(server.folder)&port=\(server.port)"
             self.url = url
             let definitions = ["work": SeveralHostsDaemonTests.work, "hold": SeveralHostsDaemonTests.hold]
             let password = "net-\(UInt32.random(in: 0...UInt32.max))"
             if inNamespaces { try await server.psql("ALTER ROLE postgres PASSWORD '\(password)'") }
-            namespaces = inNamespaces ? try (0..<count).map { try NetworkNamespace(index: $0) } : []
-            hosts = try (0..<count).map { [namespaces, server] index in
-                let namespace = namespaces.isEmpty ? nil : namespaces[index]
+            let hostNamespaces = try serverNamespace.map { server in
+                try (0..<count).map { try NetworkNamespace(index: $0, linkedTo: server) }
+            } ?? []
+            namespaces = hostNamespaces + (serverNamespace.map { [$0] } ?? [])
+            hosts = try (0..<count).map { [hostNamespaces, server] index in
+                let namespace = hostNamespaces.isEmpty ? nil : hostNamespaces[index]
                 let host = try DaemonHarness(
                     yaml: "node: host-\(index)\nlease: 3s\npoll-interval: 1s\npools: { default: 4 }\n"
                         + (index == 0 ? firstYAML : ""),
@@ -158,7 +167,7 @@ import Glibc
             // The live hosts' connections came over their links, from their own addresses.
             let addresses = try await store.queryStrings(
                 "SELECT DISTINCT host(client_addr) FROM pg_stat_activity WHERE client_addr IS NOT NULL")
-            #expect(Set(addresses.compactMap { $0 }) == Set(cluster.namespaces.dropFirst().map(\.address)))
+            #expect(Set(addresses.compactMap { $0 }) == Set(cluster.namespaces[1..<3].map(\.address)))
         }
         // host-0's jobs were taken over by the others, at their first unfinished stage.
         // (Those host-0 finished between the look and the kill excepted.)

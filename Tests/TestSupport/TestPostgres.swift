@@ -62,18 +62,23 @@ public final class TestPostgres: Sendable {
     /// for hosts in network namespaces reaching it over veth links.
     public let listenAddresses: String
 
-    /// A server of the test's own that also takes TCP connections from
-    /// `network` (a CIDR; with a password), listening on every address.
-    public static func make(allowing network: String) async throws -> TestPostgres {
-        try await onOwnThread { try TestPostgres(listenAddresses: "*", allowing: network) }
+    /// The network namespace the server runs in, if not the test's own.
+    public let namespace: String?
+
+    /// A server of the test's own, run in network namespace `namespace`,
+    /// that takes TCP connections from `network` (a CIDR; with a password)
+    /// on every address it has there. Its unix socket works from anywhere.
+    public static func make(in namespace: String, allowing network: String) async throws -> TestPostgres {
+        try await onOwnThread { try TestPostgres(listenAddresses: "*", allowing: network, namespace: namespace) }
     }
 
     public convenience init() throws(TestPostgresError) {
-        try self.init(listenAddresses: "127.0.0.1", allowing: nil)
+        try self.init(listenAddresses: "127.0.0.1", allowing: nil, namespace: nil)
     }
 
-    init(listenAddresses: String, allowing network: String?) throws(TestPostgresError) {
+    init(listenAddresses: String, allowing network: String?, namespace: String?) throws(TestPostgresError) {
         self.listenAddresses = listenAddresses
+        self.namespace = namespace
         guard FileManager.default.isExecutableFile(atPath: Self.bin + "/initdb") else {
             throw TestPostgresError(
                 "PostgreSQL 15 is not installed (no \(Self.bin)/initdb): run `make test`, whose scripts/test-deps "
@@ -117,7 +122,8 @@ public final class TestPostgres: Sendable {
     public func start() throws(TestPostgresError) {
         let options = "-k \(folder) -p \(port) -c listen_addresses='\(listenAddresses)' -c max_connections=300 "
             + "-c fsync=off -c full_page_writes=off -c shared_buffers=64MB"
-        try Self.run(Self.bin + "/pg_ctl", ["-D", data, "-l", folder + "/server.log", "-w", "-t", "60", "-o", options, "start"])
+        try Self.run(Self.bin + "/pg_ctl", ["-D", data, "-l", folder + "/server.log", "-w", "-t", "60", "-o", options, "start"],
+                     inNamespace: namespace)
         let pidText = (try? String(contentsOfFile: data + "/postmaster.pid", encoding: .utf8))?
             .split(separator: "\n").first.map(String.init) ?? ""
         serverPID.withLock { $0 = pid_t(pidText) ?? 0 }
@@ -175,10 +181,13 @@ public final class TestPostgres: Sendable {
     ///
     /// Only the command is waited for, not the end of its output: the server
     /// `pg_ctl start` leaves running keeps its stdout. So output goes to a file.
-    public static func run(_ executable: String, _ arguments: [String], asPostgres: Bool = true) throws(TestPostgresError) {
-        let argv = (asPostgres && geteuid() == 0)
+    public static func run(
+        _ executable: String, _ arguments: [String], asPostgres: Bool = true, inNamespace namespace: String? = nil
+    ) throws(TestPostgresError) {
+        let command = (asPostgres && geteuid() == 0)
             ? ["/usr/bin/setpriv", "--reuid=postgres", "--regid=postgres", "--init-groups", executable] + arguments
             : [executable] + arguments
+        let argv = namespace.map { [NetworkNamespace.ip, "netns", "exec", $0] + command } ?? command
         let log = NSTemporaryDirectory() + "jobd-pg-command-\(UUID().uuidString).log"
         defer { try? FileManager.default.removeItem(atPath: log) }
         let termination: SpawnedProcess.Termination
