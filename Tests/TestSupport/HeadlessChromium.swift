@@ -1,7 +1,9 @@
 import Foundation
 
 /// Headless Chromium (Debian's, installed by scripts/test-deps), run once
-/// per page with a profile of its own in the test's folder.
+/// per page, each run with a profile of its own in the test's folder (a
+/// run that found the profile of the one before, whose helpers may still be
+/// exiting on a loaded machine, could stop at once).
 public enum HeadlessChromium {
     public static let path = "/usr/bin/chromium"
 
@@ -23,7 +25,7 @@ public enum HeadlessChromium {
         let log = folder + "/chromium-\(UUID().uuidString).log"
         let flags = [
             "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--no-first-run",
-            "--disable-dev-shm-usage", "--user-data-dir=\(folder)/chromium-profile",
+            "--disable-dev-shm-usage", "--user-data-dir=\(folder)/chromium-profile-\(UUID().uuidString.prefix(8))",
         ]
         let child = try Child(path, flags + arguments, output: log, stdout: stdout)
         guard let status = await child.wait(timeout: .seconds(90)) else {
