@@ -77,6 +77,17 @@ final class EngineHarness: Sendable {
         return id
     }
 
+    /// `count` jobs of `name` in one transaction, then one nudge: all are
+    /// pending when the engine next claims, however late the test's own
+    /// awaits resume on a loaded machine.
+    func submit(_ name: String, count: Int) async throws -> [Int64] {
+        let definition = try #require(definitions[name])
+        let jobs = (0..<count).map { _ in definition.newJob(input: Data()) }
+        let ids = try await store.submit(jobs).map(\.id)
+        engine.nudge()
+        return ids
+    }
+
     @discardableResult
     func submit(_ name: String, input: String = "", priority: Int = 0, delay: Duration? = nil) async throws -> Int64 {
         try await submit(name, input: Array(input.utf8), priority: priority, delay: delay)
