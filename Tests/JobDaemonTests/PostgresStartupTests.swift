@@ -13,61 +13,54 @@ import Testing
         try DaemonHarness(yaml: "node: checker", definitions: Self.definitions, database: url)
     }
 
-    func role(_ server: TestPostgres, _ name: String, _ options: String) async throws -> String {
-        let role = "\(name)_\(getpid())"
-        try await server.psql("DROP ROLE IF EXISTS \(role); CREATE ROLE \(role) \(options)")
-        return role
+    /// What `jobd --check`, jobd itself and `jobctl list` said on a database they cannot use.
+    struct Refusal {
+        let check: String
+        let log: String
+        let list: String
+    }
+
+    /// Runs the three on `harness`'s database: each exits `status`, jobctl
+    /// in one line, and none shows the password.
+    func refusal(_ harness: DaemonHarness, exit status: Int32, sourceLocation: SourceLocation = #_sourceLocation) async throws -> Refusal {
+        let check = try await runCommand(jobdPath, ["--check", "--config", harness.configPath])
+        #expect(check.status == status, "\(check)", sourceLocation: sourceLocation)
+        try harness.start()
+        #expect(await harness.exitStatus() == status, "\(harness.log)", sourceLocation: sourceLocation)
+        let list = try await runCommand(builtProduct("jobctl"), ["list", "--config", harness.configPath])
+        #expect(list.status == status, "\(list)", sourceLocation: sourceLocation)
+        #expect(list.error.split(separator: "\n").count == 1, "one line: \(list.error)", sourceLocation: sourceLocation)
+        let refusal = Refusal(check: check.output + check.error, log: harness.log, list: list.output + list.error)
+        for text in [refusal.check, refusal.log, refusal.list] {
+            #expect(!text.contains(Self.password), "\(text)", sourceLocation: sourceLocation)
+        }
+        return refusal
     }
 
     @Test func aServerNobodyRunsIsExit75ForJobdCheckJobdAndJobctl() async throws {
         let port = TestPostgres.freePort()
         let harness = try harness("postgres://jobd:\(Self.password)@127.0.0.1:\(port)/jobs?sslmode=disable&connect_timeout=2")
-
-        let check = try await runCommand(jobdPath, ["--check", "--config", harness.configPath])
-        #expect(check.status == 75, "\(check)")
-        #expect((check.output + check.error).contains("127.0.0.1:\(port)"), "\(check)")
-
-        try harness.start()
-        #expect(await harness.exitStatus() == 75, "\(harness.log)")
-        #expect(harness.log.contains("127.0.0.1:\(port)"), "\(harness.log)")
-
-        let list = try await runCommand(builtProduct("jobctl"), ["list", "--config", harness.configPath])
-        #expect(list.status == 75, "\(list)")
-        #expect(list.error.split(separator: "\n").count == 1, "one line: \(list.error)")
-        for text in [check.output, check.error, harness.log, list.output, list.error] {
-            #expect(!text.contains(Self.password))
-        }
+        let refused = try await refusal(harness, exit: 75)
+        #expect(refused.check.contains("127.0.0.1:\(port)"), "\(refused.check)")
+        #expect(refused.log.contains("127.0.0.1:\(port)"), "\(refused.log)")
     }
 
     @Test func aRefusedLoginIsExit77AndThePasswordIsNeverShown() async throws {
         let server = try await TestPostgres.shared()
-        let user = try await role(server, "refused", "LOGIN PASSWORD 'the-right-one'")
+        let user = try await server.role("refused", "LOGIN PASSWORD 'the-right-one'")
         let harness = try harness("postgres://\(user):\(Self.password)@127.0.0.1:\(server.port)/jobd_test?sslmode=disable")
-
-        let check = try await runCommand(jobdPath, ["--check", "--config", harness.configPath])
-        #expect(check.status == 77, "\(check)")
-        try harness.start()
-        #expect(await harness.exitStatus() == 77, "\(harness.log)")
-        #expect(harness.log.contains("refused the login"), "\(harness.log)")
-        let list = try await runCommand(builtProduct("jobctl"), ["list", "--config", harness.configPath])
-        #expect(list.status == 77, "\(list)")
-        for text in [check.output, check.error, harness.log, list.output, list.error] {
-            #expect(!text.contains(Self.password), "\(text)")
-        }
+        let refused = try await refusal(harness, exit: 77)
+        #expect(refused.log.contains("refused the login"), "\(refused.log)")
     }
 
     @Test func aMissingPrivilegeIsExit77WithTheGrantToRun() async throws {
         let server = try await TestPostgres.shared()
-        let user = try await role(server, "nocreate", "LOGIN")
+        let user = try await server.role("nocreate")
         try await server.psql("REVOKE CREATE ON DATABASE jobd_test FROM PUBLIC", database: "jobd_test")
         let harness = try harness("postgres://\(user)@/jobd_test?host=\(server.folder)&port=\(server.port)&schema=\(user)")
-
-        let check = try await runCommand(jobdPath, ["--check", "--config", harness.configPath])
-        #expect(check.status == 77, "\(check)")
-        #expect((check.output + check.error).contains("GRANT CREATE ON DATABASE"), "\(check)")
-        try harness.start()
-        #expect(await harness.exitStatus() == 77, "\(harness.log)")
-        #expect(harness.log.contains("GRANT CREATE ON DATABASE"), "\(harness.log)")
+        let refused = try await refusal(harness, exit: 77)
+        #expect(refused.check.contains("GRANT CREATE ON DATABASE"), "\(refused.check)")
+        #expect(refused.log.contains("GRANT CREATE ON DATABASE"), "\(refused.log)")
     }
 
     @Test func aGoodDatabaseChecksRunsAndServesJobctl() async throws {

@@ -36,15 +36,16 @@ import Glibc
         /// A folder with a jobd.yaml for jobctl and no jobd.
         let client: DaemonHarness
 
-        /// The hosts' network namespaces (`inNamespaces`), one each, then the server's.
-        let namespaces: [NetworkNamespace]
+        /// With `inNamespaces`: the server's network namespace, and each host's.
+        let serverNamespace: NetworkNamespace?
+        let hostNamespaces: [NetworkNamespace]
 
         /// `firstYAML`: more of jobd.yaml for the first host only.
         /// `inNamespaces`: each jobd runs in a network namespace of its own
         /// and reaches the server over TCP, with a password (`PGPASSWORD`).
         init(hosts count: Int, firstYAML: String = "", inNamespaces: Bool = false) async throws {
             // With namespaces, the server runs in one of its own, linked to each host's.
-            let serverNamespace = inNamespaces ? try NetworkNamespace(server: ()) : nil
+            serverNamespace = inNamespaces ? try NetworkNamespace(server: ()) : nil
             if let serverNamespace {
                 server = try await TestPostgres.make(in: serverNamespace.name, allowing: NetworkNamespace.network)
             } else {
@@ -58,7 +59,7 @@ import Glibc
             let hostNamespaces = try serverNamespace.map { server in
                 try (0..<count).map { try NetworkNamespace(index: $0, linkedTo: server) }
             } ?? []
-            namespaces = hostNamespaces + (serverNamespace.map { [$0] } ?? [])
+            self.hostNamespaces = hostNamespaces
             hosts = try (0..<count).map { [hostNamespaces, server] index in
                 let namespace = hostNamespaces.isEmpty ? nil : hostNamespaces[index]
                 let host = try DaemonHarness(
@@ -76,7 +77,7 @@ import Glibc
         /// Stops the server, removes the namespaces.
         func tearDown() {
             server.stop()
-            for namespace in namespaces { namespace.remove() }
+            for namespace in hostNamespaces + [serverNamespace].compactMap({ $0 }) { namespace.remove() }
         }
 
         func jobctl(_ arguments: [String], stdin: String? = nil) async throws -> String {
@@ -106,8 +107,8 @@ import Glibc
     }
 
     /// The server restart catches writes in flight: each is answered and
-    /// made again (a query PostgresNIO leaves waiting on a closed connection
-    /// once hung a live host here; see `withDeadline`).
+    /// made again, including a query PostgresNIO leaves unanswered on a
+    /// closed connection (see `withWatchedConnection`).
     @Test(.timeLimit(.minutes(3)))
     func threeHostsOneKilledAndTheServerRestartedLoseNoJob() async throws {
         try await threeHostsOneKilled(restartingTheServer: true)
@@ -167,7 +168,7 @@ import Glibc
             // The live hosts' connections came over their links, from their own addresses.
             let addresses = try await store.queryStrings(
                 "SELECT DISTINCT host(client_addr) FROM pg_stat_activity WHERE client_addr IS NOT NULL")
-            #expect(Set(addresses.compactMap { $0 }) == Set(cluster.namespaces[1..<3].map(\.address)))
+            #expect(Set(addresses.compactMap { $0 }) == Set(cluster.hostNamespaces.dropFirst().map(\.address)))
         }
         // host-0's jobs were taken over by the others, at their first unfinished stage.
         // (Those host-0 finished between the look and the kill excepted.)

@@ -19,8 +19,8 @@ import Testing
                 shell: 'echo "start $(date +%s%N)" >> \(out)/log; i=0; while [ $(grep -c start \(out)/log) -lt 2 ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done; sleep 0.2; echo "end $(date +%s%N)" >> \(out)/log'
             """,
         ], pools: ["default": 16, "small": 2])
-        // In one transaction: submitted one by one, a late second submit
-        // (the test's awaits resume late under load) left the first job alone.
+        // In one transaction: all six are pending at the engine's first
+        // claim, however late the test's own awaits resume.
         _ = try await harness.submit("busy", count: 6)
         var most = 0
         let deadline = ContinuousClock.now + .seconds(20)

@@ -7,12 +7,6 @@ import Testing
 
 /// Whatever keeps a PostgreSQL store from opening is said in one line, with a code.
 @Suite struct PostgresOpenErrorTests {
-    private func role(_ name: String, _ options: String = "LOGIN") async throws -> String {
-        let role = "\(name)_\(getpid())"
-        try await TestPostgres.shared().psql("DROP ROLE IF EXISTS \(role); CREATE ROLE \(role) \(options)")
-        return role
-    }
-
     private func expectOneLine(_ error: JobStoreError?, _ fragment: String, sourceLocation: SourceLocation = #_sourceLocation) {
         #expect(error?.message.contains(fragment) == true, "\(error?.message ?? "no error")", sourceLocation: sourceLocation)
         #expect(error?.description.contains("\n") == false, sourceLocation: sourceLocation)
@@ -20,7 +14,7 @@ import Testing
 
     @Test func wrongPassword() async throws {
         let server = try await TestPostgres.shared()
-        let user = try await role("pw", "LOGIN PASSWORD 'right-horse-battery'")
+        let user = try await server.role("pw", "LOGIN PASSWORD 'right-horse-battery'")
         try await server.psql("GRANT CREATE ON DATABASE jobd_test TO \(user)")
         var configuration = PostgresStoreConfiguration(
             endpoint: .tcp(host: "127.0.0.1", port: server.port), user: user, password: "wrong-staple-guess",
@@ -57,7 +51,7 @@ import Testing
 
     @Test func missingPrivileges() async throws {
         let server = try await TestPostgres.shared()
-        let user = try await role("nopriv")
+        let user = try await server.role("nopriv")
         try await server.psql("REVOKE CREATE ON DATABASE jobd_test FROM PUBLIC", database: "jobd_test")
         let configuration = PostgresStoreConfiguration(
             endpoint: .unixSocket(path: server.socket), user: user, password: nil, database: "jobd_test", schema: user)
@@ -90,19 +84,30 @@ import Testing
     }
 }
 
+/// A server the test may stop and restart, and a running store on it that
+/// gives up on a call after 2 s without a connection.
+private func storeOnAServerOfItsOwn() async throws -> (TestPostgres, PostgresJobStore, Task<Void, any Error>) {
+    let server = try await TestPostgres.make()
+    var configuration = PostgresStoreConfiguration(
+        endpoint: .unixSocket(path: server.socket), user: "postgres", password: nil, database: "jobd_test")
+    configuration.operationTimeout = .seconds(2)
+    do {
+        let store = try await PostgresJobStore(configuration)
+        return (server, store, Task { try await store.run() })
+    } catch {
+        await server.stop()
+        throw error
+    }
+}
+
 /// PostgreSQL restarting under a running store: calls fail with a retryable
 /// code while it is down, and everything works again once it is back —
 /// the pool reconnects, LISTEN resumes.
 @Suite(.serialized) struct PostgresRestartTests {
     @Test(.timeLimit(.minutes(3)))
     func theStoreOutlivesARestartOfTheServer() async throws {
-        let server = try await TestPostgres.make()
+        let (server, store, running) = try await storeOnAServerOfItsOwn()
         defer { server.stop() }
-        var configuration = PostgresStoreConfiguration(
-            endpoint: .unixSocket(path: server.socket), user: "postgres", password: nil, database: "jobd_test")
-        configuration.operationTimeout = .seconds(2)
-        let store = try await PostgresJobStore(configuration)
-        let running = Task { try await store.run() }
         defer { running.cancel() }
         let heard = Mutex<[StoreWakeUp]>([])
         let reader = Task { for await wakeUp in store.wakeUps() { heard.withAnnouncedLock { $0.append(wakeUp) } } }
@@ -149,17 +154,13 @@ import Testing
 /// Writes in flight when the server dies: each is answered (written, or
 /// failed as retryable), none hangs, and made again they all go through.
 @Suite(.serialized) struct PostgresInFlightTests {
-    /// A query sent just as the server went away was once left unanswered
-    /// for ever by PostgresNIO, holding up every write behind it.
+    /// PostgresNIO can leave a query sent just as the server goes away
+    /// unanswered for ever; the store gives up on it (`withWatchedConnection`)
+    /// and the write is made again.
     @Test(.timeLimit(.minutes(3)))
     func writesInFlightWhenTheServerDiesAreAllAnswered() async throws {
-        let server = try await TestPostgres.make()
+        let (server, store, running) = try await storeOnAServerOfItsOwn()
         defer { server.stop() }
-        var configuration = PostgresStoreConfiguration(
-            endpoint: .unixSocket(path: server.socket), user: "postgres", password: nil, database: "jobd_test")
-        configuration.operationTimeout = .seconds(2)
-        let store = try await PostgresJobStore(configuration)
-        let running = Task { try await store.run() }
         defer { running.cancel() }
         let stages = (0..<200).map { StagePlan(name: "s\($0)", kind: "then") }
         _ = try await store.submit((0..<16).map { NewJob(definition: "loop", input: Data("\($0)".utf8), stages: stages) })

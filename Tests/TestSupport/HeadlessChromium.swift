@@ -1,9 +1,8 @@
 import Foundation
 
 /// Headless Chromium (Debian's, installed by scripts/test-deps), run once
-/// per page, each run with a profile of its own in the test's folder (a
-/// run that found the profile of the one before, whose helpers may still be
-/// exiting on a loaded machine, could stop at once).
+/// per page, each run with a profile of its own in the test's folder: no
+/// run depends on what the one before left in its profile.
 public enum HeadlessChromium {
     public static let path = "/usr/bin/chromium"
 

@@ -23,8 +23,7 @@ public final class TestPostgres: Sendable {
     /// The shared server, from an async test: the first call starts it on
     /// a thread of its own. Every call below that blocks (initdb, pg_ctl,
     /// psql) has such an async twin: blocking one of the cooperative pool's
-    /// few threads for seconds stalls every test running beside it (engine
-    /// tests with time bounds saw it).
+    /// few threads for seconds stalls every test running beside it.
     public static func shared() async throws -> TestPostgres {
         try await onOwnThread { try sharedServer.get() }
     }
@@ -50,6 +49,14 @@ public final class TestPostgres: Sendable {
         try await onOwnThread { try self.psql(sql, database: database) }
     }
 
+    /// A role of this test process named after `name` (made again if it
+    /// exists), with `options` (`LOGIN PASSWORD '…'`); gives its name.
+    public func role(_ name: String, _ options: String = "LOGIN") async throws -> String {
+        let role = "\(name)_\(getpid())"
+        try await psql("DROP ROLE IF EXISTS \(role); CREATE ROLE \(role) \(options)")
+        return role
+    }
+
     public let folder: String
     public let port: Int
     private let serverPID = Mutex<pid_t>(0)
@@ -58,26 +65,23 @@ public final class TestPostgres: Sendable {
     /// The socket file, for `PostgresStoreConfiguration.Endpoint.unixSocket`.
     public var socket: String { folder + "/.s.PGSQL.\(port)" }
 
-    /// Where it listens for TCP (`listen_addresses`): 127.0.0.1, or `*`
-    /// for hosts in network namespaces reaching it over veth links.
-    public let listenAddresses: String
-
-    /// The network namespace the server runs in, if not the test's own.
+    /// The network namespace the server runs in, if not the test's own;
+    /// there it listens on every address it has (hosts in namespaces of
+    /// their own reach it over veth links), here on 127.0.0.1 only.
     public let namespace: String?
 
     /// A server of the test's own, run in network namespace `namespace`,
     /// that takes TCP connections from `network` (a CIDR; with a password)
     /// on every address it has there. Its unix socket works from anywhere.
     public static func make(in namespace: String, allowing network: String) async throws -> TestPostgres {
-        try await onOwnThread { try TestPostgres(listenAddresses: "*", allowing: network, namespace: namespace) }
+        try await onOwnThread { try TestPostgres(allowing: network, namespace: namespace) }
     }
 
     public convenience init() throws(TestPostgresError) {
-        try self.init(listenAddresses: "127.0.0.1", allowing: nil, namespace: nil)
+        try self.init(allowing: nil, namespace: nil)
     }
 
-    init(listenAddresses: String, allowing network: String?, namespace: String?) throws(TestPostgresError) {
-        self.listenAddresses = listenAddresses
+    init(allowing network: String?, namespace: String?) throws(TestPostgresError) {
         self.namespace = namespace
         guard FileManager.default.isExecutableFile(atPath: Self.bin + "/initdb") else {
             throw TestPostgresError(
@@ -120,7 +124,8 @@ public final class TestPostgres: Sendable {
     /// written to the WAL before they are acknowledged, so a server stopped
     /// at once (`kill()`) keeps every acknowledged write.
     public func start() throws(TestPostgresError) {
-        let options = "-k \(folder) -p \(port) -c listen_addresses='\(listenAddresses)' -c max_connections=300 "
+        let listen = namespace == nil ? "127.0.0.1" : "*"
+        let options = "-k \(folder) -p \(port) -c listen_addresses='\(listen)' -c max_connections=300 "
             + "-c fsync=off -c full_page_writes=off -c shared_buffers=64MB"
         try Self.run(Self.bin + "/pg_ctl", ["-D", data, "-l", folder + "/server.log", "-w", "-t", "60", "-o", options, "start"],
                      inNamespace: namespace)

@@ -1,21 +1,55 @@
+internal import PostgresNIO
 import Synchronization
 
-/// Runs `body` on a pooled connection and gives up on it in two cases:
-///
-/// - No connection within `timeout`: the caller gets `timedOut()` and
-///   `body`'s task is cancelled (a wait for a pooled connection ends at once).
-/// - Once `body` holds a connection it calls ``Deadline/watch(_:)`` with it:
-///   the timeout no longer applies (a transaction of a thousand submits may
-///   take longer), but should the connection close while `body` still
-///   waits, the caller gets `lost()` within about a second.
-///
-/// The second case guards against a query that is never answered:
-/// PostgresNIO 1.33.2 was seen to leave a query sent just as the server
-/// went away waiting for ever, on a connection already closed. Given up on,
-/// such a query stays suspended (a task and a pool lease the pool has
-/// already dropped with the connection); the caller goes on.
+extension PostgresClient {
+    /// Runs `body` on a pooled connection, and gives up on it in two cases:
+    ///
+    /// - No connection within `timeout`: the caller gets `noConnection()`
+    ///   (the wait for a pooled connection ends at once).
+    /// - The connection closes while `body` still waits: the caller gets
+    ///   `lost()` within about a second. No other bound applies once `body`
+    ///   holds the connection (a transaction of a thousand submits may take
+    ///   long).
+    ///
+    /// The second case guards against a query that is never answered:
+    /// PostgresNIO 1.33.2 can leave a query sent just as the server goes
+    /// away waiting for ever, on a connection already closed. Given up on,
+    /// such a query stays suspended (a task, and a pool lease the pool has
+    /// already dropped with the connection); the caller goes on.
+    func withWatchedConnection<T: Sendable>(
+        waitingAtMost timeout: Duration, noConnection: @escaping @Sendable () -> any Error,
+        lost: @escaping @Sendable () -> any Error, _ body: @escaping @Sendable (PostgresConnection) async throws -> T
+    ) async throws -> T {
+        try await withDeadline(timeout, timedOut: noConnection, lost: lost) { deadline in
+            try await self.withConnection { connection in
+                deadline.watch { connection.isClosed }
+                return try await body(connection)
+            }
+        }
+    }
+}
+
+extension PostgresConnection {
+    /// Runs `body` on this connection, given up on (with `lost()`) should
+    /// the connection close while `body` still waits, as above.
+    func watched<T: Sendable>(
+        lost: @escaping @Sendable () -> any Error, _ body: @escaping @Sendable (PostgresConnection) async throws -> T
+    ) async throws -> T {
+        try await withDeadline(nil, timedOut: lost, lost: lost) { deadline in
+            deadline.watch { self.isClosed }
+            return try await body(self)
+        }
+    }
+}
+
+/// Runs `body`, and gives up on it after `timeout` (nil: no timer) unless
+/// `body` switched the race to watching its connection with
+/// ``Deadline/watch(_:)`` by then: the caller gets `timedOut()` and
+/// `body`'s task is cancelled. Once watching, the caller gets `lost()`
+/// should the connection be found closed twice in a row while `body` still
+/// waits.
 func withDeadline<T: Sendable>(
-    _ timeout: Duration, timedOut: @escaping @Sendable () -> any Error,
+    _ timeout: Duration?, timedOut: @escaping @Sendable () -> any Error,
     lost: @escaping @Sendable () -> any Error,
     _ body: @escaping @Sendable (Deadline) async throws -> T
 ) async throws -> T {
@@ -50,7 +84,7 @@ private final class Race<T: Sendable>: Sendable {
     private let state = Mutex(State())
 
     func start(
-        _ continuation: CheckedContinuation<T, any Error>, timeout: Duration,
+        _ continuation: CheckedContinuation<T, any Error>, timeout: Duration?,
         timedOut: @escaping @Sendable () -> any Error, lost: @escaping @Sendable () -> any Error,
         _ body: @escaping @Sendable (Deadline) async throws -> T
     ) {
@@ -80,17 +114,19 @@ private final class Race<T: Sendable>: Sendable {
             do { result = .success(try await body(deadline)) } catch { result = .failure(error) }
             self.finish(with: result)
         }
-        let timer = Task {
-            do { try await Task.sleep(for: timeout) } catch { return }
-            guard !self.state.withLock({ $0.watching }) else { return }
-            self.finish(with: .failure(timedOut()))
+        let timer = timeout.map { timeout in
+            Task {
+                do { try await Task.sleep(for: timeout) } catch { return }
+                guard !self.state.withLock({ $0.watching }) else { return }
+                self.finish(with: .failure(timedOut()))
+            }
         }
         let (finished, cancelled, watching) = state.withLock { state in
             state.work = work
             if !state.watching { state.timer = timer }
             return (state.continuation == nil, state.cancelled, state.watching)
         }
-        if finished || watching { timer.cancel() }
+        if finished || watching { timer?.cancel() }
         if cancelled { work.cancel() }
     }
 

@@ -147,15 +147,13 @@ public final class PostgresJobStore: JobStore, Service {
     func read<T: Sendable>(doing what: String, _ body: @escaping @Sendable (PGSession) async throws -> T) async throws -> T {
         let (client, schema, logger, target) = (self.client, self.schema, self.logger, self.target)
         do {
-            return try await withDeadline(configuration.operationTimeout, timedOut: { [configuration] in
-                JobStoreError.unavailable(target, what, "no connection within \(configuration.operationTimeout)")
+            let timeout = configuration.operationTimeout
+            return try await client.withWatchedConnection(waitingAtMost: timeout, noConnection: {
+                JobStoreError.unavailable(target, what, "no connection within \(timeout)")
             }, lost: {
                 JobStoreError.unavailable(target, what, "the connection closed with the query unanswered")
-            }) { deadline in
-                try await client.withConnection { connection in
-                    deadline.watch { connection.isClosed }
-                    return try await body(PGSession(connection: connection, schema: schema, logger: logger))
-                }
+            }) { connection in
+                try await body(PGSession(connection: connection, schema: schema, logger: logger))
             }
         } catch {
             throw JobStoreError.wrapPostgres(error, target: target, doing: what)

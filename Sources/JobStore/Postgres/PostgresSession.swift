@@ -50,8 +50,8 @@ struct PGSession {
 
     /// Ends the transaction that `error` interrupted: ROLLBACK, unless the
     /// connection itself failed. Then the server has rolled it back already,
-    /// and a query sent on a connection the server closed was seen to wait
-    /// for ever (PostgresNIO 1.33.2), holding up every write behind it.
+    /// and PostgresNIO 1.33.2 may never answer a query sent on a connection
+    /// the server closed.
     func rollBack(after error: any Error) async {
         if connection.isClosed || Self.connectionFailed(error) { return }
         _ = try? await execute("ROLLBACK")

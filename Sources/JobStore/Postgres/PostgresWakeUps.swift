@@ -80,13 +80,11 @@ final class PostgresWakeUpListener: Sendable {
                 let connection = try await connect()
                 backoff = .milliseconds(100)
                 do {
-                    // Watched as the store's calls are: should the connection
-                    // close with LISTEN left unanswered, this connection is
-                    // given up on and another one made.
-                    try await withDeadline(.seconds(3600), timedOut: { CancellationError() }, lost: {
+                    // Should the connection close with LISTEN left
+                    // unanswered, it is given up on and another one made.
+                    try await connection.watched(lost: {
                         JobStoreError(.unavailable, "the LISTEN connection closed with LISTEN unanswered")
-                    }) { [self, channel] deadline in
-                        deadline.watch { connection.isClosed }
+                    }) { [self, channel] connection in
                         try await connection.listen(on: channel) { notifications in
                             let reconnected = state.withAnnouncedLock { state -> Bool in
                                 state.listening = true

@@ -158,16 +158,13 @@ final class PostgresWriter: Sendable {
         while !remaining.isEmpty {
             let (attempt, alone) = (remaining, solo)
             do {
-                let outcome = try await withDeadline(timeout, timedOut: { [target, timeout] in
+                let outcome = try await client.withWatchedConnection(waitingAtMost: timeout, noConnection: { [target, timeout] in
                     JobStoreError.unavailable(target, "write", "no connection within \(timeout)")
                 }, lost: { [target] in
                     JobStoreError.unavailable(target, "write", "the connection closed with the transaction unanswered")
-                }) { [self] deadline in
-                    try await client.withConnection { connection in
-                        deadline.watch { connection.isClosed }
-                        return try await self.transaction(
-                            batch, attempt, solo: alone, PGSession(connection: connection, schema: self.schema, logger: self.logger))
-                    }
+                }) { [self] connection in
+                    try await transaction(
+                        batch, attempt, solo: alone, PGSession(connection: connection, schema: schema, logger: logger))
                 }
                 switch outcome {
                 case let .committed(done):
