@@ -4,7 +4,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/resource.h>
 #include <string.h>
 #include <stdint.h>
 #include <sys/epoll.h>
@@ -25,47 +27,120 @@ static int lift_above_stdio(int fd, int *moved) {
     return copy;
 }
 
+/// What the child needs, on the parent's stack (the child shares its memory
+/// and the parent waits, CLONE_VFORK, until the child has exec'd or failed).
+struct spawn_request {
+    const char *path;
+    char *const *argv;
+    char *const *envp;
+    const char *cwd;
+    int fds[3];
+    /// Set by the child when it fails before or in exec; 0 otherwise.
+    volatile int error;
+};
+
+/// The child, between clone and exec, on jobd's memory: raw system calls
+/// only — no locks, no allocation, and nothing a sanitizer intercepts
+/// (its bookkeeping is the parent's memory too). Every signal is blocked
+/// on entry (the parent blocked them before clone); handlers are reset
+/// before the mask is cleared, so no handler of jobd's can run here.
+#if defined(__has_attribute) && __has_attribute(disable_sanitizer_instrumentation)
+__attribute__((disable_sanitizer_instrumentation))
+#endif
+static int spawn_child(void *argument) {
+    struct spawn_request *request = argument;
+    // The kernel's sigaction, zeroed: SIG_DFL, no flags, an empty mask
+    // (static: zeroing a local would call memset, which sanitizers intercept).
+    static const unsigned long fallback[4] = {0, 0, 0, 0};
+    // Every disposition back to the default: an ignored SIGPIPE or SIGTERM
+    // in jobd must not leak into the child (exec resets caught ones only).
+    for (long sig = 1; sig <= 64; sig++) {
+        if (sig == SIGKILL || sig == SIGSTOP) continue;
+        syscall(SYS_rt_sigaction, sig, fallback, NULL, 8L);
+    }
+    if (syscall(SYS_setpgid, 0L, 0L) != 0) goto fail;
+    if (request->cwd != NULL && syscall(SYS_chdir, request->cwd) != 0) goto fail;
+    // The sources are above 2 (lift_above_stdio), so no dup3 overwrites
+    // another's source; the copies on 0/1/2 are not close-on-exec.
+    for (long i = 0; i < 3; i++)
+        if (syscall(SYS_dup3, (long)request->fds[i], i, 0L) != i) goto fail;
+    if (syscall(SYS_close_range, 3L, (long)~0U, 0L) != 0) {
+        // Linux < 5.9: close one by one, up to the descriptor limit.
+        struct rlimit limit;
+        long top = syscall(SYS_getrlimit, (long)RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY
+            ? (long)limit.rlim_cur : 65536;
+        for (long fd = 3; fd < top; fd++) syscall(SYS_close, fd);
+    }
+    static const unsigned long empty = 0;
+    if (syscall(SYS_rt_sigprocmask, (long)SIG_SETMASK, &empty, NULL, 8L) != 0) goto fail;
+    syscall(SYS_execve, request->path, request->argv, request->envp);
+fail:
+    request->error = errno != 0 ? errno : ECHILD;
+    syscall(SYS_exit, 127L);
+    return 127;
+}
+
+#ifdef __GLIBC__
+// glibc's own name for clone(2)'s wrapper. ThreadSanitizer intercepts
+// `clone` and runs its fork bookkeeping in the child, which on a child
+// sharing our memory (CLONE_VM) corrupts the parent's; `__clone` is the
+// same function, not intercepted.
+extern int __clone(int (*fn)(void *), void *stack, int flags, void *arg, ...);
+#define jobd_clone __clone
+#else
+#define jobd_clone clone
+#endif
+
 int jobd_spawn(const char *path, char *const argv[], char *const envp[],
                const char *cwd, int in_fd, int out_fd, int err_fd,
-               pid_t *pid_out) {
+               pid_t *pid_out, int *pidfd_out) {
     int moved[3];
-    int fds[3] = {
-        lift_above_stdio(in_fd, &moved[0]),
-        lift_above_stdio(out_fd, &moved[1]),
-        lift_above_stdio(err_fd, &moved[2]),
+    struct spawn_request request = {
+        .path = path, .argv = argv, .envp = envp, .cwd = cwd,
+        .fds = {
+            lift_above_stdio(in_fd, &moved[0]),
+            lift_above_stdio(out_fd, &moved[1]),
+            lift_above_stdio(err_fd, &moved[2]),
+        },
+        .error = 0,
     };
     int result = 0;
-    if (fds[0] < 0 || fds[1] < 0 || fds[2] < 0) {
+    if (pidfd_out != NULL) *pidfd_out = -1;
+    if (request.fds[0] < 0 || request.fds[1] < 0 || request.fds[2] < 0) {
         result = errno;
-        goto out_moved;
+        goto out;
     }
-
-    posix_spawn_file_actions_t actions;
-    posix_spawnattr_t attr;
-    if ((result = posix_spawn_file_actions_init(&actions)) != 0) goto out_moved;
-    if ((result = posix_spawnattr_init(&attr)) != 0) goto out_actions;
-
-    // dup2 clears FD_CLOEXEC on 0/1/2; the sources stay close-on-exec.
-    for (int i = 0; i < 3 && result == 0; i++)
-        result = posix_spawn_file_actions_adddup2(&actions, fds[i], i);
-    if (result == 0) result = posix_spawn_file_actions_addclosefrom_np(&actions, 3);
-    if (result == 0 && cwd != NULL) result = posix_spawn_file_actions_addchdir_np(&actions, cwd);
-
-    sigset_t empty, all;
-    sigemptyset(&empty);
+    // The child runs on this frame's array while this thread waits (as
+    // musl's posix_spawn does): no stack to map and unmap per child.
+    _Alignas(16) char stack[16384];
+    sigset_t all, old;
     sigfillset(&all);
-    if (result == 0) result = posix_spawnattr_setsigmask(&attr, &empty);
-    if (result == 0) result = posix_spawnattr_setsigdefault(&attr, &all);
-    if (result == 0) result = posix_spawnattr_setpgroup(&attr, 0);
-    if (result == 0)
-        result = posix_spawnattr_setflags(
-            &attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-    if (result == 0) result = posix_spawn(pid_out, path, &actions, &attr, argv, envp);
-
-    posix_spawnattr_destroy(&attr);
-out_actions:
-    posix_spawn_file_actions_destroy(&actions);
-out_moved:
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int pidfd = -1;
+    int flags = CLONE_VM | CLONE_VFORK | SIGCHLD;
+    pid_t pid = -1;
+    if (pidfd_out != NULL) {
+        pid = jobd_clone(spawn_child, stack + sizeof stack, flags | CLONE_PIDFD, &request, &pidfd);
+        // Linux < 5.2 has no CLONE_PIDFD: spawn without it.
+        if (pid == -1 && errno == EINVAL) pid = jobd_clone(spawn_child, stack + sizeof stack, flags, &request);
+    } else {
+        pid = jobd_clone(spawn_child, stack + sizeof stack, flags, &request);
+    }
+    int saved = errno;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (pid == -1) {
+        result = saved;
+    } else if (request.error != 0) {
+        // It failed before or in exec and has exited: reap it.
+        int status;
+        while (waitpid(pid, &status, 0) == -1 && errno == EINTR) {}
+        if (pidfd >= 0) close(pidfd);
+        result = request.error;
+    } else {
+        *pid_out = pid;
+        if (pidfd_out != NULL) *pidfd_out = pidfd;
+    }
+out:
     for (int i = 0; i < 3; i++)
         if (moved[i] >= 0) close(moved[i]);
     return result;

@@ -15,7 +15,7 @@ public struct ProcessError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let workingDirectoryMissing = Code("cwd-missing")
         /// argv is empty, or holds a NUL byte.
         public static let invalidCommand = Code("invalid-command")
-        /// posix_spawn, a pipe or pidfd failed for another reason (see `errno`).
+        /// Spawning, a pipe or pidfd failed for another reason (see `errno`).
         public static let spawnFailed = Code("spawn-failed")
         /// It exited with a status other than 0.
         public static let nonZeroExit = Code("non-zero-exit")

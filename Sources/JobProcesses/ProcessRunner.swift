@@ -13,7 +13,7 @@ import Musl
 /// one's outcome once, through a callback (the engine resolves a promise
 /// with it) or `async`.
 ///
-/// Each child: posix_spawn, in a new process group, with only fds 0, 1, 2
+/// Each child: spawned by `jobd_spawn` (clone and exec), in a new process group, with only fds 0, 1, 2
 /// (a stdin pipe fed with the input, stdout and stderr pipes), default
 /// signal dispositions, an empty signal mask, and an environment without
 /// `NOTIFY_SOCKET`, `WATCHDOG_*` and `LISTEN_*`. See `RunningProcess` for
@@ -106,10 +106,10 @@ public struct ProcessRunner: Sendable {
                 command: command, errno: error)
         }
 
-        func spawn() -> Result<pid_t, ChildSpawn.SpawnErrno> {
+        func spawn() -> Result<(pid: pid_t, pidfd: Int32?), ChildSpawn.SpawnErrno> {
             ChildSpawn.spawn(
                 path: path, strings: strings, directory: spec.workingDirectory,
-                stdin: stdin[0], stdout: stdout[1], stderr: stderr[1])
+                stdin: stdin[0], stdout: stdout[1], stderr: stderr[1], wantsPidfd: usesPidfd)
         }
         var spawned = spawn()
         if case .failure = spawned, lookup.remembered {
@@ -131,21 +131,20 @@ public struct ProcessRunner: Sendable {
         _ = close(stdin[0])
         _ = close(stdout[1])
         _ = close(stderr[1])
-        let pid: pid_t
+        let (pid, pidfd): (pid_t, Int32?)
         switch spawned {
         case let .success(child):
-            pid = child
+            (pid, pidfd) = child
         case let .failure(error):
             for fd in [stdin[1], stdout[0], stderr[0]] { _ = close(fd) }
             throw Self.spawnError(error.value, path: path, command: command)
         }
 
-        let pidfd = usesPidfd ? jobd_pidfd_open(pid) : -1
         let process = RunningProcess(
             pid: pid, spec: spec, completionQueue: completionQueue, completesOnLoopThread: completesOnLoopThread,
             loop: loop,
             stdin: stdin[1], stdout: stdout[0], stderr: stderr[0], completion: completion)
-        process.start(pidfd: pidfd >= 0 ? pidfd : nil, timeout: spec.timeout)
+        process.start(pidfd: pidfd, timeout: spec.timeout)
         return process
     }
 
@@ -180,7 +179,7 @@ public struct ProcessRunner: Sendable {
                 command: command, errno: error)
         default:
             return ProcessError(
-                code: .spawnFailed, message: "cannot run `\(command)`: posix_spawn failed (\(reason))",
+                code: .spawnFailed, message: "cannot run `\(command)`: spawning it failed (\(reason))",
                 command: command, errno: error)
         }
     }

@@ -177,7 +177,7 @@ struct ProcessLaunchTests {
 
     @Test func onlyStandardDescriptorsReachTheChild() async throws {
         // A descriptor this process opened without O_CLOEXEC still must
-        // not leak (posix_spawn closes everything from 3 up).
+        // not leak (the spawn closes everything from 3 up).
         let leaky = open("/dev/null", O_RDONLY)
         #expect(leaky > 2)
         defer { close(leaky) }

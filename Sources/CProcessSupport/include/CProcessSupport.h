@@ -2,17 +2,19 @@
 #define CPROCESSSUPPORT_H
 #include <sys/types.h>
 
-/// Spawns `path` with `argv`/`envp` (NULL-terminated) through posix_spawn:
-/// in_fd/out_fd/err_fd become the child's 0/1/2, every other descriptor is
-/// closed (posix_spawn_file_actions_addclosefrom_np(3)), the child leads a
-/// new process group (POSIX_SPAWN_SETPGROUP, pgid 0), its signal mask is
-/// empty and every signal's disposition is reset to the default (so an
-/// ignored SIGPIPE or SIGTERM in the daemon does not leak into the child).
-/// `cwd` (may be NULL) is entered before exec. Returns 0 and stores the pid,
-/// or returns an errno value (ENOENT, EACCES, ENOEXEC, … from exec).
+/// Spawns `path` with `argv`/`envp` (NULL-terminated): clone(CLONE_VM |
+/// CLONE_VFORK) on a stack in this call's frame, then, in the child,
+/// in_fd/out_fd/err_fd become 0/1/2, every other descriptor is closed
+/// (close_range), the child leads a new process group (pgid = its pid),
+/// every signal's disposition is reset to the default (so an ignored
+/// SIGPIPE or SIGTERM in the daemon does not leak into the child) and its
+/// signal mask is emptied, `cwd` (may be NULL) is entered, and it execs.
+/// Returns 0 and stores the pid — and, when `pidfd_out` is not NULL, a
+/// pidfd for the child (close-on-exec; -1 before Linux 5.2) — or returns
+/// an errno value (ENOENT, EACCES, ENOEXEC, … from exec, or chdir's).
 int jobd_spawn(const char *path, char *const argv[], char *const envp[],
                const char *cwd, int in_fd, int out_fd, int err_fd,
-               pid_t *pid_out);
+               pid_t *pid_out, int *pidfd_out);
 
 /// pidfd_open(2) with PIDFD_NONBLOCK unset; returns the descriptor
 /// (close-on-exec) or -1 with errno set (ENOSYS before Linux 5.3).
