@@ -16,8 +16,17 @@ public enum Machine {
 
     /// User + system CPU time of this process, in seconds.
     public static func cpuSecondsOfThisProcess() -> Double {
+        cpuSeconds(RUSAGE_SELF)
+    }
+
+    /// User + system CPU time of this process's children that were reaped, in seconds.
+    public static func cpuSecondsOfReapedChildren() -> Double {
+        cpuSeconds(RUSAGE_CHILDREN)
+    }
+
+    private static func cpuSeconds(_ who: __rusage_who) -> Double {
         var usage = rusage()
-        getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
+        getrusage(__rusage_who_t(who.rawValue), &usage)
         return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
             + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
     }

@@ -28,11 +28,14 @@ public func percentile(_ values: [Double], _ p: Double) -> Double {
 public struct Stopwatch: Sendable {
     public let wall = ContinuousClock.now
     public let cpu = Machine.cpuSecondsOfThisProcess()
+    public let childrenCPU = Machine.cpuSecondsOfReapedChildren()
 
     public init() {}
 
     public var elapsedSeconds: Double { (ContinuousClock.now - wall).seconds }
     public var cpuSeconds: Double { Machine.cpuSecondsOfThisProcess() - cpu }
+    /// CPU time of the children reaped meanwhile (they count once reaped).
+    public var childrenCPUSeconds: Double { Machine.cpuSecondsOfReapedChildren() - childrenCPU }
 }
 
 /// Blocks the calling thread on async work (a benchmark's own driver only).

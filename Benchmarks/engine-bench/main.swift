@@ -92,23 +92,42 @@ if only.contains("a") {
 if only.contains("b") {
     let input = Array("  Job 1 Of The Bench  ".utf8)
     var failed = 0
+    let processes = processJobs * 3
+    /// CPU a process in each series' rounds (issue 22: where the time goes):
+    /// the spawner's own (jobd's threads, or the plain loop's) and the
+    /// children's (`cat`, and each child's setup between clone and exec).
+    var cpu: [String: (own: [Double], children: [Double])] = [:]
+    func record(_ name: String, since watch: Stopwatch) {
+        cpu[name, default: ([], [])].own.append(watch.cpuSeconds / Double(processes) * 1e6)
+        cpu[name, default: ([], [])].children.append(watch.childrenCPUSeconds / Double(processes) * 1e6)
+    }
+    func timed(_ name: String, _ body: () -> Double) -> Double {
+        let watch = Stopwatch()
+        defer { record(name, since: watch) }
+        return body()
+    }
+    func cpuNote(_ name: String) -> String {
+        guard let figures = cpu[name], !figures.own.isEmpty else { return "" }
+        return "; CPU a process: \(Report.format(median(figures.own), 0)) µs own, "
+            + "\(Report.format(median(figures.children), 0)) µs children"
+    }
     /// Processes per second of the engine running `processJobs` three-cat pipelines.
     func engineRate(pool: Int) -> Double {
         let bench = EngineBench(yaml: threeCats, pool: pool)
         bench.submit(processJobs)
-        let start = ContinuousClock.now
+        let watch = Stopwatch()
         bench.engine.start()
-        let (seconds, _) = bench.waitEnded(processJobs, since: start)
+        let (seconds, _) = bench.waitEnded(processJobs, since: watch.wall)
+        record("pool \(pool)", since: watch)
         failed += bench.count([.rejected, .cancelled])
         bench.stop()
-        return Double(processJobs * 3) / seconds
+        return Double(processes) / seconds
     }
     // Baselines first (an engine series' bound is a share of one), then the
     // engine. Pool 1 runs one process at a time, as the one-thread loop
     // does; pool 16 has every core busy, as the loop on N threads does
     // (issue 22: N is the fastest of 1, 2 and 4 threads a core, found once
     // before the rounds).
-    let processes = processJobs * 3
     _ = Baselines.plainSpawnLoop(30, input: input)
     let probe = Baselines.fastestPlainThreads(processes, input: input)
     let threads = probe.threads
@@ -116,21 +135,21 @@ if only.contains("b") {
         + probe.rates.map { "\($0.threads) → \(Report.format($0.rate, 0))" }.joined(separator: ", ")
     var series = [
         Series("plain posix_spawn loop, 1 thread", unit: "processes/s") {
-            Baselines.plainSpawnLoop(processes, input: input)
+            timed("loop 1") { Baselines.plainSpawnLoop(processes, input: input) }
         },
         Series("plain posix_spawn loop, \(threads) threads", unit: "processes/s") {
-            Baselines.plainSpawnThreads(processes, threads: threads, input: input)
+            timed("loop N") { Baselines.plainSpawnThreads(processes, threads: threads, input: input) }
         },
         Series("3 × run: [cat], pool 1", unit: "processes/s") { engineRate(pool: 1) },
         Series("3 × run: [cat], pool 16", unit: "processes/s") { engineRate(pool: 16) },
     ]
     Series.measure(&series, rounds: rounds)
     let (oneThread, allThreads) = (series[0], series[1])
-    report.add(baseline: oneThread, prefix: "b. ")
-    report.add(baseline: allThreads, prefix: "b. ", note: probeNote)
-    for (entry, baseline) in [(series[2], oneThread), (series[3], allThreads)] {
+    report.add(baseline: oneThread, prefix: "b. ", note: cpuNote("loop 1"))
+    report.add(baseline: allThreads, prefix: "b. ", note: probeNote + cpuNote("loop N"))
+    for (entry, baseline, key) in [(series[2], oneThread, "pool 1"), (series[3], allThreads, "pool 16")] {
         report.add(entry, shareOf: baseline, atLeast: Thresholds.shareOfPlainLoop[entry.name], prefix: "b. ",
-                   note: " = \(Report.format(entry.median / 3, 0)) pipelines/s")
+                   note: " = \(Report.format(entry.median / 3, 0)) pipelines/s" + cpuNote(key))
     }
     report.add("b. jobs rejected or cancelled", Double(failed), unit: "", .atMost(0), digits: 0)
 }
