@@ -34,15 +34,17 @@ extension JobRun {
         let executor = self.context.executor
         let action: Promise<ActionOutput>
         if stage.action.recordsStart || executor.customAction != nil {
-            let start = StageStart(lease: lease, position: stage.position, attempt: number, at: startedAt)
+            let start = StageStart(
+                lease: lease, position: stage.position, attempt: number, at: startedAt, deferrable: stage.idempotent)
             let written = promise(start: start, of: stage).recover(on: nil) { error -> Promise<Void> in
                 throw self.storeFailure(error, doing: "record the start of stage `\(stage.name)`", position: stage.position)
             }
             if stage.idempotent {
                 // Running it twice is harmless, so the action need not wait
-                // for the start to be on disk: the write goes on meanwhile,
-                // and the result (written after it, writes keep their
-                // order) is awaited before the next stage.
+                // for the start to be on disk: the write goes on meanwhile
+                // (deferred: a result that comes first records the start
+                // and the write is dropped), and the result is awaited
+                // before the next stage.
                 written.catch(on: nil, policy: .allErrors) { error in
                     if let failure = error as? EngineError { control.stop(.job(failure)) }
                 }

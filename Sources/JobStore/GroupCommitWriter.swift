@@ -24,6 +24,13 @@ import Synchronization
 ///   transaction at once, and no thread hop is paid per transaction.
 ///   Completions must therefore be quick and never block — hop to a queue
 ///   of your own for real work.
+/// - A write about a `Key` may be *deferred*: it is held back for
+///   `deferral`, then queued like any other. A later write about the same
+///   key supersedes it while it is held: the held one is dropped and its
+///   completion told it succeeded (the later write records what it would
+///   have; its own failure is its caller's to handle). An idempotent
+///   stage's start is deferred and its result has the same key: a stage
+///   shorter than the deferral costs one write, not two (issue 22).
 final class GroupCommitWriter: Sendable {
     struct Write: Sendable {
         /// Runs several statements: wrap it in a savepoint.
@@ -33,12 +40,38 @@ final class GroupCommitWriter: Sendable {
         let fail: @Sendable (any Error) -> Void
     }
 
+    /// What a write is about (a stage of a job).
+    struct Key: Hashable, Sendable {
+        var job: Int64
+        var position: Int
+    }
+
+    /// A deferred write, held back until `due`.
+    private struct Held {
+        var key: Key
+        var write: Write
+        var due: DispatchTime
+        var completion: @Sendable (Result<Void, any Error>) -> Void
+    }
+
     private struct State {
         var queue: [Write] = []
+        /// Deferred writes, in the order they came (so by `due`).
+        var held: [Held] = []
         var scheduled = false
+        /// A timer will queue the held writes that are due.
+        var timerArmed = false
         var closed = false
         var transactions = 0
         var writes = 0
+
+        /// Queues `write`; whether a transaction must be scheduled for it.
+        mutating func append(_ write: Write) -> Bool {
+            queue.append(write)
+            if scheduled { return false }
+            scheduled = true
+            return true
+        }
     }
 
     /// Transactions committed (or tried) and writes they held, since the start.
@@ -55,8 +88,18 @@ final class GroupCommitWriter: Sendable {
     /// Called with each committed transaction's duration (metrics).
     private let onCommit: (@Sendable (Duration) -> Void)?
 
-    init(pool: any DatabaseWriter, path: String, maxPerTransaction: Int, onCommit: (@Sendable (Duration) -> Void)? = nil) {
+    /// How long a deferred write is held back, and a quarter of it.
+    private let deferral: DispatchTimeInterval
+    private let quarter: DispatchTimeInterval
+
+    init(
+        pool: any DatabaseWriter, path: String, maxPerTransaction: Int, deferral: Duration,
+        onCommit: (@Sendable (Duration) -> Void)? = nil
+    ) {
         self.onCommit = onCommit
+        let microseconds = Int(max(0, deferral / .microseconds(1)))
+        self.deferral = .microseconds(microseconds)
+        quarter = .microseconds(microseconds / 4)
         self.pool = pool
         self.path = path
         self.maxPerTransaction = max(1, maxPerTransaction)
@@ -76,21 +119,93 @@ final class GroupCommitWriter: Sendable {
             fail: { completion(.failure($0)) })
         let (accepted, mustSchedule) = state.withAnnouncedLock { state -> (Bool, Bool) in
             guard !state.closed else { return (false, false) }
-            state.queue.append(write)
-            if state.scheduled { return (true, false) }
-            state.scheduled = true
-            return (true, true)
+            return (true, state.append(write))
         }
         if !accepted {
-            let error = JobStoreError(.closed, "the job store for \(path) was closed; nothing was written")
-            completions.async { completion(.failure(error)) }
+            refuse { completion(.failure($0)) }
         } else if mustSchedule {
             schedule()
         }
     }
 
-    /// Refuses new writes; those already queued still run.
+    /// A write about `key`, held back for the deferral when `deferred`.
+    /// Supersedes a deferred write about `key` still held.
+    func enqueue(
+        key: Key, deferred: Bool, _ body: @escaping @Sendable (Database) throws -> Void,
+        completion: @escaping @Sendable (Result<Void, any Error>) -> Void
+    ) {
+        let write = Write(
+            atomic: false,
+            run: { db in
+                try body(db)
+                return { completion(.success(())) }
+            },
+            fail: { completion(.failure($0)) })
+        enum Next { case refuse, nothing, schedule, armTimer }
+        var superseded: (@Sendable (Result<Void, any Error>) -> Void)?
+        let next = state.withAnnouncedLock { state -> Next in
+            guard !state.closed else { return .refuse }
+            if let index = state.held.firstIndex(where: { $0.key == key }) {
+                superseded = state.held.remove(at: index).completion
+            }
+            guard deferred else { return state.append(write) ? .schedule : .nothing }
+            state.held.append(Held(key: key, write: write, due: .now() + deferral, completion: completion))
+            if state.timerArmed { return .nothing }
+            state.timerArmed = true
+            return .armTimer
+        }
+        // Outside the lock: a completion may write again.
+        superseded?(.success(()))
+        switch next {
+        case .refuse: refuse { completion(.failure($0)) }
+        case .nothing: break
+        case .schedule: schedule()
+        case .armTimer: armTimer(at: .now() + deferral)
+        }
+    }
+
+    /// Queues every held write now (a flush or a close must not leave one behind).
+    func releaseHeld() {
+        let mustSchedule = state.withAnnouncedLock { state -> Bool in
+            let held = state.held
+            state.held = []
+            var mustSchedule = false
+            for entry in held where state.append(entry.write) { mustSchedule = true }
+            return mustSchedule
+        }
+        if mustSchedule { schedule() }
+    }
+
+    private func armTimer(at due: DispatchTime) {
+        completions.asyncAfter(deadline: due) { self.heldAreDue() }
+    }
+
+    /// Queues the held writes that are due (or nearly: those due within a
+    /// quarter of the deferral join them, so that held writes go in groups),
+    /// and arms the timer for the next one.
+    private func heldAreDue() {
+        let (mustSchedule, nextDue) = state.withAnnouncedLock { state -> (Bool, DispatchTime?) in
+            let horizon = DispatchTime.now() + quarter
+            let dueCount = state.held.prefix { $0.due <= horizon }.count
+            var mustSchedule = false
+            for entry in state.held.prefix(dueCount) where state.append(entry.write) { mustSchedule = true }
+            state.held.removeFirst(dueCount)
+            let nextDue = state.held.first?.due
+            state.timerArmed = nextDue != nil
+            return (mustSchedule, nextDue)
+        }
+        if mustSchedule { schedule() }
+        if let nextDue { armTimer(at: nextDue) }
+    }
+
+    private func refuse(_ completion: @escaping @Sendable (JobStoreError) -> Void) {
+        let error = JobStoreError(.closed, "the job store for \(path) was closed; nothing was written")
+        completions.async { completion(error) }
+    }
+
+    /// Refuses new writes; those already queued (or held) still run.
     func close() {
+        releaseHeld()
         state.withAnnouncedLock { $0.closed = true }
     }
 

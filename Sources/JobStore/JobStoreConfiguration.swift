@@ -54,6 +54,10 @@ public struct JobStoreConfiguration: Sendable {
     public static let maxValueBytesLimit = 512 << 20
     /// The most writes one group-commit transaction holds.
     public var maxWritesPerTransaction: Int
+    /// The longest a deferrable write (an idempotent stage's start, which
+    /// nobody waits for) is held back to join another write's transaction;
+    /// the stage's result, if it comes first, records the start instead.
+    public var deferredWriteWait: Duration
     /// The most concurrent read connections (with ``Connections/pool``).
     public var maxReaders: Int
     public var connections: Connections
@@ -76,6 +80,7 @@ public struct JobStoreConfiguration: Sendable {
         busyTimeout: Duration = .seconds(10),
         maxValueBytes: Int = 1 << 20,
         maxWritesPerTransaction: Int = 1024,
+        deferredWriteWait: Duration = .milliseconds(50),
         maxReaders: Int = 4,
         checkpointInterval: Duration? = .milliseconds(250),
         readerCacheKiB: Int = 16_384,
@@ -91,6 +96,7 @@ public struct JobStoreConfiguration: Sendable {
         self.busyTimeout = busyTimeout
         self.maxValueBytes = maxValueBytes
         self.maxWritesPerTransaction = maxWritesPerTransaction
+        self.deferredWriteWait = deferredWriteWait
         self.maxReaders = maxReaders
         self.checkpointInterval = checkpointInterval
         self.readerCacheKiB = readerCacheKiB

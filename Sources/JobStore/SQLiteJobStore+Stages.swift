@@ -3,29 +3,44 @@ internal import GRDB
 
 extension SQLiteJobStore {
     public func recordStageStart(_ start: StageStart, completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
-        writer.enqueue(atomic: false, { db in
+        let key = GroupCommitWriter.Key(job: start.lease.jobID, position: start.position)
+        writer.enqueue(key: key, deferred: start.deferrable, { db in
             let lease = start.lease
             try Self.checkLease(lease, position: start.position, doing: "record the start of", db)
-            let statement = try RawStatement(db, """
-                UPDATE stages
-                SET state = 'running', attempts = ?, started_at = ?,
-                    finished_at = NULL, value = NULL, error = NULL, exit_code = NULL, error_code = NULL
-                WHERE job_id = ? AND position = ?
-                """)
+            // A deferrable start (nobody waited for it) never goes over a
+            // result: made again after a store error, it may arrive after
+            // the result of its own attempt. An awaited start is on disk
+            // before its attempt runs, so it only ever follows an earlier
+            // attempt's result, which it clears.
+            let statement = try RawStatement(db, start.deferrable ? Self.deferrableStartSQL : Self.startSQL)
             try statement.bind(1, start.attempt)
             try statement.bind(2, Timestamp.text(start.at))
             try statement.bind(3, lease.jobID)
             try statement.bind(4, start.position)
             try statement.execute()
             if db.changesCount == 0 {
-                throw try Self.fenceError(lease, position: start.position, doing: "record the start of", db)
+                let exists = try RawStatement(db, "SELECT 1 FROM stages WHERE job_id = ? AND position = ?")
+                try exists.bind(1, lease.jobID)
+                try exists.bind(2, start.position)
+                if try exists.firstRow({ _ in true }) == nil {
+                    throw try Self.fenceError(lease, position: start.position, doing: "record the start of", db)
+                }
             }
         }, completion: completion)
     }
 
+    private static let startSQL = """
+        UPDATE stages
+        SET state = 'running', attempts = ?, started_at = ?,
+            finished_at = NULL, value = NULL, error = NULL, exit_code = NULL, error_code = NULL
+        WHERE job_id = ? AND position = ?
+        """
+    private static let deferrableStartSQL = startSQL + " AND state IN ('pending', 'running')"
+
     public func recordStageResult(_ result: StageResult, completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
         let cap = self.cap
-        writer.enqueue(atomic: false, { db in
+        let key = GroupCommitWriter.Key(job: result.lease.jobID, position: result.position)
+        writer.enqueue(key: key, deferred: false, { db in
             let lease = result.lease
             let stored = try StoredStageResult(result, cap: cap)
             try Self.checkLease(lease, position: result.position, doing: "record the result of", db)

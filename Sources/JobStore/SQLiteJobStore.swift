@@ -115,7 +115,7 @@ public final class SQLiteJobStore: JobStore {
         files = FileIdentity.Watch(path: path)
         writer = GroupCommitWriter(
             pool: pool, path: path, maxPerTransaction: configuration.maxWritesPerTransaction,
-            onCommit: configuration.onCommit)
+            deferral: configuration.deferredWriteWait, onCommit: configuration.onCommit)
         do {
             checkpointer = try configuration.checkpointInterval.map {
                 try BackgroundCheckpointer(path: path, every: $0, busyTimeout: configuration.busyTimeout)
@@ -127,6 +127,7 @@ public final class SQLiteJobStore: JobStore {
 
     /// Waits for every write made before this call to be committed (or to fail).
     public func flush() async {
+        writer.releaseHeld()
         _ = try? await write(atomic: false) { _ in () }
     }
 

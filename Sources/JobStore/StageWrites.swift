@@ -7,12 +7,19 @@ public struct StageStart: Sendable, Hashable {
     /// 1-based attempt at this stage; stored in `stages.attempts`.
     public var attempt: Int
     public var at: Date
+    /// Nobody waits for this write (the stage is idempotent): a store may
+    /// hold it back briefly, to commit it with other writes, and drop it
+    /// when the stage's result — which records its attempt and start too —
+    /// comes first. The SQLite store holds it up to
+    /// ``JobStoreConfiguration/deferredWriteWait`` (50 ms).
+    public var deferrable: Bool
 
-    public init(lease: Lease, position: Int, attempt: Int = 1, at: Date = Date()) {
+    public init(lease: Lease, position: Int, attempt: Int = 1, at: Date = Date(), deferrable: Bool = false) {
         self.lease = lease
         self.position = position
         self.attempt = attempt
         self.at = at
+        self.deferrable = deferrable
     }
 }
 
