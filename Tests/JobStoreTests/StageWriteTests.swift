@@ -49,6 +49,32 @@ import Testing
     }
 
     @Test(arguments: StoreKind.allCases)
+    func aDeferrableStartNeverGoesOverAResult(_ kind: StoreKind) async throws {
+        let (store, scope) = try await makeStore(kind)
+        _ = scope
+        let id = try await store.submit(job()).id
+        let lease = try #require(try await store.claim(pool: "default", owner: "e", limit: 1, leaseDuration: .seconds(60)).first).lease
+        try await store.recordStageResult(
+            StageResult(lease: lease, position: 0, outcome: .fulfilled(Data("done".utf8)), exitCode: 0, attempt: 1))
+        // As a start made again after a store error would arrive: late.
+        try await store.recordStageStart(StageStart(lease: lease, position: 0, attempt: 1, deferrable: true))
+        var stage = try #require(try await store.job(id)?.stages[0])
+        #expect(stage.state == .fulfilled)
+        #expect(stage.value == Data("done".utf8))
+        // An awaited start (a new attempt) still clears an earlier result,
+        // and a deferrable one still records a stage that has none.
+        try await store.recordStageStart(StageStart(lease: lease, position: 0, attempt: 2))
+        try await store.recordStageStart(StageStart(lease: lease, position: 1, attempt: 1, deferrable: true))
+        stage = try #require(try await store.job(id)?.stages[0])
+        #expect(stage.state == .running)
+        #expect(stage.attempts == 2)
+        #expect(try await store.job(id)?.stages[1].state == .running)
+        await expectStoreError(.invalidArgument) {
+            try await store.recordStageStart(StageStart(lease: lease, position: 9, attempt: 1, deferrable: true))
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
     func writeToMissingStageSaysSo(_ kind: StoreKind) async throws {
         let (store, scope) = try await makeStore(kind)
         _ = scope

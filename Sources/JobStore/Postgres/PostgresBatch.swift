@@ -106,21 +106,28 @@ struct PGBatchGroup {
         FOR KEY SHARE OF j
         """
 
+    /// A deferrable start (nobody waited for it) never goes over a result:
+    /// made again after a store error, it may arrive after the result of
+    /// its own attempt. It still counts as written when its stage exists.
     private static func writeStarts(_ starts: [StageStart], _ session: PGSession) async throws -> [[Int64]] {
         try await session.rows(
             """
             WITH w AS (
-                SELECT w.* FROM unnest($1::int8[], $2::int8[], $3::text[], $4::int8[], $5::int8[], $6::text[])
-                    AS w(job_id, position, owner, claim, attempts, started_at)
-                \(fenced))
-            UPDATE {s}.stages AS st
-            SET state = 'running', attempts = w.attempts, started_at = w.started_at::timestamptz, finished_at = NULL,
-                value = NULL, value_bytes = NULL, error = NULL, exit_code = NULL, error_code = NULL
-            FROM w WHERE st.job_id = w.job_id AND st.position = w.position
-            RETURNING st.job_id, st.position::int8
+                SELECT w.* FROM unnest($1::int8[], $2::int8[], $3::text[], $4::int8[], $5::int8[], $6::text[], $7::bool[])
+                    AS w(job_id, position, owner, claim, attempts, started_at, keeps_result)
+                \(fenced)),
+            written AS (
+                UPDATE {s}.stages AS st
+                SET state = 'running', attempts = w.attempts, started_at = w.started_at::timestamptz, finished_at = NULL,
+                    value = NULL, value_bytes = NULL, error = NULL, exit_code = NULL, error_code = NULL
+                FROM w WHERE st.job_id = w.job_id AND st.position = w.position
+                    AND (NOT w.keeps_result OR st.state IN ('pending', 'running')))
+            SELECT st.job_id, st.position::int8 FROM {s}.stages AS st
+            JOIN w ON st.job_id = w.job_id AND st.position = w.position
             """,
             starts.map(\.lease.jobID), starts.map { Int64($0.position) }, starts.map(\.lease.owner),
             starts.map { Int64($0.lease.claim) }, starts.map { Int64($0.attempt) }, starts.map { Timestamp.text($0.at) },
+            starts.map(\.deferrable),
             decode: key)
     }
 
