@@ -146,15 +146,6 @@ out:
     return result;
 }
 
-int jobd_pidfd_open(pid_t pid) {
-#ifdef SYS_pidfd_open
-    return (int)syscall(SYS_pidfd_open, pid, 0);
-#else
-    errno = ENOSYS;
-    return -1;
-#endif
-}
-
 int jobd_peek_exit(pid_t pid, int *exit_code, int *signal_number) {
     siginfo_t info;
     memset(&info, 0, sizeof info);

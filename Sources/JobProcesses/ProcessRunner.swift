@@ -30,7 +30,7 @@ public struct ProcessRunner: Sendable {
     let loop = ProcessEventLoop()
 
     /// Tests turn this off to exercise the fallback for kernels without
-    /// pidfd_open (Linux < 5.3): polling `waitid` on a timerfd.
+    /// pidfds (`CLONE_PIDFD`, Linux < 5.2): polling `waitid` on a timerfd.
     var usesPidfd = true
 
     /// Whether a run that ends while the event loop handles its event is

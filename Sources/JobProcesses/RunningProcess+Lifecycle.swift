@@ -43,7 +43,7 @@ extension RunningProcess.State {
             }
         }
         if pidToken == nil {
-            // No pidfd (Linux < 5.3, or out of descriptors): peek at the
+            // No pidfd (Linux < 5.2, or out of descriptors): peek at the
             // child with backoff from 1 ms to 100 ms, still without a
             // blocked thread.
             exitPollAt = deadline(after: exitPollDelay)

@@ -16,10 +16,6 @@ int jobd_spawn(const char *path, char *const argv[], char *const envp[],
                const char *cwd, int in_fd, int out_fd, int err_fd,
                pid_t *pid_out, int *pidfd_out);
 
-/// pidfd_open(2) with PIDFD_NONBLOCK unset; returns the descriptor
-/// (close-on-exec) or -1 with errno set (ENOSYS before Linux 5.3).
-int jobd_pidfd_open(pid_t pid);
-
 /// Looks at `pid` without reaping it (waitid WEXITED|WNOHANG|WNOWAIT).
 /// Returns 1 once it has exited: `*exit_code` holds the exit status, or -1
 /// when a signal ended it, and then `*signal_number` holds the signal
