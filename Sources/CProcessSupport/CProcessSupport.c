@@ -121,8 +121,10 @@ int jobd_spawn(const char *path, char *const argv[], char *const envp[],
     pid_t pid = -1;
     if (pidfd_out != NULL) {
         pid = jobd_clone(spawn_child, stack + sizeof stack, flags | CLONE_PIDFD, &request, &pidfd);
-        // Linux < 5.2 has no CLONE_PIDFD: spawn without it.
-        if (pid == -1 && errno == EINVAL) pid = jobd_clone(spawn_child, stack + sizeof stack, flags, &request);
+        // Linux < 5.2 has no CLONE_PIDFD, and the pidfd needs a free
+        // descriptor: spawn without it then (the caller polls for the exit).
+        if (pid == -1 && (errno == EINVAL || errno == EMFILE || errno == ENFILE))
+            pid = jobd_clone(spawn_child, stack + sizeof stack, flags, &request);
     } else {
         pid = jobd_clone(spawn_child, stack + sizeof stack, flags, &request);
     }
