@@ -105,7 +105,7 @@ int jobd_spawn(const char *path, char *const argv[], char *const envp[],
         .error = 0,
     };
     int result = 0;
-    if (pidfd_out != NULL) *pidfd_out = -1;
+    *pidfd_out = -1;
     if (request.fds[0] < 0 || request.fds[1] < 0 || request.fds[2] < 0) {
         result = errno;
         goto out;
@@ -118,16 +118,11 @@ int jobd_spawn(const char *path, char *const argv[], char *const envp[],
     pthread_sigmask(SIG_SETMASK, &all, &old);
     int pidfd = -1;
     int flags = CLONE_VM | CLONE_VFORK | SIGCHLD;
-    pid_t pid = -1;
-    if (pidfd_out != NULL) {
-        pid = jobd_clone(spawn_child, stack + sizeof stack, flags | CLONE_PIDFD, &request, &pidfd);
-        // Linux < 5.2 has no CLONE_PIDFD, and the pidfd needs a free
-        // descriptor: spawn without it then (the caller polls for the exit).
-        if (pid == -1 && (errno == EINVAL || errno == EMFILE || errno == ENFILE))
-            pid = jobd_clone(spawn_child, stack + sizeof stack, flags, &request);
-    } else {
+    pid_t pid = jobd_clone(spawn_child, stack + sizeof stack, flags | CLONE_PIDFD, &request, &pidfd);
+    // Linux < 5.2 has no CLONE_PIDFD, and the pidfd needs a free
+    // descriptor: spawn without it then (the caller polls for the exit).
+    if (pid == -1 && (errno == EINVAL || errno == EMFILE || errno == ENFILE))
         pid = jobd_clone(spawn_child, stack + sizeof stack, flags, &request);
-    }
     int saved = errno;
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (pid == -1) {
@@ -140,7 +135,7 @@ int jobd_spawn(const char *path, char *const argv[], char *const envp[],
         result = request.error;
     } else {
         *pid_out = pid;
-        if (pidfd_out != NULL) *pidfd_out = pidfd;
+        *pidfd_out = pidfd;
     }
 out:
     for (int i = 0; i < 3; i++)

@@ -9,30 +9,20 @@ import Musl
 /// The C shim's spawn (clone on the caller's stack, then exec; see `jobd_spawn`).
 enum ChildSpawn {
     /// Spawns `path` with the packed argv and environment; returns the pid
-    /// (and, with `wantsPidfd`, a pidfd for it, or nil where the kernel
-    /// cannot give one) or the errno of what failed (exec's, for a program
-    /// that cannot run).
+    /// and a pidfd for it (nil where the kernel cannot give one), or the
+    /// errno of what failed (exec's, for a program that cannot run).
     static func spawn(
-        path: String, strings: ExecStrings, directory: String?, stdin: Int32, stdout: Int32, stderr: Int32,
-        wantsPidfd: Bool
+        path: String, strings: ExecStrings, directory: String?, stdin: Int32, stdout: Int32, stderr: Int32
     ) -> Result<(pid: pid_t, pidfd: Int32?), SpawnErrno> {
         var pid: pid_t = 0
         var pidfd: Int32 = -1
-        let rc = withPidfdSlot(wantsPidfd, &pidfd) { slot in
-            if let directory {
-                jobd_spawn(path, strings.argv, strings.envp, directory, stdin, stdout, stderr, &pid, slot)
-            } else {
-                jobd_spawn(path, strings.argv, strings.envp, nil, stdin, stdout, stderr, &pid, slot)
-            }
+        let rc: Int32
+        if let directory {
+            rc = jobd_spawn(path, strings.argv, strings.envp, directory, stdin, stdout, stderr, &pid, &pidfd)
+        } else {
+            rc = jobd_spawn(path, strings.argv, strings.envp, nil, stdin, stdout, stderr, &pid, &pidfd)
         }
         return rc == 0 ? .success((pid, pidfd >= 0 ? pidfd : nil)) : .failure(SpawnErrno(value: rc))
-    }
-
-    private static func withPidfdSlot(
-        _ wanted: Bool, _ pidfd: inout Int32, _ body: (UnsafeMutablePointer<Int32>?) -> Int32
-    ) -> Int32 {
-        guard wanted else { return body(nil) }
-        return withUnsafeMutablePointer(to: &pidfd) { body($0) }
     }
 
     struct SpawnErrno: Error {

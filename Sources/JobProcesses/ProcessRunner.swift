@@ -13,11 +13,11 @@ import Musl
 /// one's outcome once, through a callback (the engine resolves a promise
 /// with it) or `async`.
 ///
-/// Each child: spawned by `jobd_spawn` (clone and exec), in a new process group, with only fds 0, 1, 2
-/// (a stdin pipe fed with the input, stdout and stderr pipes), default
-/// signal dispositions, an empty signal mask, and an environment without
-/// `NOTIFY_SOCKET`, `WATCHDOG_*` and `LISTEN_*`. See `RunningProcess` for
-/// how it is watched.
+/// Each child: spawned by `jobd_spawn` (clone, then exec), in a new process
+/// group, with only fds 0, 1, 2 (a stdin pipe fed with the input, stdout
+/// and stderr pipes), default signal dispositions, an empty signal mask,
+/// and an environment without `NOTIFY_SOCKET`, `WATCHDOG_*` and
+/// `LISTEN_*`. See `RunningProcess` for how it is watched.
 ///
 /// Needs: nothing else in the process reaps children it did not start
 /// (`waitpid(-1)`, or SIGCHLD set to SIG_IGN).
@@ -109,7 +109,7 @@ public struct ProcessRunner: Sendable {
         func spawn() -> Result<(pid: pid_t, pidfd: Int32?), ChildSpawn.SpawnErrno> {
             ChildSpawn.spawn(
                 path: path, strings: strings, directory: spec.workingDirectory,
-                stdin: stdin[0], stdout: stdout[1], stderr: stderr[1], wantsPidfd: usesPidfd)
+                stdin: stdin[0], stdout: stdout[1], stderr: stderr[1])
         }
         var spawned = spawn()
         if case .failure = spawned, lookup.remembered {
@@ -134,7 +134,13 @@ public struct ProcessRunner: Sendable {
         let (pid, pidfd): (pid_t, Int32?)
         switch spawned {
         case let .success(child):
-            (pid, pidfd) = child
+            pid = child.pid
+            if usesPidfd {
+                pidfd = child.pidfd
+            } else {
+                if let fd = child.pidfd { _ = close(fd) }
+                pidfd = nil
+            }
         case let .failure(error):
             for fd in [stdin[1], stdout[0], stderr[0]] { _ = close(fd) }
             throw Self.spawnError(error.value, path: path, command: command)

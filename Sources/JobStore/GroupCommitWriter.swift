@@ -65,12 +65,19 @@ final class GroupCommitWriter: Sendable {
         var transactions = 0
         var writes = 0
 
-        /// Queues `write`; whether a transaction must be scheduled for it.
-        mutating func append(_ write: Write) -> Bool {
-            queue.append(write)
+        /// Queues `writes`; whether a transaction must be scheduled for them.
+        mutating func append(_ writes: some Collection<Write>) -> Bool {
+            guard !writes.isEmpty else { return false }
+            queue += writes
             if scheduled { return false }
             scheduled = true
             return true
+        }
+
+        /// Queues the first `count` held writes; whether a transaction must be scheduled.
+        mutating func queueHeld(first count: Int) -> Bool {
+            defer { held.removeFirst(count) }
+            return append(held.prefix(count).map(\.write))
         }
     }
 
@@ -119,7 +126,7 @@ final class GroupCommitWriter: Sendable {
             fail: { completion(.failure($0)) })
         let (accepted, mustSchedule) = state.withAnnouncedLock { state -> (Bool, Bool) in
             guard !state.closed else { return (false, false) }
-            return (true, state.append(write))
+            return (true, state.append(CollectionOfOne(write)))
         }
         if !accepted {
             refuse { completion(.failure($0)) }
@@ -148,7 +155,7 @@ final class GroupCommitWriter: Sendable {
             if let index = state.held.firstIndex(where: { $0.key == key }) {
                 superseded = state.held.remove(at: index).completion
             }
-            guard deferred else { return state.append(write) ? .schedule : .nothing }
+            guard deferred else { return state.append(CollectionOfOne(write)) ? .schedule : .nothing }
             state.held.append(Held(key: key, write: write, due: .now() + deferral, completion: completion))
             if state.timerArmed { return .nothing }
             state.timerArmed = true
@@ -166,13 +173,7 @@ final class GroupCommitWriter: Sendable {
 
     /// Queues every held write now (a flush or a close must not leave one behind).
     func releaseHeld() {
-        let mustSchedule = state.withAnnouncedLock { state -> Bool in
-            let held = state.held
-            state.held = []
-            var mustSchedule = false
-            for entry in held where state.append(entry.write) { mustSchedule = true }
-            return mustSchedule
-        }
+        let mustSchedule = state.withAnnouncedLock { $0.queueHeld(first: $0.held.count) }
         if mustSchedule { schedule() }
     }
 
@@ -186,10 +187,7 @@ final class GroupCommitWriter: Sendable {
     private func heldAreDue() {
         let (mustSchedule, nextDue) = state.withAnnouncedLock { state -> (Bool, DispatchTime?) in
             let horizon = DispatchTime.now() + quarter
-            let dueCount = state.held.prefix { $0.due <= horizon }.count
-            var mustSchedule = false
-            for entry in state.held.prefix(dueCount) where state.append(entry.write) { mustSchedule = true }
-            state.held.removeFirst(dueCount)
+            let mustSchedule = state.queueHeld(first: state.held.prefix { $0.due <= horizon }.count)
             let nextDue = state.held.first?.due
             state.timerArmed = nextDue != nil
             return (mustSchedule, nextDue)

@@ -2,8 +2,10 @@ import Foundation
 @_spi(Maintenance) @testable import JobStore
 import Testing
 
-/// An idempotent stage's start is deferrable: held back to join another
-/// write's transaction, and dropped when the stage's result comes first.
+/// An idempotent stage's start is deferrable: on SQLite, held back to join
+/// another write's transaction, and dropped when the stage's result comes
+/// first. (That a late one keeps off a recorded result, on both stores:
+/// StageWriteTests.)
 @Suite struct DeferredStartTests {
     private func claimedStore(wait: Duration) async throws -> (SQLiteJobStore, TemporaryFolder, Lease, Int64) {
         let folder = try TemporaryFolder()
@@ -67,28 +69,5 @@ import Testing
         #expect(try await second.value.get() == ())
         let reopened = try SQLiteJobStore(JobStoreConfiguration(path: folder.file("jobs.sqlite")))
         #expect(try await reopened.job(id)?.stages[1].state == .running)
-    }
-
-    @Test func aDeferredStartArrivingAfterItsResultChangesNothing() async throws {
-        let (store, folder, lease, id) = try await claimedStore(wait: .milliseconds(1))
-        _ = folder
-        try await store.recordStageResult(
-            StageResult(lease: lease, position: 0, outcome: .fulfilled(Data("done".utf8)), exitCode: 0, attempt: 1))
-        // As a start made again after a store error would arrive.
-        try await store.recordStageStart(StageStart(lease: lease, position: 0, attempt: 1, deferrable: true))
-        let stage = try #require(try await store.job(id)?.stages[0])
-        #expect(stage.state == .fulfilled)
-        #expect(stage.value == Data("done".utf8))
-        // An awaited start (a new attempt) still clears an earlier result.
-        try await store.recordStageStart(StageStart(lease: lease, position: 0, attempt: 2))
-        #expect(try await store.job(id)?.stages[0].state == .running)
-    }
-
-    @Test func aDeferredStartForAStageThatDoesNotExistStillFails() async throws {
-        let (store, folder, lease, _) = try await claimedStore(wait: .milliseconds(1))
-        _ = folder
-        await expectStoreError(.invalidArgument) {
-            try await store.recordStageStart(StageStart(lease: lease, position: 9, attempt: 1, deferrable: true))
-        }
     }
 }

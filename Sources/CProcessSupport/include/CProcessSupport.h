@@ -9,9 +9,9 @@
 /// every signal's disposition is reset to the default (so an ignored
 /// SIGPIPE or SIGTERM in the daemon does not leak into the child) and its
 /// signal mask is emptied, `cwd` (may be NULL) is entered, and it execs.
-/// Returns 0 and stores the pid — and, when `pidfd_out` is not NULL, a
-/// pidfd for the child (close-on-exec; -1 before Linux 5.2) — or returns
-/// an errno value (ENOENT, EACCES, ENOEXEC, … from exec, or chdir's).
+/// Returns 0 and stores the pid and a pidfd for the child (close-on-exec;
+/// -1 before Linux 5.2, or with no descriptor free), or returns an errno
+/// value (ENOENT, EACCES, ENOEXEC, … from exec, or chdir's).
 int jobd_spawn(const char *path, char *const argv[], char *const envp[],
                const char *cwd, int in_fd, int out_fd, int err_fd,
                pid_t *pid_out, int *pidfd_out);
