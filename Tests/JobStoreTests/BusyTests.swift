@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 @_spi(Maintenance) @testable import JobStore
+import Spawn
 import Testing
 
 /// Another connection holding the write lock makes writers wait, not fail —
@@ -10,7 +11,7 @@ import Testing
     func hold(_ holder: SQLiteJobStore, until release: DispatchSemaphore) async throws -> Task<Void, any Error> {
         let held = DispatchSemaphore(value: 0)
         let task = Task { try await holder.holdWriteLock(held: { held.signal() }, until: release) }
-        try await offThread { held.wait() }
+        await onOwnThread { held.wait() }
         return task
     }
 

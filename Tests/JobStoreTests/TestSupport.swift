@@ -124,10 +124,3 @@ final class ChildProcess: Sendable {
         }
     }
 }
-
-/// Runs blocking work off Swift's cooperative threads.
-func offThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        Thread.detachNewThread { continuation.resume(with: Result { try body() }) }
-    }
-}

@@ -35,10 +35,21 @@ public struct Finished: Sendable, CustomStringConvertible {
     public var description: String { "\(termination)\n--- stdout\n\(stdoutText)--- stderr\n\(stderrText)" }
 }
 
-/// Runs blocking `body` (a wait, a read) on a new thread, so that it holds
-/// none of the few threads of Swift's cooperative pool meanwhile.
-func onThreadOfItsOwn<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+/// Runs `body` on a thread of its own and returns its result. For blocking
+/// or long work in an async test (waiting for a child process, reading a
+/// socket, seconds of computing): on one of the few threads of Swift's
+/// cooperative pool (as many as cores), it would stall every other test
+/// running in parallel, and a server under test as well. Record issues
+/// (`#expect`) after it returns, in the test's task, not inside `body`.
+public func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
     await withCheckedContinuation { continuation in
         Thread.detachNewThread { continuation.resume(returning: body()) }
+    }
+}
+
+/// `onOwnThread` for a `body` that throws.
+public func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread.detachNewThread { continuation.resume(with: Result { try body() }) }
     }
 }

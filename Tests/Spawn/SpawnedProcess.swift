@@ -193,7 +193,7 @@ public final class SpawnedProcess: Sendable {
     /// ``wait()`` on a thread of its own, never on Swift's cooperative pool.
     @discardableResult
     public func waitForExit() async -> Termination {
-        await onThreadOfItsOwn { self.wait() }
+        await onOwnThread { self.wait() }
     }
 
     /// ``wait(within:)`` without blocking a thread: polls every 10 ms.
@@ -233,6 +233,6 @@ public final class SpawnedProcess: Sendable {
     /// ``finish()`` on a thread of its own.
     @discardableResult
     public func finish() async -> Finished {
-        await onThreadOfItsOwn { self.finish() }
+        await onOwnThread { self.finish() }
     }
 }

@@ -63,16 +63,6 @@ public func runCommand(
     return (finished.termination.status, finished.stdoutText, finished.stderrText)
 }
 
-/// Runs `body` on a thread of its own and returns its result. For blocking
-/// work in an async test (waiting for a child process, reading a socket):
-/// on one of the few threads of Swift's cooperative pool, it would stall
-/// every other test running in parallel, and a server under test as well.
-public func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        Thread.detachNewThread { continuation.resume(with: Result { try body() }) }
-    }
-}
-
 /// A TCP port nobody listens on now (bound to port 0, read, closed).
 public func freePort() throws -> Int {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)

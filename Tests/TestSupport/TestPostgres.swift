@@ -38,11 +38,11 @@ public final class TestPostgres: Sendable {
     }
 
     public func kill() async {
-        _ = try? await onOwnThread { self.kill() }
+        await onOwnThread { self.kill() }
     }
 
     public func stop() async {
-        _ = try? await onOwnThread { self.stop() }
+        await onOwnThread { self.stop() }
     }
 
     public func psql(_ sql: String, database: String = "postgres") async throws {
