@@ -13,7 +13,7 @@ import Testing
             name: cancellable
             pipeline:
               - then: long
-                shell: 'echo $$ > \(out)/pid; sleep 30 & wait'
+                shell: 'echo $$ > \(out)/pid; sleep 600 & wait'
               - then: next
                 run: [echo, never]
               - recover: rescue
@@ -57,14 +57,14 @@ import Testing
             name: waiting
             pipeline:
               - then: nap
-                sleep: 30s
+                sleep: 600s
             """,
             """
             name: backing-off
             pipeline:
               - then: flaky
                 fail: "not yet"
-                retry: { attempts: 5, backoff: 30s }
+                retry: { attempts: 5, backoff: 600s }
             """,
         ])
         let napping = try await harness.submit("waiting")
@@ -81,7 +81,7 @@ import Testing
         // By the engine's own stamp of the end (the test's awaits may resume late).
         for detail in [napped, backedOff] {
             let end = try #require(detail.job.finishedAt)
-            #expect(end.timeIntervalSince(requested) < 15, "stopped early: the sleep and the backoff alone take 30 s")
+            #expect(end.timeIntervalSince(requested) < 300, "stopped early: the sleep and the backoff alone take 600 s")
         }
         await harness.stop()
     }

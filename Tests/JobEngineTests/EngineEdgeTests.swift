@@ -54,7 +54,7 @@ import Testing
             name: stolen
             pipeline:
               - then: long
-                shell: 'echo $$ > \(out)/pid; sleep 30 & wait'
+                shell: 'echo $$ > \(out)/pid; sleep 600 & wait'
             """,
         ], killGrace: .milliseconds(100))
         let id = try await harness.submit("stolen")

@@ -121,7 +121,7 @@ struct ProcessTeardownTests {
     }
 
     @Test func cancellingTheAsyncRunCancelsTheProcess() async throws {
-        let task = Task { try await ProcessRunner().run(.argv("sleep", "30")) }
+        let task = Task { try await ProcessRunner().run(.argv("sleep", "600")) }
         try await Task.sleep(for: .milliseconds(100))
         task.cancel()
         do {

@@ -60,7 +60,7 @@ import Glibc
     }
 
     @Test func aGroupIsSignalledAsOne() async throws {
-        let child = try SpawnedProcess("/bin/sh", ["-c", "sleep 30 & echo $!; wait"], stdout: .capture,
+        let child = try SpawnedProcess("/bin/sh", ["-c", "sleep 600 & echo $!; wait"], stdout: .capture,
                                        ownProcessGroup: true)
         #expect(child.leadsItsGroup)
         #expect(await waitFor { child.captured.stdout.last == UInt8(ascii: "\n") })
@@ -134,7 +134,7 @@ import Glibc
     @Test func aDroppedChildIsKilledWithItsGroup() async throws {
         var pids: (pid_t, pid_t) = (0, 0)
         do {
-            let child = try SpawnedProcess("/bin/sh", ["-c", "sleep 30 & echo $!; wait"], stdout: .capture,
+            let child = try SpawnedProcess("/bin/sh", ["-c", "sleep 600 & echo $!; wait"], stdout: .capture,
                                            ownProcessGroup: true)
             #expect(await waitFor { child.captured.stdout.last == UInt8(ascii: "\n") })
             pids = (child.pid, try #require(pid_t(child.captured.stdoutText.dropLast())))
