@@ -155,8 +155,10 @@ func processExists(_ pid: Int32) -> Bool {
 }
 
 /// Whether process group `pgid` is empty within `limit` (a member killed
-/// with SIGKILL is gone once its new parent has reaped it).
-func processGroupGone(_ pgid: Int32, within limit: Duration = .seconds(3)) async -> Bool {
+/// with SIGKILL is gone once its new parent has reaped it). A liveness
+/// bound, not a speed one: on a loaded machine the orphans' reaping by
+/// init can take seconds.
+func processGroupGone(_ pgid: Int32, within limit: Duration = .seconds(30)) async -> Bool {
     let deadline = ContinuousClock.now + limit
     while kill(-pgid, 0) == 0 {
         if ContinuousClock.now > deadline { return false }
