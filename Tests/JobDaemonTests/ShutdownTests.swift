@@ -22,6 +22,10 @@ import Glibc
                     shell: 'echo ran >> "$MARKS/second"; cat; echo second'
                 """,
         ])
+        // The grace outlasts however late the test's awaits resume under
+        // load: the stage ends when the test says so, after the drain began.
+        let config = try String(contentsOfFile: harness.configPath, encoding: .utf8)
+        try harness.write(config.replacingOccurrences(of: "shutdown-grace: 10s", with: "shutdown-grace: 600s"), to: "jobd.yaml")
         let marks = harness.folder + "/marks"
         try FileManager.default.createDirectory(atPath: marks, withIntermediateDirectories: true)
         try harness.start(environment: ["MARKS": marks])
