@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import JobStore
 
@@ -9,9 +10,26 @@ import JobStore
 /// is escaped, made visible and cut as docs/dashboard.md says.
 public struct Dashboard: Sendable {
     public let source: any DashboardDataSource
+    /// Where pages are rendered: one at a time, on a thread of this queue,
+    /// never on Swift's cooperative pool. Rendering a job of many large
+    /// values is seconds of CPU; on the pool (as many threads as cores) a
+    /// few such pages would hold up every request of the listener,
+    /// `/metrics` and `/healthz` among them.
+    let renderQueue: DispatchQueue
 
-    public init(source: any DashboardDataSource) {
+    /// The queue dashboards render on unless told otherwise.
+    public static let renderQueue = DispatchQueue(label: "jobd.dashboard.render", qos: .utility)
+
+    public init(source: any DashboardDataSource, renderQueue: DispatchQueue = Dashboard.renderQueue) {
         self.source = source
+        self.renderQueue = renderQueue
+    }
+
+    /// `render()`'s HTML, made on ``renderQueue``.
+    private func rendered(_ render: @escaping @Sendable () -> HTML) async -> String {
+        await withCheckedContinuation { continuation in
+            renderQueue.async { continuation.resume(returning: render().rendered) }
+        }
     }
 
     /// `/`: counts, pools, the chart, and a page of jobs. `query` is the
@@ -32,7 +50,7 @@ public struct Dashboard: Sendable {
             async let resolved = source.resolvedPerMinute(from: window.start, to: window.end)
             let data = try await JobListPage.Data(
                 request: request, page: page, counts: counts, poolCounts: pools, resolved: resolved, snapshot: snapshot)
-            return DashboardPage(status: .ok, html: JobListPage.render(data).rendered)
+            return DashboardPage(status: .ok, html: await rendered { JobListPage.render(data) })
         } catch {
             return .storeFailed(error, snapshot: snapshot)
         }
@@ -53,7 +71,7 @@ public struct Dashboard: Sendable {
             async let history = source.attemptHistory(of: id)
             async let events = source.events(of: id)
             let data = try await JobDetailPage.Data(detail: detail, history: history, events: events, snapshot: snapshot)
-            return DashboardPage(status: .ok, html: JobDetailPage.render(data).rendered)
+            return DashboardPage(status: .ok, html: await rendered { JobDetailPage.render(data) })
         } catch {
             return .storeFailed(error, snapshot: snapshot, base: "../")
         }
@@ -61,7 +79,8 @@ public struct Dashboard: Sendable {
 
     /// `/schedules`.
     public func schedulesPage() async -> DashboardPage {
-        DashboardPage(status: .ok, html: SchedulesPage.render(await source.snapshot()).rendered)
+        let snapshot = await source.snapshot()
+        return DashboardPage(status: .ok, html: await rendered { SchedulesPage.render(snapshot) })
     }
 }
 

@@ -1,9 +1,11 @@
+import Dispatch
 import Foundation
 import JobDashboard
 import JobConfig
 import JobHTTP
 import JobMetrics
 import JobStore
+import Synchronization
 import TestSupport
 import Testing
 
@@ -137,4 +139,51 @@ func emptyDashboard() throws -> (Dashboard, TemporaryFolder) {
         }
         #expect(FileManager.default.contents(atPath: file) == Data("keep me".utf8))
     }
+
+    /// Pages are rendered on the dashboard's own queue: while it is held,
+    /// more page requests than Swift's cooperative pool has threads wait
+    /// there, and `/metrics` and `/healthz` are answered meanwhile.
+    @Test func pagesBeingRenderedHoldUpNeitherMetricsNorHealth() async throws {
+        let folder = try TemporaryFolder()
+        let store = try SQLiteJobStore(path: folder.file("jobs.sqlite"))
+        let asked = Mutex(0)
+        let source = StoreDashboardSource(store: store) {
+            asked.withLock { $0 += 1 }
+            return DashboardSnapshot(pools: [], build: BuildInfo(version: "t", node: "n"))
+        }
+        let queue = DispatchQueue(label: "test.render")
+        let release = DispatchSemaphore(value: 0)
+        queue.async { release.wait() }
+        let pageCount = ProcessInfo.processInfo.activeProcessorCount + 2
+        try await withHTTPService(dashboard: Dashboard(source: source, renderQueue: queue)) { address in
+            let pages = (0..<pageCount).map { _ in Task { try await RawHTTP.get("/", address) } }
+            // Every page has read its data and waits for the renderer.
+            let deadline = ContinuousClock.now + .seconds(60)
+            while asked.withLock({ $0 }) < pageCount, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            #expect(asked.withLock { $0 } == pageCount)
+            #expect(try await RawHTTP.get("/healthz", address).status == 200)
+            #expect(try await RawHTTP.get("/metrics", address).status == 200)
+            let answered = Answered()
+            for page in pages {
+                Task {
+                    _ = try? await page.value
+                    answered.count.withLock { $0 += 1 }
+                }
+            }
+            try await Task.sleep(for: .milliseconds(200))
+            #expect(answered.count.withLock { $0 } == 0, "no page is answered while the renderer is held")
+            release.signal()
+            for page in pages {
+                #expect(try await page.value.status == 200)
+            }
+        }
+        try await store.close()
+    }
+}
+
+/// Pages answered so far.
+private final class Answered: Sendable {
+    let count = Mutex(0)
 }
