@@ -84,7 +84,7 @@ public struct JobListRequest: Sendable, Hashable {
     }
 
     public var jobQuery: JobQuery {
-        JobQuery(states: state.states, definition: definition, limit: limit, before: before)
+        JobQuery(states: state.states, definition: definition, limit: limit, before: before, values: false)
     }
 
     /// This list's link, with another cursor.

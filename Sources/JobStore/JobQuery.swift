@@ -10,12 +10,24 @@ public struct JobQuery: Sendable, Hashable {
     public var limit: Int
     /// Only jobs older than this id: pass the previous page's ``JobPage/nextCursor``.
     public var before: Int64?
+    /// Whether the jobs carry their input, result and whole error. Without
+    /// (a list that shows none of them, as the dashboard's), `input` and
+    /// `result` are nil and `error` is its first ``summaryErrorCharacters``:
+    /// a page of a thousand jobs of 1 MiB values reads kilobytes, not a gigabyte.
+    public var values: Bool
 
-    public init(states: Set<JobState>? = nil, definition: String? = nil, limit: Int = 50, before: Int64? = nil) {
+    /// The characters of `error` a job listed without ``values`` keeps.
+    public static let summaryErrorCharacters = 4096
+
+    public init(
+        states: Set<JobState>? = nil, definition: String? = nil, limit: Int = 50, before: Int64? = nil,
+        values: Bool = true
+    ) {
         self.states = states
         self.definition = definition
         self.limit = limit
         self.before = before
+        self.values = values
     }
 
     /// Pending and running jobs (the `pending_jobs` view).

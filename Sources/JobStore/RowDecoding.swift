@@ -4,11 +4,21 @@ internal import GRDB
 /// Column lists and row decoding, in one place so that the SQL and the
 /// decoders cannot drift apart.
 enum Columns {
-    static let job = """
-        id, definition, pool, state, priority, idempotency_key, input, result, error, attempt, \
+    static let job = jobColumns(input: "input", result: "result", error: "error")
+    /// `job` for a list that shows no values (``JobQuery/values``): no
+    /// input and result, the error's first ``JobQuery/summaryErrorCharacters``.
+    static let jobSummary = jobColumns(
+        input: "NULL", result: "NULL", error: "substr(error, 1, \(JobQuery.summaryErrorCharacters))")
+
+    private static func jobColumns(input: String, result: String, error: String) -> String {
+        """
+        id, definition, pool, state, priority, idempotency_key, \(input), \(result), \(error), attempt, \
         cancel_requested, claims, lease_owner, lease_expires_at, run_at, created_at, started_at, finished_at, \
         scheduled_for
         """
+    }
+
+    static func listed(values: Bool) -> String { values ? job : jobSummary }
     static let stage = """
         job_id, position, name, kind, state, value, error, exit_code, attempts, started_at, finished_at, error_code
         """

@@ -44,7 +44,9 @@ extension SQLiteJobStore {
         let states = query.states ?? (query.definition == nil ? nil : Set(JobState.allCases))
         let before = query.before ?? Int64.max
         guard let states else {
-            return ("SELECT \(Columns.job) FROM jobs WHERE id < ? ORDER BY id DESC LIMIT ?", [.int(before), .int(Int64(query.limit))])
+            return (
+                "SELECT \(Columns.listed(values: query.values)) FROM jobs WHERE id < ? ORDER BY id DESC LIMIT ?",
+                [.int(before), .int(Int64(query.limit))])
         }
         var arguments: [Argument] = []
         let definitionTerm = query.definition == nil ? "" : " AND definition = ?"
@@ -56,7 +58,7 @@ extension SQLiteJobStore {
         }
         arguments.append(.int(Int64(query.limit)))
         let sql = """
-            SELECT \(Columns.job) FROM jobs
+            SELECT \(Columns.listed(values: query.values)) FROM jobs
             WHERE id IN (\(parts.joined(separator: " UNION ALL ")))
             ORDER BY id DESC LIMIT ?
             """

@@ -43,6 +43,34 @@ import Testing
         #expect(pendingOfDefinition.jobs.count == states.filter { ($0.key - 1) % 3 == 2 && !$0.value.isResolved }.count)
     }
 
+    /// A list without values reads no input or result and the error's start
+    /// only; the same jobs, in the same order, with every other field.
+    @Test(arguments: StoreKind.allCases)
+    func aListWithoutValuesLeavesOutInputResultAndMostOfTheError(_ kind: StoreKind) async throws {
+        let (store, scope, _) = try await populated(kind)
+        _ = scope
+        let long = String(repeating: "é", count: JobQuery.summaryErrorCharacters + 10)
+        try await store.executeInWriteTransaction("""
+            UPDATE jobs SET result = 'a result', error = '\(long)' WHERE id % 3 = 0;
+            """)
+        #expect(try await store.list(JobQuery(limit: 100)).jobs.contains { $0.result != nil && $0.error == long })
+        for query in [JobQuery(limit: 100), .resolved(limit: 5), JobQuery(definition: "def-0", limit: 100)] {
+            var summary = query
+            summary.values = false
+            let whole = try await store.list(query).jobs
+            let listed = try await store.list(summary).jobs
+            #expect(listed.map(\.id) == whole.map(\.id))
+            #expect(whole.contains { $0.input != nil })
+            #expect(listed.allSatisfy { $0.input == nil && $0.result == nil })
+            for (job, full) in zip(listed, whole) {
+                #expect(job.error == full.error.map { String($0.prefix(JobQuery.summaryErrorCharacters)) })
+                var same = job
+                (same.input, same.result, same.error) = (full.input, full.result, full.error)
+                #expect(same == full, "every other field as read whole")
+            }
+        }
+    }
+
     @Test(arguments: StoreKind.allCases)
     func pagesFollowTheCursorWithoutGapsOrRepeats(_ kind: StoreKind) async throws {
         let (store, scope, states) = try await populated(kind)

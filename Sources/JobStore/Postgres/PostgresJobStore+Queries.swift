@@ -29,7 +29,7 @@ extension PostgresJobStore {
             conditions.append("definition = $\(binds.count)")
         }
         let sql = """
-            SELECT \(PGColumns.job) FROM {s}.jobs WHERE \(conditions.joined(separator: " AND "))
+            SELECT \(PGColumns.listed(values: query.values)) FROM {s}.jobs WHERE \(conditions.joined(separator: " AND "))
             ORDER BY id DESC LIMIT $2
             """
         let limit = query.limit

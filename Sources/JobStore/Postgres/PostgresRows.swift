@@ -4,11 +4,23 @@ internal import PostgresNIO
 /// Column lists and row decoding for PostgreSQL, in one place so that the
 /// SQL and the decoders cannot drift apart (the twin of `Columns`).
 enum PGColumns {
-    static let job = """
-        id, definition, pool, state, priority, idempotency_key, input, input_bytes, result, result_bytes, error, \
+    static let job = jobColumns(
+        input: "input, input_bytes", result: "result, result_bytes", error: "error")
+    /// `job` for a list that shows no values (``JobQuery/values``): no
+    /// input and result, the error's first ``JobQuery/summaryErrorCharacters``.
+    static let jobSummary = jobColumns(
+        input: "NULL::text, NULL::bytea", result: "NULL::text, NULL::bytea",
+        error: "left(error, \(JobQuery.summaryErrorCharacters))")
+
+    private static func jobColumns(input: String, result: String, error: String) -> String {
+        """
+        id, definition, pool, state, priority, idempotency_key, \(input), \(result), \(error), \
         attempt, cancel_requested, claims, lease_owner, lease_expires_at, run_at, created_at, started_at, \
         finished_at, scheduled_for
         """
+    }
+
+    static func listed(values: Bool) -> String { values ? job : jobSummary }
     static let stage = """
         job_id, position, name, kind, state, value, value_bytes, error, exit_code, attempts, started_at, \
         finished_at, error_code

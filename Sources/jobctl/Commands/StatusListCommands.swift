@@ -105,7 +105,10 @@ struct List: AsyncParsableCommand {
     func run() async throws {
         try await options.run { session in
             let config = try session.daemonConfig()
-            let page = try await session.withStore(config) { store in
+            // The table shows no input or result, and an error's first line.
+            var query = query
+            query.values = session.json
+            let page = try await session.withStore(config) { [query] store in
                 try await store.list(query)
             }
             if session.json {
