@@ -48,6 +48,31 @@ enum DisplayText {
         return result.html + "<span class=\"cut\" title=\"\(result.omittedScalars) more characters\">…</span>"
     }
 
+    /// One line of user text where no element may go: inside SVG's `<text>`
+    /// and `<title>` an HTML element such as `<span>` would end the SVG, and
+    /// the document's `<title>` would show it as text.
+    /// Escaped; a control character shown as its picture and an invisible
+    /// one as its code, without the highlight; cut at `limit` characters
+    /// with a plain `…`.
+    static func plain(_ text: String, limit: Int) -> String {
+        var out = ""
+        var shown = 0
+        for scalar in text.unicodeScalars {
+            if shown == limit {
+                out += "…"
+                break
+            }
+            switch scalar.value {
+            case 0x00...0x1F: out.unicodeScalars.append(Unicode.Scalar(0x2400 + scalar.value) ?? "?")
+            case 0x7F: out += "\u{2421}"
+            case _ where isInvisible(scalar): out += "U+\(hex(scalar))"
+            default: HTML.appendEscaped(scalar, to: &out)
+            }
+            shown += 1
+        }
+        return out
+    }
+
     /// Escapes `scalars` and makes the invisible visible, up to `limits`.
     static func render(_ scalars: some Collection<Unicode.Scalar>, multiline: Bool, limits: Limits) -> Rendered {
         var out = ""

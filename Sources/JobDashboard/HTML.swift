@@ -65,6 +65,12 @@ struct HTML: Sendable, ExpressibleByStringInterpolation, CustomStringConvertible
             rendered += DisplayText.inline(text, limit: DisplayText.Limits(scalars: limit)).rendered
         }
 
+        /// User text where no element may go (SVG's `<text>` and `<title>`,
+        /// the document's `<title>`): escaped, made visible and cut without markup.
+        mutating func appendInterpolation(plain text: String, limit: Int) {
+            rendered += DisplayText.plain(text, limit: limit)
+        }
+
         /// Text for a quoted attribute value (`title="…"`, `href="…"`):
         /// escaped, nothing cut or replaced.
         mutating func appendInterpolation(attribute text: String) {

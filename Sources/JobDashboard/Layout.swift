@@ -30,7 +30,7 @@ enum Layout {
             <meta name="viewport" content="width=device-width, initial-scale=1">
             <meta http-equiv="Content-Security-Policy" content="\(attribute: contentSecurityPolicy)">
             <meta name="referrer" content="no-referrer">
-            <title>\(title) · jobd \(build.node)</title>
+            <title>\(plain: title, limit: 120) · jobd \(plain: build.node, limit: 120)</title>
             <style>\(HTML(rendered: Styles.css + Styles.charts))</style></head>
             <body><header><a class="brand" href="\(attribute: base.isEmpty ? "./" : base)">jobd</a>
             <nav>\(tab("Jobs", "./", .jobs))\(tab("Schedules", "schedules", .schedules))</nav>

@@ -22,7 +22,8 @@ enum StageTimeline {
         }
         let ends = ran.map { $0.finishedAt ?? now }
         let span = max(0.001, (ends.max() ?? origin).timeIntervalSince(origin))
-        let plot = width - labelWidth - 70
+        // Room right of the plot for the last bar's label (`12.5 s ×400`).
+        let plot = width - labelWidth - 96
         let showAttempts = attempts.count > 1
         let rowCount = attempts.reduce(0) { $0 + $1.stages.count + (showAttempts ? 1 : 0) }
         let height = Double(rowCount) * rowHeight + axisHeight + 4
@@ -34,7 +35,7 @@ enum StageTimeline {
         for attempt in attempts {
             if showAttempts {
                 let title = attempt.isCurrent ? "attempt \(attempt.number) (current)" : "attempt \(attempt.number)"
-                svg += "<text x=\"0\" y=\"\(y + 15, digits: 1)\" font-weight=\"600\">\(title)</text>"
+                svg += "<text x=\"0\" y=\"\(y + 15, digits: 1)\" font-weight=\"600\">\(plain: title, limit: 60)</text>"
                 y += rowHeight
             }
             for stage in attempt.stages {
@@ -55,7 +56,11 @@ enum StageTimeline {
     }
 
     private static func row(_ stage: Stage, y: Double, origin: Date, span: Double, plot: Double, now: Date) -> HTML {
-        let label: HTML = "<text x=\"0\" y=\"\(y + 15, digits: 1)\">\(stage.position) \(stage.name, limit: 24)</text>"
+        // In an SVG of its own, as wide as the label column: a long name is clipped there, not drawn under the bars.
+        let label: HTML = """
+            <svg y="\(y, digits: 1)" width="\(labelWidth - 6, digits: 1)" height="\(rowHeight, digits: 1)">\
+            <text x="0" y="15">\(stage.position) \(plain: stage.name, limit: 24)</text></svg>
+            """
         // A skipped stage did not run, even if a time was recorded for it.
         guard let start = stage.startedAt, stage.state != .skipped else {
             return label + """
@@ -71,7 +76,7 @@ enum StageTimeline {
         if stage.finishedAt == nil { tip += ", still running" }
         let tries: HTML = stage.attempts > 1 ? " ×\(stage.attempts)" : ""
         return label + """
-            <g><title>\(tip, limit: 300)</title><rect class="s-\(stage.state.rawValue)" x="\(x, digits: 1)" \
+            <g><title>\(plain: tip, limit: 300)</title><rect class="s-\(stage.state.rawValue)" x="\(x, digits: 1)" \
             y="\(y + 4, digits: 1)" width="\(barWidth, digits: 1)" height="\(rowHeight - 8, digits: 1)" rx="3"/></g>\
             <text x="\(x + barWidth + 4, digits: 1)" y="\(y + 15, digits: 1)">\(DisplayTime.duration(seconds))\(tries)</text>
             """

@@ -118,6 +118,26 @@ import Testing
         #expect(html.contains("<summary>Attempt 1:"))
     }
 
+    /// Stage names in the timeline are cut and made visible without any
+    /// element: an HTML element inside SVG text (a `<span>`) ends the SVG
+    /// in a browser and spills the rest of the timeline as loose text.
+    @Test func longAndOddStageNamesStayInsideTheTimeline() async throws {
+        let long = String(repeating: "W", count: 40) + "\u{07}"
+        let job = makeJob(1)
+        let stages = [makeStage(0, name: long, attempts: 400), makeStage(1, name: "a\u{202E}b")]
+        let source = FixedSource(jobs: [job], details: [1: JobDetail(job: job, stages: stages)])
+        let html = await Dashboard(source: source).jobPage(id: "1").html
+        let start = try #require(html.range(of: "<svg class=\"timeline\""))
+        let end = try #require(html.range(of: "</div>", range: start.upperBound..<html.endIndex))
+        let svg = html[start.lowerBound..<end.lowerBound]
+        #expect(!svg.contains("<span"), "\(svg)")
+        #expect(svg.contains("0 " + String(repeating: "W", count: 24) + "…</text>"))
+        #expect(svg.contains(String(repeating: "W", count: 40) + "\u{2407} (then)"), "the bar's tooltip names it whole")
+        #expect(svg.contains("1 aU+202Eb</text>"))
+        #expect(!svg.unicodeScalars.contains("\u{202E}"))
+        #expect(svg.contains("×400</text>"))
+    }
+
     @Test func unknownAndMalformedIDsAre404() async {
         let dashboard = Dashboard(source: FixedSource())
         #expect(await dashboard.jobPage(id: "42").status == .notFound)
