@@ -18,7 +18,10 @@ extension Daemon {
         let service = JobHTTPService(
             address: http.listen, dashboard: Dashboard(source: source),
             exposition: { [self] in await metricsExposition() }, logger: logger,
-            onListening: { [logger] address in logger.info("HTTP: /metrics and the dashboard on \(address)") })
+            onListening: { [logger, listenerStarted] address in
+                logger.info("HTTP: /metrics and the dashboard on \(address)")
+                listenerStarted.finish(true)
+            })
         return HTTPListenerService(daemon: self, listener: service)
     }
 
@@ -78,6 +81,7 @@ struct HTTPListenerService: Service, CustomStringConvertible {
             try await listener.run()
         } catch {
             daemon.fail("\(error)", status: JobdExit.unavailable)
+            daemon.listenerStarted.finish(false)
             throw error
         }
     }

@@ -62,7 +62,7 @@ extension Daemon {
         keep(\.pollInterval, "poll-interval")
         keep(\.lease, "lease")
         keep(\.store, "store")
-        keep(\.http, "http")
+        keep(\.http, "http", shown: current.http.map { "http.listen \($0.listen)" } ?? "no HTTP listener")
         engine.reload(
             EngineConfiguration(applied, owner: owner, logger: logger, metrics: prometheus.metrics), definitions: loaded.definitions.definitions)
         configurePromises()

@@ -39,6 +39,8 @@ public final class Daemon: Sendable {
     /// What jobd counts: served at `/metrics` and by `jobctl metrics`.
     let prometheus: PrometheusJobMetrics
     let startedAt = Date()
+    /// Whether the HTTP listener listens (true at once without one).
+    let listenerStarted: StartSignal
 
     struct State {
         /// The configuration in force (database and socket as opened).
@@ -74,6 +76,7 @@ public final class Daemon: Sendable {
             processRunner: ProcessRunner(
                 completionQueue: DispatchQueue(label: "jobd.engine.process-completions"), completesOnLoopThread: true))
         state = Mutex(State(config: configuration.daemon))
+        listenerStarted = StartSignal(outcome: configuration.daemon.http == nil ? true : nil)
     }
 
     // MARK: Running
@@ -139,7 +142,8 @@ public final class Daemon: Sendable {
         do {
             try await group.run()
         } catch {
-            logger.error("\(error)")
+            // A failure `fail` logged already is not told twice.
+            if state.withAnnouncedLock({ $0.failure }) == nil { logger.error("\(error)") }
         }
         do {
             try await opened.close()

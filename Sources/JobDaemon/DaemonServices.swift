@@ -65,6 +65,12 @@ struct EngineService: Service, CustomStringConvertible {
     var description: String { "engine" }
 
     func run() async throws {
+        // With a listener asked for, jobd is ready once it listens; one that
+        // cannot stops jobd before any job starts.
+        guard await cancelWhenGracefulShutdown({ await daemon.listenerStarted.wait() }) else {
+            try? await gracefulShutdown()
+            return
+        }
         await daemon.recover()
         daemon.engine.start()
         await daemon.announceReady()
@@ -110,4 +116,53 @@ struct PeriodicChore: Service, CustomStringConvertible {
     }
 
     var description: String { "chore: \(name), every \(interval)" }
+}
+
+/// Whether something that starts once started: `wait()` returns its
+/// outcome, at once when it is known, or false if the waiting task is
+/// cancelled first.
+final class StartSignal: Sendable {
+    private struct State {
+        var outcome: Bool?
+        var waiters: [UInt64: CheckedContinuation<Bool, Never>] = [:]
+        var nextWaiter: UInt64 = 0
+    }
+
+    private let state: Mutex<State>
+
+    /// - Parameter outcome: known from the start (nothing to wait for), or nil.
+    init(outcome: Bool? = nil) {
+        state = Mutex(State(outcome: outcome))
+    }
+
+    /// Records the outcome (the first one stands) and wakes every waiter.
+    func finish(_ outcome: Bool) {
+        let (settled, waiters) = state.withAnnouncedLock { state in
+            if state.outcome == nil { state.outcome = outcome }
+            defer { state.waiters = [:] }
+            return (state.outcome ?? outcome, Array(state.waiters.values))
+        }
+        for waiter in waiters { waiter.resume(returning: settled) }
+    }
+
+    func wait() async -> Bool {
+        let id = state.withAnnouncedLock { state in
+            defer { state.nextWaiter += 1 }
+            return state.nextWaiter
+        }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let known = state.withAnnouncedLock { state -> Bool? in
+                    if let outcome = state.outcome { return outcome }
+                    if Task.isCancelled { return false }
+                    state.waiters[id] = continuation
+                    return nil
+                }
+                if let known { continuation.resume(returning: known) }
+            }
+        } onCancel: {
+            let waiter = state.withAnnouncedLock { $0.waiters.removeValue(forKey: id) }
+            waiter?.resume(returning: false)
+        }
+    }
 }

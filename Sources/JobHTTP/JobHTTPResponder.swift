@@ -27,9 +27,7 @@ struct JobHTTPResponder: HTTPResponder {
             response.headers[.allow] = "GET, HEAD"
             return response
         }
-        if let length = request.headers[.contentLength].flatMap(Int.init), length > 0
-            || request.headers[.transferEncoding] != nil
-        {
+        if await Self.hasBody(request) {
             return Self.text(.contentTooLarge, "A GET request has no body here.\n")
         }
         guard request.uri.string.utf8.count <= Self.maxTargetBytes else {
@@ -54,6 +52,18 @@ struct JobHTTPResponder: HTTPResponder {
             }
             return Self.text(.notFound, "Not found. The dashboard is at /, the metrics at /metrics.\n")
         }
+    }
+
+    /// Whether the request came with a body, whatever its framing: the
+    /// HTTP types hand on `Content-Length` but not `Transfer-Encoding`, so a
+    /// chunked body is seen by its first bytes (the rest is drained).
+    static func hasBody(_ request: Request) async -> Bool {
+        if let length = request.headers[.contentLength].flatMap(Int.init) { return length > 0 }
+        var body = request.body.makeAsyncIterator()
+        while let chunk = try? await body.next() {
+            if chunk.readableBytes > 0 { return true }
+        }
+        return false
     }
 
     static func page(_ page: DashboardPage) -> Response {

@@ -31,9 +31,17 @@ public struct JobHTTPService: Service {
     let onListening: @Sendable (BoundAddress) async -> Void
 
     /// Where the listener listens once bound (a TCP port asked as 0 is known then).
-    public enum BoundAddress: Sendable, Hashable {
+    public enum BoundAddress: Sendable, Hashable, CustomStringConvertible {
         case tcp(host: String, port: Int)
         case unix(path: String)
+
+        /// As http.listen is written: `127.0.0.1:9464`, `[::1]:9464`, `unix:/path`.
+        public var description: String {
+            switch self {
+            case .tcp(let host, let port): HTTPListenAddress.tcp(host: host, port: port).description
+            case .unix(let path): HTTPListenAddress.unix(path: path).description
+            }
+        }
     }
 
     /// At most this many connections at once; more wait in the backlog.
@@ -96,8 +104,10 @@ public struct JobHTTPService: Service {
         }
         do {
             try await application.run()
-        } catch let error as IOError where !listening.withLock({ $0 }) {
-            throw HTTPServiceError.cannotListen(on: address, error.errnoCode)
+        } catch where !listening.withLock({ $0 }) {
+            // Whatever kept it from listening, said as the config's address.
+            if let error = error as? IOError { throw HTTPServiceError.cannotListen(on: address, error.errnoCode) }
+            throw HTTPServiceError("http: cannot listen on \(address): \(error); check http.listen in jobd.yaml")
         }
     }
 }

@@ -63,6 +63,18 @@ import Testing
         #expect(DaemonConfig.parse(yaml: "lease: 1s\n", path: path).diagnostics.first?.message.contains("3s to 1h") == true)
     }
 
+    /// The listener may not take the control socket's path, wherever
+    /// `socket` stands in the file.
+    @Test func theListenerAndTheControlSocketHavePathsOfTheirOwn() throws {
+        for yaml in ["socket: run/x.sock\nhttp: { listen: unix:run/x.sock }\n", "http: { listen: unix:run/x.sock }\nsocket: run/x.sock\n"] {
+            let diagnostics = DaemonConfig.parse(yaml: yaml, path: path).diagnostics
+            let line = yaml.hasPrefix("http") ? 1 : 2
+            expectDiagnostic(diagnostics, .invalidValue, line: line, contains: "which is the control socket's path ('socket')")
+        }
+        let apart = try DaemonConfig.parse(yaml: "socket: run/x.sock\nhttp: { listen: unix:run/http.sock }\n", path: path).get()
+        #expect(apart.http?.listen.description.hasSuffix("/run/http.sock") == true)
+    }
+
     @Test func requiredQueuesAndDefaultPoolStayWhenOthersAreAdded() throws {
         let config = try DaemonConfig.parse(yaml: "Q: { io: { concurrency: 3 } }\npools: { big: 2 }\n", path: path).get()
         #expect(config.queues.keys.sorted() == ["io", "map", "return"])

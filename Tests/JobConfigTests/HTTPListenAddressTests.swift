@@ -35,7 +35,13 @@ import Testing
         ("127.0.0.1:", .badPort, "'' is not a port"),
         ("unix:", .badPath, "names no path"),
         ("unix:/run/jobd/", .badPath, "names a folder"),
-        ("unix:/" + String(repeating: "x", count: 107), .badPath, "at most 107"),
+        ("unix:/" + String(repeating: "x", count: 103), .badPath, "has a path of 104 bytes; a unix socket path has at most 103"),
+        ("unix:/tmp", .badPath, "names a folder; name the socket file: unix:/tmp/http.sock"),
+        ("unix:.", .badPath, "names a folder"),
+        ("unix:sockets/", .badPath, "names a folder"),
+        ("http://127.0.0.1:9464", .badHost, "is a URL; give the address alone: 127.0.0.1:9464"),
+        ("http://[::1]:9464/metrics", .badHost, "is a URL; give the address alone: [::1]:9464"),
+        ("127.0.0.1:+80", .badPort, "'+80' is not a port"),
     ])
     func refusesWithAMessageThatSaysWhatToWrite(_ text: String, _ code: HTTPListenAddressError.Code, _ fragment: String) {
         #expect {
@@ -44,6 +50,11 @@ import Testing
             guard let error = error as? HTTPListenAddressError else { return false }
             return error.code == code && error.message.hasPrefix("http.listen '\(text)' ") && error.message.contains(fragment)
         }
+    }
+
+    @Test func theLongestUnixPathIsOneTheListenerTakes() throws {
+        let path = "/" + String(repeating: "x", count: HTTPListenAddress.maxUnixPathBytes - 1)
+        #expect(try HTTPListenAddress.parse("unix:" + path) == .unix(path: path))
     }
 
     @Test func describesItselfAsWritten() throws {

@@ -65,6 +65,7 @@ import Glibc
         let attributes = try FileManager.default.attributesOfItem(atPath: path)
         #expect(attributes[.type] as? FileAttributeType == .typeSocket)
         #expect(attributes[.posixPermissions] as? Int == 0o660)
+        #expect(harness.log.contains("HTTP: /metrics and the dashboard on unix:\(path)"), "\(harness.log)")
 
         _ = try await harness.resolved(try await harness.submit("greet", input: "hi", to: store), in: store)
         let families = try await daemon.scrape()
@@ -84,6 +85,7 @@ import Glibc
         ("example.com:9464", "'example.com' is not an IP address"),
         ("127.0.0.1:99999", "'99999' is not a port"),
         ("unix:", "names no path"),
+        ("http://127.0.0.1:9464", "is a URL; give the address alone: 127.0.0.1:9464"),
     ])
     func aBadAddressIsAConfigErrorWithFileLineAndColumn(_ address: String, _ message: String) async throws {
         let daemon = try HTTPDaemon(listen: address, definitions: Self.definitions)
@@ -121,5 +123,9 @@ import Glibc
         #expect(await daemon.harness.exitStatus() == 69)
         let log = daemon.harness.log
         #expect(log.contains("http: cannot listen on 127.0.0.1:\(port): Address already in use; another process listens there"), "\(log)")
+        let told = log.split(separator: "\n").filter { $0.contains("Address already in use") && !$0.contains(" debug ") }
+        #expect(told.count == 1, "said once: \(log)")
+        #expect(!log.contains(" ready (pid "), "never ready without the listener: \(log)")
+        #expect(!daemon.harness.notify.all.contains { $0["READY"] == "1" })
     }
 }

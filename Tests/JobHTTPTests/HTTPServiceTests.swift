@@ -89,6 +89,10 @@ func emptyDashboard() throws -> (Dashboard, TemporaryFolder) {
             let withBody = try await RawHTTP.send(
                 "GET / HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello", to: address)
             #expect(withBody.status == 413)
+            let chunked = try await RawHTTP.send(
+                "GET /healthz HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n3\r\nabc\r\n0\r\n\r\n",
+                to: address)
+            #expect(chunked.status == 413, "a chunked body is a body too")
             let longTarget = try await RawHTTP.get("/?definition=" + String(repeating: "a", count: 5000), address)
             #expect(longTarget.status == 414)
             // A header over the decoder's limit: the connection is refused with 431 or closed.
@@ -122,6 +126,20 @@ func emptyDashboard() throws -> (Dashboard, TemporaryFolder) {
             #expect(try await RawHTTP.get("/healthz", address).status == 200)
         }
         #expect(!FileManager.default.fileExists(atPath: path), "the socket is removed when the service stops")
+    }
+
+    /// The longest path `http.listen` accepts is one the listener can bind.
+    @Test func listensOnAUnixSocketPathOfTheLongestLengthAccepted() async throws {
+        let (dashboard, folder) = try emptyDashboard()
+        let prefix = folder.file("s")
+        let padding = HTTPListenAddress.maxUnixPathBytes - prefix.utf8.count - ".sock".utf8.count
+        try #require(padding > 0)
+        let path = prefix + String(repeating: "x", count: padding) + ".sock"
+        let address = try HTTPListenAddress.parse("unix:" + path)
+        let status = try await withHTTPService(address: address, dashboard: dashboard) { bound in
+            try await RawHTTP.get("/healthz", bound).status
+        }
+        #expect(status == 200)
     }
 
     @Test func refusesToTakeOverALiveSocketOrAnotherFile() async throws {

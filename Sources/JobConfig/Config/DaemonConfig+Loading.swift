@@ -53,6 +53,7 @@ private struct ConfigParser {
 
     func parse(_ root: Node, into config: inout DaemonConfig, reader: inout NodeReader) {
         guard let entries = reader.entries(of: root, "jobd.yaml") else { return }
+        var httpNode: Node?
         for entry in entries {
             let value = entry.value
             switch entry.key {
@@ -113,9 +114,16 @@ private struct ConfigParser {
                 }
             case "http":
                 parseHTTP(value, into: &config.http, reader: &reader)
+                httpNode = value
             default:
                 reader.unknownKey(entry, in: "jobd.yaml", known: Self.topKeys)
             }
+        }
+        // Once `socket` is known, wherever it stands in the file.
+        if let httpNode, case .unix(let path) = config.http?.listen, path == config.socket {
+            reader.error(
+                .invalidValue, at: httpNode,
+                "'http' listens on \(path), which is the control socket's path ('socket'); give the listener a path of its own, e.g. unix:\(path[..<(path.lastIndex(of: "/") ?? path.endIndex)])/http.sock")
         }
     }
 

@@ -15,8 +15,9 @@ public enum HTTPListenAddress: Sendable, Hashable, CustomStringConvertible {
     case tcp(host: String, port: Int)
     case unix(path: String)
 
-    /// The longest unix socket path Linux takes (`sun_path` is 108 bytes with its NUL).
-    public static let maxUnixPathBytes = 107
+    /// The longest unix socket path the listener takes: SwiftNIO's limit,
+    /// portable to every system it runs on (Linux's `sun_path` would hold 107).
+    public static let maxUnixPathBytes = 103
 
     /// Parses `text`; a relative unix socket path is resolved against
     /// `folder` (the config file's) when one is given.
@@ -24,6 +25,11 @@ public enum HTTPListenAddress: Sendable, Hashable, CustomStringConvertible {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         guard !trimmed.isEmpty else {
             throw HTTPListenAddressError(.empty, text, "is empty; give 127.0.0.1:9464, [::1]:9464 or unix:/run/jobd/http.sock")
+        }
+        if let scheme = trimmed.range(of: "://") {
+            let rest = trimmed[scheme.upperBound...].split(separator: "/", maxSplits: 1).first.map(String.init) ?? ""
+            throw HTTPListenAddressError(
+                .badHost, text, "is a URL; give the address alone: \(rest.isEmpty ? "127.0.0.1:9464" : rest)")
         }
         if trimmed.hasPrefix("unix:") {
             return try parseUnix(String(trimmed.dropFirst(5)), text: text, folder: folder)
@@ -59,7 +65,7 @@ public enum HTTPListenAddress: Sendable, Hashable, CustomStringConvertible {
                     "'\(host)' is not an IP address; give an address (127.0.0.1, 0.0.0.0, [::1], [::]) or localhost")
             }
         }
-        guard portText.allSatisfy(\.isASCII), let port = Int(portText), (1...65_535).contains(port) else {
+        guard portText.allSatisfy({ $0.isASCII && $0.isNumber }), let port = Int(portText), (1...65_535).contains(port) else {
             throw HTTPListenAddressError(.badPort, text, "'\(portText)' is not a port: give a number within 1…65535")
         }
         return .tcp(host: host == "localhost" ? "127.0.0.1" : host, port: port)
@@ -76,13 +82,18 @@ public enum HTTPListenAddress: Sendable, Hashable, CustomStringConvertible {
         if !path.hasPrefix("/"), let folder {
             full = URL(fileURLWithPath: folder).appendingPathComponent(path).standardizedFileURL.path
         }
+        // A trailing slash (before the path was resolved), ".", "..", or a folder that exists.
+        var isFolder: ObjCBool = false
+        if path.hasSuffix("/") || full.hasSuffix("/")
+            || (FileManager.default.fileExists(atPath: full, isDirectory: &isFolder) && isFolder.boolValue)
+        {
+            let folderPath = full.hasSuffix("/") ? full : full + "/"
+            throw HTTPListenAddressError(.badPath, text, "names a folder; name the socket file: unix:\(folderPath)http.sock")
+        }
         guard full.utf8.count <= maxUnixPathBytes else {
             throw HTTPListenAddressError(
                 .badPath, text,
                 "has a path of \(full.utf8.count) bytes; a unix socket path has at most \(maxUnixPathBytes): use a shorter one")
-        }
-        guard !full.hasSuffix("/") else {
-            throw HTTPListenAddressError(.badPath, text, "names a folder; name the socket file: unix:\(full)http.sock")
         }
         return .unix(path: full)
     }
