@@ -17,10 +17,11 @@ public struct Dashboard: Sendable {
     /// `/metrics` and `/healthz` among them.
     let renderQueue: DispatchQueue
 
-    /// The queue dashboards render on unless told otherwise.
-    public static let renderQueue = DispatchQueue(label: "jobd.dashboard.render", qos: .utility)
-
-    public init(source: any DashboardDataSource, renderQueue: DispatchQueue = Dashboard.renderQueue) {
+    /// - Parameter renderQueue: a serial queue of this dashboard's own unless given.
+    public init(
+        source: any DashboardDataSource,
+        renderQueue: DispatchQueue = DispatchQueue(label: "jobd.dashboard.render", qos: .utility)
+    ) {
         self.source = source
         self.renderQueue = renderQueue
     }
