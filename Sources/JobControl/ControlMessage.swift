@@ -10,6 +10,8 @@ public enum JobdVersion {
 ///
 ///     → {"command":"nudge"}
 ///     ← {"ok":true}
+///     → {"command":"cancel","job":42}
+///     ← {"ok":true}
 ///     → {"command":"status"}
 ///     ← {"ok":true,"status":{"version":"0.1.0","pid":812,"running":2,"pending":40,…}}
 ///
@@ -19,6 +21,9 @@ public struct ControlRequest: Codable, Sendable, Hashable {
     public enum Command: String, Codable, Sendable, Hashable {
         /// A job was submitted: claim now instead of at the next poll.
         case nudge
+        /// `job`'s cancellation was requested in the store: if it runs
+        /// here, stop it now instead of at the next lease renewal.
+        case cancel
         /// Is jobd running, and what is it doing?
         case status
         /// The Prometheus exposition of jobd's metrics (`jobctl metrics`).
@@ -26,9 +31,12 @@ public struct ControlRequest: Codable, Sendable, Hashable {
     }
 
     public var command: Command
+    /// The job a `cancel` is about.
+    public var job: Int64?
 
-    public init(_ command: Command) {
+    public init(_ command: Command, job: Int64? = nil) {
         self.command = command
+        self.job = job
     }
 }
 

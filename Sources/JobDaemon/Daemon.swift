@@ -168,6 +168,11 @@ public final class Daemon: Sendable {
         case .nudge:
             engine.nudge()
             reply(ControlReply(ok: true))
+        case .cancel:
+            // The flag is in the store already (jobctl set it); the next
+            // renewal would see it too.
+            if let id = request.job { engine.cancellationRequested(id) }
+            reply(ControlReply(ok: true))
         case .metrics:
             Task { reply(ControlReply(ok: true, metrics: String(decoding: await metricsExposition(), as: UTF8.self))) }
         case .status:

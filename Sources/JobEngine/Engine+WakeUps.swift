@@ -22,6 +22,13 @@ extension Engine {
         }
     }
 
+    /// Job `id`'s cancellation was requested in the store (jobctl says so
+    /// over the control socket): if it runs here, it stops now rather than
+    /// at the next lease renewal.
+    public func cancellationRequested(_ id: Int64) {
+        handle(.cancellationRequested(jobID: id))
+    }
+
     func handle(_ wakeUp: StoreWakeUp) {
         switch wakeUp {
         case let .runnable(pool):

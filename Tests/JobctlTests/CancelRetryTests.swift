@@ -17,7 +17,7 @@ import Testing
         #expect(detail.stages.allSatisfy { $0.state == .skipped })
     }
 
-    @Test func cancelARunningJobAsksJobdAndNudgesIt() async throws {
+    @Test func cancelARunningJobFlagsItAndTellsJobd() async throws {
         let sandbox = try Sandbox()
         let daemon = try FakeDaemon(path: sandbox.socketPath)
         defer { daemon.stop() }
@@ -27,7 +27,7 @@ import Testing
         let json = try result.json()
         #expect(json["id"] as? Int == Int(id))
         #expect(json["outcome"] as? String == "requested")
-        #expect(daemon.received == [.nudge])
+        #expect(daemon.receivedRequests == [ControlRequest(.cancel, job: id)])
         let job = try await sandbox.job(id).job
         #expect(job.state == .running && job.cancelRequested)
     }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import JobConfig
+import JobControl
 import JobStore
 
 struct Cancel: AsyncParsableCommand {
@@ -36,7 +37,9 @@ struct Cancel: AsyncParsableCommand {
                 (word, text) = ("cancelled", "job \(id) cancelled; it had not started")
             case .requested:
                 (word, text) = ("requested", "job \(id) is running\(node.map { " on \($0)" } ?? ""); jobd was asked to stop it")
-                session.nudge(config, notRunningNote: "jobd is not running: job \(id) will be cancelled when jobd runs")
+                session.nudge(
+                    config, ControlRequest(.cancel, job: id),
+                    notRunningNote: "jobd is not running: job \(id) will be cancelled when jobd runs")
             case .alreadyResolved(let state):
                 (word, text) = ("already-resolved", "job \(id) had already ended \(state.rawValue); nothing to cancel")
             }

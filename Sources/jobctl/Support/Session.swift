@@ -144,9 +144,11 @@ struct Session: Sendable {
     /// database itself (NOTIFY), and a host without a jobd is normal; when
     /// it cannot be reached, a note says why.
     @discardableResult
-    func nudge(_ config: DaemonConfig, notRunningNote: String) -> NudgeOutcome {
+    func nudge(
+        _ config: DaemonConfig, _ request: ControlRequest = ControlRequest(.nudge), notRunningNote: String
+    ) -> NudgeOutcome {
         do {
-            _ = try ControlClient.send(ControlRequest(.nudge), to: config.socket, timeout: .seconds(2))
+            _ = try ControlClient.send(request, to: config.socket, timeout: .seconds(2))
             return .nudged
         } catch where error.code == .notRunning {
             if !config.usesPostgres { console.note(notRunningNote) }

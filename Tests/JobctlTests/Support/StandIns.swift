@@ -13,8 +13,8 @@ import Glibc
 
 /// The jobd end of the control socket, for tests: jobd's own
 /// `ControlServer` on a unix socket, answering each request as jobd would
-/// and counting what it was asked. `onNudge` runs for each nudge (to nudge
-/// an in-process engine).
+/// and counting what it was asked. `onNudge` runs for each nudge and
+/// `onCancel` for each cancel (to reach an in-process engine).
 final class FakeDaemon: Sendable {
     let path: String
     private let server: ControlServer
@@ -22,10 +22,13 @@ final class FakeDaemon: Sendable {
     let status: DaemonStatus
 
     private final class Requests: Sendable {
-        let list = Mutex<[ControlRequest.Command]>([])
+        let list = Mutex<[ControlRequest]>([])
     }
 
-    init(path: String, status: DaemonStatus? = nil, onNudge: @escaping @Sendable () -> Void = {}) throws {
+    init(
+        path: String, status: DaemonStatus? = nil, onNudge: @escaping @Sendable () -> Void = {},
+        onCancel: @escaping @Sendable (Int64) -> Void = { _ in }
+    ) throws {
         self.path = path
         let status = status ?? DaemonStatus(
             version: JobdVersion.string, pid: 4242, running: 1, pending: 7, pools: ["default": 1, "slow": 0],
@@ -34,10 +37,13 @@ final class FakeDaemon: Sendable {
         let requests = self.requests
         do {
             server = try ControlServer(path: path, groupOf: nil) { request, reply in
-                requests.list.withLock { $0.append(request.command) }
+                requests.list.withLock { $0.append(request) }
                 switch request.command {
                 case .nudge:
                     onNudge()
+                    reply(ControlReply(ok: true))
+                case .cancel:
+                    if let id = request.job { onCancel(id) }
                     reply(ControlReply(ok: true))
                 case .status:
                     reply(ControlReply(ok: true, status: status))
@@ -52,7 +58,9 @@ final class FakeDaemon: Sendable {
     }
 
     /// The commands received so far, in order.
-    var received: [ControlRequest.Command] { requests.list.withLock { $0 } }
+    var received: [ControlRequest.Command] { requests.list.withLock { $0.map(\.command) } }
+    /// The requests received so far, in order.
+    var receivedRequests: [ControlRequest] { requests.list.withLock { $0 } }
 
     /// Stops listening and removes the socket file.
     func stop() {
@@ -86,7 +94,7 @@ final class TestDaemon: Sendable {
                 pollInterval: pollInterval),
             definitions: configuration.definitions.definitions, store: store, processRunner: ProcessRunner())
         self.engine = engine
-        socket = try FakeDaemon(path: config.socket) { engine.nudge() }
+        socket = try FakeDaemon(path: config.socket, onNudge: { engine.nudge() }, onCancel: { engine.cancellationRequested($0) })
         engine.start()
     }
 

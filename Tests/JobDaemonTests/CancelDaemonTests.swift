@@ -1,0 +1,37 @@
+import Foundation
+import JobStore
+import TestSupport
+import Testing
+
+/// `jobctl cancel` of a job jobd runs on SQLite: jobctl tells jobd over the
+/// control socket, and the job stops then, not at the next lease renewal.
+@Suite struct CancelDaemonTests {
+    @Test func aRunningJobStopsWhenJobctlCancelsIt() async throws {
+        // A lease of an hour is renewed every ten minutes: only jobctl's
+        // word can stop the job within the bound below.
+        let harness = try DaemonHarness(yaml: "lease: 1h", definitions: [
+            "hold": "pipeline:\n  - then: nap\n    run: [sleep, \"600\"]\n  - finally: note\n    run: [echo, noted]\n",
+        ])
+        try harness.start()
+        _ = try #require(await harness.notify.waitFor("READY", "1"))
+        let store = try harness.openStore()
+        let id = try await harness.submit("hold", to: store)
+        let deadline = ContinuousClock.now + .seconds(60)
+        while try await store.job(id)?.stages.first?.state != .running, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        let asked = Date()
+        let said = try await runCommand(builtProduct("jobctl"), ["cancel", String(id), "--config", harness.configPath])
+        #expect(said.status == 0, "\(said)")
+        #expect(said.output.hasPrefix("job \(id) is running") && said.output.contains("jobd was asked to stop it"))
+        let detail = try await harness.resolved(id, in: store, within: .seconds(120))
+        #expect(detail.job.state == .cancelled)
+        #expect(detail.stages.last?.state == .fulfilled, "the finally stage ran")
+        // By the end jobd stamped; a renewal would have come ten minutes on.
+        let took = try #require(detail.job.finishedAt).timeIntervalSince(asked)
+        #expect(took < 60, "stopped when jobctl said so, not at a renewal: \(took) s")
+        harness.signal(SIGTERM)
+        #expect(await harness.exitStatus() == 0)
+        try await store.close()
+    }
+}
