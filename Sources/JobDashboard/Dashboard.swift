@@ -60,7 +60,8 @@ public struct Dashboard: Sendable {
     /// `/jobs/{id}`; `id` is the path's last segment, as sent.
     public func jobPage(id text: String) async -> DashboardPage {
         let snapshot = await source.snapshot()
-        guard let id = Int64(text), id > 0 else {
+        // Digits as jobctl prints ids: no sign, no leading zero.
+        guard text.utf8.allSatisfy({ (0x30...0x39).contains($0) }), !text.hasPrefix("0"), let id = Int64(text), id > 0 else {
             return .problem(.notFound, "No such job", "'\(text)' is not a job id.", snapshot: snapshot, base: "../")
         }
         do {

@@ -18,6 +18,9 @@ enum JobDetailPage {
 
     /// HTML bytes of values one page shows at most.
     static let pageBudget = 1024 * 1024
+    /// Events one page shows at most, the latest (a stage retried a
+    /// thousand times has a thousand).
+    static let maxEvents = 200
 
     /// What is left of the page's budget for values, spent as they are shown.
     final class Budget {
@@ -50,7 +53,8 @@ enum JobDetailPage {
                 """
         }
         if !data.events.isEmpty {
-            let rows = data.events.map { event -> HTML in
+            let shown = data.events.suffix(Self.maxEvents)
+            let rows = shown.map { event -> HTML in
                 """
                 <tr><td data-label="When">\(DisplayTime.element(event.createdAt, now: now))</td>\
                 <td data-label="Kind">\(event.kind, limit: 60)</td>\
@@ -58,8 +62,14 @@ enum JobDetailPage {
                 <td data-label="Message">\(event.message, limit: 2000)</td></tr>
                 """
             }
+            let earlier: HTML = data.events.count > shown.count
+                ? """
+                    <p class="note">The \(shown.count) latest of \(data.events.count) events; \
+                    jobctl status \(job.id) --json prints them all.</p>
+                    """
+                : ""
             body += """
-                <h2>Events</h2><table class="rows"><thead><tr><th>When</th><th>Kind</th><th>Stage</th>\
+                <h2>Events</h2>\(earlier)<table class="rows"><thead><tr><th>When</th><th>Kind</th><th>Stage</th>\
                 <th>Message</th></tr></thead><tbody>\(HTML.join(rows))</tbody></table>
                 """
         }

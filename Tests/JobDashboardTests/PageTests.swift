@@ -144,6 +144,26 @@ import Testing
         let malformed = await dashboard.jobPage(id: "<b>")
         #expect(malformed.status == .notFound)
         #expect(malformed.html.contains("&lt;b&gt;"))
+        // One spelling a job: the digits jobctl prints.
+        let job = makeJob(1)
+        let one = Dashboard(source: FixedSource(jobs: [job], details: [1: JobDetail(job: job, stages: [])]))
+        #expect(await one.jobPage(id: "1").status == .ok)
+        for other in ["+1", "01", "1 ", "１"] {
+            #expect(await one.jobPage(id: other).status == .notFound, "\(other)")
+        }
+    }
+
+    @Test func aJobsPageShowsItsLatestEventsOnly() async {
+        let job = makeJob(1)
+        let events = (1...(JobDetailPage.maxEvents + 50)).map {
+            JobEvent(id: Int64($0), jobID: 1, position: 0, kind: "stage-retry", message: "retry number \($0).", createdAt: renderTime)
+        }
+        let source = FixedSource(jobs: [job], details: [1: JobDetail(job: job, stages: [])], events: [1: events])
+        let html = await Dashboard(source: source).jobPage(id: "1").html
+        #expect(html.occurrences(of: "retry number ") == JobDetailPage.maxEvents)
+        #expect(html.contains("retry number \(JobDetailPage.maxEvents + 50)."))
+        #expect(!html.contains("retry number 50."))
+        #expect(html.contains("The \(JobDetailPage.maxEvents) latest of \(JobDetailPage.maxEvents + 50) events"))
     }
 }
 
