@@ -32,6 +32,10 @@ public enum ScheduleExpression: Sendable, Hashable, CustomStringConvertible {
     /// Fires at the multiples of the interval since the Unix epoch (UTC).
     case every(Duration)
 
+    /// The most items one list of a cron or calendar field may hold
+    /// (systemd's limit for calendar events).
+    static let maxListItems = 240
+
     /// Parses `text` as a `kind` expression.
     ///
     /// `every` takes jobd's durations (`15m`, `1h30m`, `90s`, `1d`) of at

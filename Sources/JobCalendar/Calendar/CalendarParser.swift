@@ -41,7 +41,7 @@ struct CalendarParser {
     var unknownZone: (name: String, offset: Int, reason: String)?
 
     static let usecPerSecond = 1_000_000
-    static let maxComponents = 240
+    static let maxComponents = ScheduleExpression.maxListItems
 
     init(text: String) {
         self.text = text
