@@ -78,6 +78,17 @@ public enum ScheduleExpression: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// Whether the zone it is read in is the default one it is given (the
+    /// schedule's `timezone:`, else the host's): a cron expression, or a
+    /// calendar event that names no zone of its own.
+    public var readsDefaultZone: Bool {
+        switch self {
+        case .cron: true
+        case .calendar(let event): event.timeZone == nil
+        case .every: false
+        }
+    }
+
     /// The first occurrence strictly after `date`; nil if there is none
     /// (`0 0 30 2 *`, `2023-02-29`, a calendar event past 2199).
     ///

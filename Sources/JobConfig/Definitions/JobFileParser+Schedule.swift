@@ -1,5 +1,6 @@
 import Foundation
 import JobCalendar
+import JobValues
 internal import Yams
 
 extension JobFileParser {
@@ -34,11 +35,13 @@ extension JobFileParser {
                 expressions.append((ScheduleKind(rawValue: entry.key)!, entry))
             case "timezone":
                 guard let name = reader.string(entry.value, "'timezone' of \(what)") else { valid = false; continue }
-                if let zone = ScheduleTimeZone.named(name) {
+                switch ScheduleTimeZone.lookup(name) {
+                case let .success(zone):
                     schedule.timeZone = zone
-                } else {
+                case let .failure(error):
                     reader.error(.badSchedule, at: entry.value,
-                                 "unknown time zone '\(NodeReader.excerpt(name))'; use a name of the tz database, e.g. Europe/Berlin or UTC")
+                                 "unknown time zone '\(NodeReader.excerpt(name))': \(error.reason); use a name of the tz database, "
+                                    + "e.g. Europe/Berlin or UTC")
                     valid = false
                 }
             case "catch-up":
@@ -52,7 +55,16 @@ extension JobFileParser {
                     valid = false
                 }
             case "input":
-                if let input = reader.string(entry.value, "'input' of \(what)") { schedule.input = Data(input.utf8) } else { valid = false }
+                guard let input = reader.string(entry.value, "'input' of \(what)") else { valid = false; continue }
+                schedule.input = Data(input.utf8)
+                if schedule.input.count > context.valueCap {
+                    // Its jobs could never be stored: refused here, not at every occurrence.
+                    reader.error(.invalidValue, at: entry.value,
+                                 "the input is \(schedule.input.count) bytes, over store.value-cap "
+                                    + "(\(ByteSize(bytes: context.valueCap)) in jobd.yaml): its jobs could not be stored; "
+                                    + "shorten it (pass a file's path instead) or raise store.value-cap")
+                    valid = false
+                }
             default:
                 reader.unknownKey(entry, in: what, known: Self.scheduleKeys)
                 valid = false
@@ -77,6 +89,13 @@ extension JobFileParser {
             }
             reader.error(.badSchedule, at: position, "invalid \(kind) expression \"\(NodeReader.excerpt(text, limit: 64))\": \(error.message)")
             return nil
+        }
+        // The zone hardly matters here: a date that never comes, or is past, is so in any.
+        if schedule.expression.next(after: Date(), in: schedule.zone(host: TimeZone(identifier: "UTC") ?? .current)) == nil {
+            reader.warning(.scheduleNeverFires, at: entry.value,
+                           "\(kind) expression \"\(NodeReader.excerpt(text, limit: 64))\" has no occurrence after now "
+                            + "(a date that never comes, or one past): this schedule never fires; "
+                            + "jobctl calendar --\(kind) '…' shows its times")
         }
         return valid ? schedule : nil
     }
