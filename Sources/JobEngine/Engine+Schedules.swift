@@ -35,23 +35,16 @@ extension Engine {
             if state.firer == nil {
                 state.firer = ScheduleFirer(
                     store: context.store, hostZone: configuration.hostTimeZone, metrics: configuration.metrics,
-                    log: { level, message in context.log(level, message) }, startedAt: configuration.clock())
+                    log: { level, message in context.log(level, message) })
             }
             return state.firer
         }
         guard let firer else { return }
         let definitions = self.definitions.filter { !$0.schedules.isEmpty }
         Task {
-            var wake: Date?
-            var deferred = false
-            do {
-                let tick = try await firer.tick(at: configuration.clock(), definitions: definitions)
-                wake = tick.next
-                deferred = tick.deferred
-            } catch {
-                context.log(.error, "could not fire the schedules: \(error); trying again in \(configuration.pollInterval.jobdText)")
-                deferred = true
-            }
+            let tick = await firer.tick(at: configuration.clock(), definitions: definitions)
+            var wake = tick.next
+            let deferred = tick.deferred
             if deferred {
                 let soon = configuration.clock() + configuration.pollInterval.timeInterval
                 wake = min(wake ?? soon, soon)
