@@ -19,9 +19,9 @@ struct SchedulingState: Sendable {
 }
 
 extension Engine {
-    /// Fires what is due now, then sets a timer for the next occurrence (or
-    /// to look again after `pollInterval` while an occurrence waits, or
-    /// after a failure).
+    /// Fires what is due now, has the pools claim the jobs it wrote, then
+    /// sets a timer for the next occurrence (or to look again after
+    /// `pollInterval` while an occurrence waits, or after a failure).
     func tickSchedules() {
         let context = baseContext
         let configuration = context.configuration
@@ -45,6 +45,9 @@ extension Engine {
             let tick = await firer.tick(at: configuration.clock(), definitions: definitions)
             var wake = tick.next
             let deferred = tick.deferred
+            // The jobs just written are due (or have a jittered run_at):
+            // their pools claim now, not at the next poll.
+            self.fill(tick.pools)
             if deferred {
                 let soon = configuration.clock() + configuration.pollInterval.timeInterval
                 wake = min(wake ?? soon, soon)
@@ -72,6 +75,12 @@ extension Engine {
         }
         old?.cancel()
         if again { tickSchedules() }
+    }
+
+    private func fill(_ names: Set<String>) {
+        guard !names.isEmpty else { return }
+        let pools = self.pools
+        for name in names.sorted() { pools[name]?.fill() }
     }
 
     /// A scheduled job ended: an occurrence waiting for it may fire now.
