@@ -78,6 +78,15 @@ struct Session: Sendable {
         DefinitionLoader(config: config).loadFolder(config.definitions)
     }
 
+    /// Says on stderr that some definitions of `set` were not loaded (a
+    /// file with errors contributes none), if so.
+    func noteUnloaded(_ set: DefinitionSet, of config: DaemonConfig) {
+        let errors = set.diagnostics.filter { $0.severity == .error }.count
+        guard errors > 0 else { return }
+        console.note("\(Self.count(errors, "error")) in \(config.definitions): "
+            + "some definitions were not loaded (jobctl validate lists them)")
+    }
+
     static func count(_ n: Int, _ noun: String) -> String {
         n == 1 ? "1 \(noun)" : "\(n) \(noun)s"
     }
