@@ -129,4 +129,15 @@ import Testing
         #expect(warning.message.hasSuffix("(1 schedule(s) have none)"))
         #expect(Configuration.hostZoneProblem([host], host: HostTimeZone(environment: ["TZ": ":Asia/Kolkata"])) == nil)
     }
+
+    /// timezone: on an expression that does not read it is a warning.
+    @Test(arguments: ["every: 1d", "calendar: \"*-*-* 09:00 America/New_York\""])
+    func aTimezoneWithNoEffectIsAWarning(_ expression: String) throws {
+        let result = checkDefinition("schedule:\n  \(expression)\n  timezone: Europe/Berlin\n" + Self.pipeline)
+        #expect(result.value != nil, "\(result.diagnostics)")
+        expectDiagnostic(result.diagnostics, .invalidValue, line: 3, column: 13, contains: "timezone: has no effect here")
+        #expect(result.diagnostics.allSatisfy { $0.severity == .warning })
+        let cron = checkDefinition("schedule:\n  cron: \"0 9 * * *\"\n  timezone: Europe/Berlin\n" + Self.pipeline)
+        #expect(cron.value != nil && cron.diagnostics.isEmpty, "\(cron.diagnostics)")
+    }
 }

@@ -28,12 +28,14 @@ extension JobFileParser {
         guard let entries = reader.entries(of: node, what) else { return nil }
         var valid = true
         var expressions: [(kind: ScheduleKind, entry: NodeReader.Entry)] = []
+        var zoneEntry: NodeReader.Entry?
         var schedule = ScheduleDefinition(expression: .every(.seconds(60)), sourcePosition: reader.position(of: node))
         for entry in entries {
             switch entry.key {
             case "cron", "calendar", "every":
                 expressions.append((ScheduleKind(rawValue: entry.key)!, entry))
             case "timezone":
+                zoneEntry = entry
                 guard let name = reader.string(entry.value, "'timezone' of \(what)") else { valid = false; continue }
                 switch ScheduleTimeZone.lookup(name) {
                 case let .success(zone):
@@ -89,6 +91,12 @@ extension JobFileParser {
             }
             reader.error(.badSchedule, at: position, "invalid \(kind) expression \"\(NodeReader.excerpt(text, limit: 64))\": \(error.message)")
             return nil
+        }
+        if let zoneEntry, schedule.timeZone != nil, !schedule.expression.readsDefaultZone {
+            let reason = kind == .every ? "every: counts from 1970 in UTC" : "the expression names its own zone"
+            reader.warning(.invalidValue, at: zoneEntry.value,
+                           "timezone: has no effect here (\(reason)); remove it — it is part of the schedule's key, "
+                            + "so adding or removing it later starts the schedule anew")
         }
         // The zone hardly matters here: a date that never comes, or is past, is so in any.
         if schedule.expression.next(after: Date(), in: schedule.zone(host: TimeZone(identifier: "UTC") ?? .current)) == nil {
