@@ -154,7 +154,7 @@ let package = Package(
         .testTarget(
             name: "JobDaemonTests",
             dependencies: [
-                "JobDaemon", "JobConfig", "JobControl", "JobMetrics", "JobStore", "Spawn", "TestSupport", "jobd",
+                "JobDaemon", "JobCalendar", "JobConfig", "JobControl", "JobMetrics", "JobStore", "Spawn", "TestSupport", "jobd",
                 // `jobctl metrics` and `jobctl validate` against the real jobd (MetricsTests).
                 "jobctl",
                 .product(name: "Logging", package: "swift-log"),

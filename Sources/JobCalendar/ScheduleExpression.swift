@@ -32,6 +32,10 @@ public enum ScheduleExpression: Sendable, Hashable, CustomStringConvertible {
     /// Fires at the multiples of the interval since the Unix epoch (UTC).
     case every(Duration)
 
+    /// The most items one list of a cron or calendar field may hold
+    /// (systemd's limit for calendar events).
+    static let maxListItems = 240
+
     /// Parses `text` as a `kind` expression.
     ///
     /// `every` takes jobd's durations (`15m`, `1h30m`, `90s`, `1d`) of at
@@ -71,6 +75,17 @@ public enum ScheduleExpression: Sendable, Hashable, CustomStringConvertible {
         case .cron: defaultZone
         case .calendar(let event): event.timeZone ?? defaultZone
         case .every: TimeZone(identifier: "UTC") ?? defaultZone
+        }
+    }
+
+    /// Whether the zone it is read in is the default one it is given (the
+    /// schedule's `timezone:`, else the host's): a cron expression, or a
+    /// calendar event that names no zone of its own.
+    public var readsDefaultZone: Bool {
+        switch self {
+        case .cron: true
+        case .calendar(let event): event.timeZone == nil
+        case .every: false
         }
     }
 

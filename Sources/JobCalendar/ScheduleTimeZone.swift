@@ -8,18 +8,65 @@ import Glibc
 public enum ScheduleTimeZone {
     /// Where the system's tz database lives.
     public static let databasePath = "/usr/share/zoneinfo"
+    /// The host's zone when `$TZ` does not name one.
+    public static let localTimePath = "/etc/localtime"
+
+    /// Why a name is not a zone jobd can read: a sentence fragment such as
+    /// `not in /usr/share/zoneinfo`.
+    public struct LookupError: Error, Sendable, Hashable, CustomStringConvertible {
+        public var reason: String
+        public var description: String { reason }
+    }
 
     /// The zone named `name` (`Europe/Berlin`, `UTC`), or nil if it is not
-    /// one of the system tz database.
+    /// one jobd can read (``lookup(_:)`` says why).
+    public static func named(_ name: String) -> TimeZone? {
+        try? lookup(name).get()
+    }
+
+    /// The zone named `name`, or why it is refused.
     ///
     /// Like systemd: `UTC` always; otherwise letters, digits, `-`, `_`, `+`
     /// and single `/` between them, naming a TZif file under
-    /// ``databasePath``. The zone must also be one Foundation knows (its
-    /// rules are what the schedule math reads).
-    public static func named(_ name: String) -> TimeZone? {
-        if name == "UTC" { return TimeZone(identifier: "UTC") }
-        guard isWellFormed(name), hasTZifFile(name), let zone = TimeZone(identifier: name) else { return nil }
-        return zone
+    /// ``databasePath``. The zone's rules are Foundation's, so a file whose
+    /// name Foundation does not know is read as the zone it links to
+    /// (`posix/Europe/Berlin`, `posixrules`, `localtime`); the `right/`
+    /// zones, which count leap seconds, are refused.
+    public static func lookup(_ name: String) -> Result<TimeZone, LookupError> {
+        if name == "UTC", let utc = TimeZone(identifier: "UTC") { return .success(utc) }
+        guard isWellFormed(name) else {
+            return .failure(LookupError(reason: "not a name of the tz database"))
+        }
+        guard hasTZifFile(name) else {
+            return .failure(LookupError(reason: "not in \(databasePath)"))
+        }
+        if let zone = TimeZone(identifier: name) { return .success(zone) }
+        for alias in [linkedName(databasePath + "/" + name), name.hasPrefix("posix/") ? String(name.dropFirst(6)) : nil] {
+            if let alias, alias != name, isWellFormed(alias), hasTZifFile(alias), let zone = TimeZone(identifier: alias) {
+                return .success(zone)
+            }
+        }
+        if name.hasPrefix("right/") {
+            return .failure(LookupError(
+                reason: "a zone that counts leap seconds (the tz database's right/ tree), which the system clock "
+                    + "does not; write \(name.dropFirst(6))"))
+        }
+        return .failure(LookupError(
+            reason: "in \(databasePath), but not a zone whose rules jobd can read (Foundation does not know it)"))
+    }
+
+    /// The name under ``databasePath`` of the file `path` resolves to, if
+    /// it lies there.
+    static func linkedName(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        let target = String(cString: resolved)
+        let root = realpath(databasePath, nil).map { pointer in
+            defer { free(pointer) }
+            return String(cString: pointer)
+        } ?? databasePath
+        guard target.hasPrefix(root + "/") else { return nil }
+        return String(target.dropFirst(root.count + 1))
     }
 
     static func isWellFormed(_ name: String) -> Bool {

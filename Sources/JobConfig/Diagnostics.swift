@@ -113,6 +113,11 @@ extension Diagnostic {
         public static let missingFolder = Code("missing-folder")
         /// A `schedule:` expression that does not parse, or an unknown time zone.
         public static let badSchedule = Code("bad-schedule")
+        /// A warning: a `schedule:` expression with no occurrence after now.
+        public static let scheduleNeverFires = Code("schedule-never-fires")
+        /// A warning: `$TZ` names no zone jobd can read, and schedules
+        /// without `timezone:` are read in `/etc/localtime`'s zone instead.
+        public static let unusableTZ = Code("unusable-tz")
     }
 }
 

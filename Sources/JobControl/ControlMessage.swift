@@ -74,10 +74,13 @@ public struct DaemonStatus: Codable, Sendable, Hashable {
     public var startedAt: String
     /// The config file it runs from.
     public var config: String
+    /// The zone it reads schedules without `timezone:` in (its host's);
+    /// nil from a jobd that does not say.
+    public var timezone: String?
 
     public init(
         version: String, pid: Int32, running: Int, pending: Int, pools: [String: Int], draining: Bool,
-        startedAt: String, config: String
+        startedAt: String, config: String, timezone: String? = nil
     ) {
         self.version = version
         self.pid = pid
@@ -87,12 +90,13 @@ public struct DaemonStatus: Codable, Sendable, Hashable {
         self.draining = draining
         self.startedAt = startedAt
         self.config = config
+        self.timezone = timezone
     }
 
     enum CodingKeys: String, CodingKey {
         case version, pid, running, pending, pools, draining
         case startedAt = "started_at"
-        case config
+        case config, timezone
     }
 }
 

@@ -182,7 +182,8 @@ public final class Daemon: Sendable {
                     reply(ControlReply(ok: true, status: DaemonStatus(
                         version: JobdVersion.string, pid: getpid(), running: status.running, pending: status.pending,
                         pools: status.runningByPool, draining: status.draining,
-                        startedAt: ISO8601DateFormatter().string(from: startedAt), config: location.path)))
+                        startedAt: ISO8601DateFormatter().string(from: startedAt), config: location.path,
+                        timezone: engine.hostTimeZone.identifier)))
                 } catch {
                     reply(ControlReply(ok: false, error: "could not read the job counts: \(error)"))
                 }

@@ -19,9 +19,9 @@ struct SchedulingState: Sendable {
 }
 
 extension Engine {
-    /// Fires what is due now, then sets a timer for the next occurrence (or
-    /// to look again after `pollInterval` while an occurrence waits, or
-    /// after a failure).
+    /// Fires what is due now, has the pools claim the jobs it wrote, then
+    /// sets a timer for the next occurrence (or to look again after
+    /// `pollInterval` while an occurrence waits, or after a failure).
     func tickSchedules() {
         let context = baseContext
         let configuration = context.configuration
@@ -35,23 +35,19 @@ extension Engine {
             if state.firer == nil {
                 state.firer = ScheduleFirer(
                     store: context.store, hostZone: configuration.hostTimeZone, metrics: configuration.metrics,
-                    log: { level, message in context.log(level, message) }, startedAt: configuration.clock())
+                    log: { level, message in context.log(level, message) })
             }
             return state.firer
         }
         guard let firer else { return }
         let definitions = self.definitions.filter { !$0.schedules.isEmpty }
         Task {
-            var wake: Date?
-            var deferred = false
-            do {
-                let tick = try await firer.tick(at: configuration.clock(), definitions: definitions)
-                wake = tick.next
-                deferred = tick.deferred
-            } catch {
-                context.log(.error, "could not fire the schedules: \(error); trying again in \(configuration.pollInterval.jobdText)")
-                deferred = true
-            }
+            let tick = await firer.tick(at: configuration.clock(), definitions: definitions)
+            var wake = tick.next
+            let deferred = tick.deferred
+            // The jobs just written are due (or have a jittered run_at):
+            // their pools claim now, not at the next poll.
+            self.fill(tick.pools)
             if deferred {
                 let soon = configuration.clock() + configuration.pollInterval.timeInterval
                 wake = min(wake ?? soon, soon)
@@ -79,6 +75,12 @@ extension Engine {
         }
         old?.cancel()
         if again { tickSchedules() }
+    }
+
+    private func fill(_ names: Set<String>) {
+        guard !names.isEmpty else { return }
+        let pools = self.pools
+        for name in names.sorted() { pools[name]?.fill() }
     }
 
     /// A scheduled job ended: an occurrence waiting for it may fire now.

@@ -73,6 +73,9 @@ public final class Engine: Sendable {
     /// The name this engine's leases carry.
     public var owner: String { context.owner }
 
+    /// The zone schedules without `timezone:` are read in.
+    public var hostTimeZone: TimeZone { context.configuration.hostTimeZone }
+
     /// - Parameters:
     ///   - processRunner: starts `run` and `shell` actions. Give each engine
     ///     its own, or share one on purpose: its event loop is the one

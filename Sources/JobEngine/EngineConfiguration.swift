@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import JobCalendar
 import JobConfig
 import JobMetrics
 import JobProcesses
@@ -46,7 +47,8 @@ public struct EngineConfiguration: Sendable {
     /// What the engine counts and times (jobs resolved, stage durations,
     /// retries, processes, leaked promises); `.disabled` records nothing.
     public var metrics: JobMetrics
-    /// The zone schedules are read in when they name none (the host's).
+    /// The zone schedules are read in when they name none: the host's
+    /// (`$TZ`, `:Area/City` included, else /etc/localtime).
     public var hostTimeZone: TimeZone
     /// What time it is, for schedules (tests pass their own).
     public var clock: @Sendable () -> Date
@@ -72,7 +74,7 @@ public struct EngineConfiguration: Sendable {
         maxStoreRetryDelay: Duration = .seconds(5),
         logger: Logger = Logger(label: "jobd.engine"),
         metrics: JobMetrics = .disabled,
-        hostTimeZone: TimeZone = .current,
+        hostTimeZone: TimeZone = HostTimeZone.current.zone,
         clock: @escaping @Sendable () -> Date = { Date() },
         onJobEnd: (@Sendable (Int64) -> Void)? = nil
     ) {

@@ -3,91 +3,220 @@ import JobCalendar
 import JobConfig
 import JobMetrics
 import JobStore
+import Locking
 import Logging
+import Synchronization
 
 /// Fires the schedules of the definitions an engine runs: each occurrence
 /// becomes one job (its `scheduled_for` the occurrence's time), exactly once
 /// however many jobds share the database — the store moves each schedule's
 /// mark with the occurrence in one transaction (`JobStore.fireOccurrence`).
 ///
-/// What is due is computed from the marks in the database, never from
-/// memory: after a restart, the occurrences between a schedule's mark and
-/// the moment this firer first ran fell while no jobd ran, and the
-/// schedule's `catch-up` decides what becomes of them; those after it are on
-/// time and fire. A schedule the database has no mark for (new, or edited)
-/// starts at that first run: it fires from then on.
-struct ScheduleFirer: Sendable {
+/// What is due is computed from the marks in the database and from when
+/// this firer first saw each schedule (its start, or the reload that brought
+/// the schedule back): the occurrences between the mark and that moment
+/// fell while no jobd ran the schedule, and its `catch-up` decides what
+/// becomes of them; those after it are on time and fire. A schedule the
+/// database has no mark for (new, or edited) starts when first seen: it
+/// fires from then on.
+///
+/// A schedule that cannot be fired (the store refuses its job) holds up no
+/// other: its failure is logged when it first happens and then at most
+/// every ``failureLogInterval``, and it is tried again at each tick.
+final class ScheduleFirer: Sendable {
     let store: any JobStore
     let hostZone: TimeZone
     let metrics: JobMetrics
     let log: @Sendable (Logger.Level, String) -> Void
-    /// When this firer first ran: occurrences up to it were missed.
-    let startedAt: Date
+
+    /// How long a failure that lasts is not logged again.
+    static let failureLogInterval: TimeInterval = 600
+    /// Under `catch-up: none`, an occurrence less than this before now is
+    /// not skipped yet even if it fell before this firer saw its schedule:
+    /// another jobd running the schedule may be firing it on time.
+    static let handOver: TimeInterval = 5
 
     /// What one tick did, and when the next is due.
     struct Tick: Sendable, Equatable {
         var fired: [Int64] = []
+        /// The pools of the jobs in `fired`.
+        var pools: Set<String> = []
         var skipped = 0
-        /// An occurrence held back by `overlap: queue`: tick again soon.
+        /// An occurrence held back by `overlap: queue`, or a schedule that
+        /// failed: tick again soon.
         var deferred = false
-        /// The earliest next occurrence of any schedule.
+        /// The earliest next occurrence of any schedule (or moment when a
+        /// held-back decision is due).
         var next: Date?
+
+        mutating func wake(at date: Date) {
+            next = min(next ?? date, date)
+        }
+    }
+
+    /// What this firer knows of a schedule while its definitions hold it.
+    private struct Watch {
+        /// When this firer first saw the schedule: occurrences up to then
+        /// were missed, those after are on time.
+        var since: Date
+        /// The missed occurrences have been dealt with as `catch-up` says:
+        /// later ticks need not look back again.
+        var caughtUp = false
+        /// The schedule's next occurrence, as last computed.
+        var upcoming: Upcoming?
+    }
+
+    /// The first occurrence after `after` (nil: there is none), which is
+    /// also the first after any instant before it: a tick need not search
+    /// again until it has passed.
+    private struct Upcoming {
+        var after: Date
+        var next: Date?
+
+        func covers(_ instant: Date) -> Bool {
+            instant >= after && next.map { instant < $0 } ?? true
+        }
+    }
+
+    private struct State {
+        var watches: [String: Watch] = [:]
+        /// What failed, by schedule ("" for reading the marks), and when it was last logged.
+        var failures: [String: (message: String, logged: Date)] = [:]
+        /// How many times a schedule's missed occurrences were looked for.
+        var lookBacks = 0
+    }
+
+    /// How many times a schedule's missed occurrences were looked for (tests:
+    /// once per schedule after a start or reload, not at every tick).
+    var lookBacks: Int { state.withAnnouncedLock { $0.lookBacks } }
+
+    private let state = Mutex(State())
+
+    init(store: any JobStore, hostZone: TimeZone, metrics: JobMetrics, log: @escaping @Sendable (Logger.Level, String) -> Void) {
+        self.store = store
+        self.hostZone = hostZone
+        self.metrics = metrics
+        self.log = log
     }
 
     /// Fires what is due at `now` for `definitions`' schedules.
-    func tick(at now: Date, definitions: [JobDefinition]) async throws -> Tick {
+    func tick(at now: Date, definitions: [JobDefinition]) async -> Tick {
         var tick = Tick()
         var marks: [String: Date] = [:]
-        for mark in try await store.scheduleMarks() { marks[mark.definition + "\u{0}" + mark.schedule] = mark.firedThrough }
+        do {
+            for mark in try await store.scheduleMarks() { marks[Self.id(mark.definition, mark.schedule)] = mark.firedThrough }
+            recovered("", "the schedules can be read again", at: now)
+        } catch {
+            failed("", "could not read the schedules' marks: \(error)", at: now)
+            tick.deferred = true
+            return tick
+        }
+        let watches = watch(definitions, at: now)
         for definition in definitions {
             for schedule in definition.schedules {
+                let id = Self.id(definition.name, schedule.key)
                 let zone = schedule.zone(host: hostZone)
-                var mark: Date
-                if let known = marks[definition.name + "\u{0}" + schedule.key] {
-                    mark = known
-                } else {
-                    mark = try await store.startSchedule(definition: definition.name, schedule: schedule.key, at: now)
-                }
-                try await fire(schedule, of: definition, from: &mark, at: now, zone: zone, into: &tick)
-                if let next = schedule.expression.next(after: now, in: zone) {
-                    tick.next = min(tick.next ?? next, next)
+                do {
+                    var mark: Date
+                    if let known = marks[id] {
+                        mark = known
+                    } else {
+                        mark = try await store.startSchedule(definition: definition.name, schedule: schedule.key, at: now)
+                    }
+                    var watch = watches[id] ?? Watch(since: now)
+                    try await fire(schedule, of: definition, watch: &watch, from: &mark, at: now, zone: zone, into: &tick)
+                    state.withAnnouncedLock { state in
+                        if state.watches[id] != nil { state.watches[id] = watch }
+                    }
+                    if let next = watch.upcoming?.next { tick.wake(at: next) }
+                    recovered(id, "schedule \(schedule.key) of \(definition.name) fires again", at: now)
+                } catch {
+                    failed(id, "schedule \(schedule.key) of \(definition.name) could not fire: \(error)", at: now)
+                    tick.deferred = true
+                    if let next = schedule.expression.next(after: now, in: zone) { tick.wake(at: next) }
                 }
             }
         }
         return tick
     }
 
+    /// Starts watching the schedules seen for the first time (or again,
+    /// after a reload had removed them); forgets those no longer there.
+    private func watch(_ definitions: [JobDefinition], at now: Date) -> [String: Watch] {
+        let present = Set(definitions.flatMap { definition in definition.schedules.map { Self.id(definition.name, $0.key) } })
+        return state.withAnnouncedLock { state in
+            state.watches = state.watches.filter { present.contains($0.key) }
+            state.failures = state.failures.filter { $0.key.isEmpty || present.contains($0.key) }
+            for id in present where state.watches[id] == nil { state.watches[id] = Watch(since: now) }
+            return state.watches
+        }
+    }
+
+    /// Fires the due occurrences of one schedule; notes in `watch` whether
+    /// the occurrences missed before `watch.since` have been dealt with, and
+    /// the schedule's next occurrence after `now`.
     private func fire(
-        _ schedule: ScheduleDefinition, of definition: JobDefinition, from mark: inout Date, at now: Date, zone: TimeZone,
-        into tick: inout Tick
+        _ schedule: ScheduleDefinition, of definition: JobDefinition, watch: inout Watch, from mark: inout Date,
+        at now: Date, zone: TimeZone, into tick: inout Tick
     ) async throws {
         let expression = schedule.expression
-        let missedThrough = min(now, startedAt)
+        let what = "schedule \(schedule.key) of \(definition.name)"
+        let missedThrough = min(now, watch.since)
         var due: [Date] = []
-        if mark < missedThrough {
+        var caughtUp = true
+        if !watch.caughtUp, mark < missedThrough {
+            state.withAnnouncedLock { $0.lookBacks += 1 }
             switch schedule.catchUp {
             case .none:
-                if let last = expression.previous(atOrBefore: missedThrough, in: zone).map(Self.millisecond), last > mark,
+                let decided = min(missedThrough, now - Self.handOver)
+                if decided < missedThrough {
+                    caughtUp = false
+                    tick.wake(at: missedThrough + Self.handOver)
+                }
+                if let last = expression.previous(atOrBefore: decided, in: zone).map(Self.millisecond), last > mark,
                    try await store.skipOccurrences(definition: definition.name, schedule: schedule.key, through: last) {
-                    log(.notice, "schedule \(schedule.key) of \(definition.name): occurrences up to \(Self.text(last)) fell while no jobd ran; skipped (catch-up: none)")
+                    log(.notice, "\(what): occurrences up to \(Self.text(last)) fell while no jobd ran this schedule; skipped (catch-up: none)")
                     mark = last
                 }
             case .latest:
                 if let last = expression.previous(atOrBefore: missedThrough, in: zone).map(Self.millisecond), last > mark {
                     due.append(last)
+                    let before = Date(timeIntervalSince1970: last.timeIntervalSince1970 - 0.000_001)
+                    if let earlier = expression.previous(atOrBefore: before, in: zone).map(Self.millisecond), earlier > mark {
+                        log(.notice, "\(what): the occurrences after \(Self.text(mark)) up to \(Self.text(earlier)) fell while no jobd ran this schedule; skipped: only the latest, \(Self.text(last)), fires (catch-up: latest)")
+                    }
                 }
             case .all:
                 let missed = expression.latestOccurrences(
                     after: mark, through: missedThrough, in: zone, limit: ScheduleDefinition.maxCatchUp + 1)
                 if missed.count > ScheduleDefinition.maxCatchUp {
-                    log(.warning, "schedule \(schedule.key) of \(definition.name): more than \(ScheduleDefinition.maxCatchUp) occurrences fell while no jobd ran; the latest \(ScheduleDefinition.maxCatchUp) run (catch-up: all)")
+                    log(.warning, "\(what): more than \(ScheduleDefinition.maxCatchUp) occurrences fell while no jobd ran this schedule; the latest \(ScheduleDefinition.maxCatchUp) run (catch-up: all)")
                 }
                 due += missed.suffix(ScheduleDefinition.maxCatchUp).map(Self.millisecond)
             }
         }
         let onTimeAfter = max(due.last ?? mark, mark, missedThrough)
-        due += expression.occurrences(after: onTimeAfter, through: now, in: zone, limit: ScheduleDefinition.maxCatchUp)
-            .map(Self.millisecond).filter { $0 > mark }
+        if watch.upcoming?.covers(onTimeAfter) != true {
+            watch.upcoming = Upcoming(after: onTimeAfter, next: expression.next(after: onTimeAfter, in: zone))
+        }
+        if let first = watch.upcoming?.next, first <= now {
+            due += expression.occurrences(after: onTimeAfter, through: now, in: zone, limit: ScheduleDefinition.maxCatchUp)
+                .map(Self.millisecond).filter { $0 > mark }
+        }
+        if try await fire(due, of: schedule, definition: definition, from: &mark, into: &tick) {
+            watch.caughtUp = watch.caughtUp || caughtUp
+        }
+        if watch.upcoming?.covers(now) != true {
+            watch.upcoming = Upcoming(after: now, next: expression.next(after: now, in: zone))
+        }
+    }
+
+    /// Fires each of `due`, in order; false when one is held back (`overlap: queue`).
+    private func fire(
+        _ due: [Date], of schedule: ScheduleDefinition, definition: JobDefinition, from mark: inout Date,
+        into tick: inout Tick
+    ) async throws -> Bool {
+        let what = "schedule \(schedule.key) of \(definition.name)"
         for occurrence in due {
             let runAt = occurrence + schedule.jitterOffset(definition: definition.name, occurrence: occurrence).timeInterval
             let job = definition.newJob(input: schedule.input, runAt: runAt, scheduledFor: occurrence)
@@ -97,20 +226,55 @@ struct ScheduleFirer: Sendable {
             switch outcome {
             case let .fired(id):
                 tick.fired.append(id)
+                tick.pools.insert(job.pool)
                 metrics.scheduleOccurrence(definition: definition.name, outcome: .fired)
-                log(.info, "schedule \(schedule.key) of \(definition.name): occurrence \(Self.text(occurrence)) is job \(id)")
+                log(.info, "\(what): occurrence \(Self.text(occurrence)) is job \(id)")
             case let .skipped(running):
                 tick.skipped += 1
                 metrics.scheduleOccurrence(definition: definition.name, outcome: .skipped)
-                log(.notice, "schedule \(schedule.key) of \(definition.name): occurrence \(Self.text(occurrence)) skipped, job \(running) has not ended (overlap: skip)")
+                log(.notice, "\(what): occurrence \(Self.text(occurrence)) skipped, job \(running) has not ended (overlap: skip)")
+            case let .coincided(job):
+                tick.skipped += 1
+                metrics.scheduleOccurrence(definition: definition.name, outcome: .skipped)
+                log(.notice, "\(what): occurrence \(Self.text(occurrence)) made no job: job \(job), of another schedule of \(definition.name), is for the same instant")
             case .deferred:
                 tick.deferred = true
-                return
+                return false
             case .alreadyDone:
                 break
             }
             mark = max(mark, occurrence)
         }
+        return true
+    }
+
+    // MARK: Failures
+
+    /// Logs a failure of `id` when it is new or its message changed, else at
+    /// most every ``failureLogInterval``.
+    private func failed(_ id: String, _ message: String, at now: Date) {
+        let logNow = state.withAnnouncedLock { state -> Bool in
+            if let last = state.failures[id], last.message == message,
+               now.timeIntervalSince(last.logged) < Self.failureLogInterval {
+                return false
+            }
+            state.failures[id] = (message, now)
+            return true
+        }
+        if logNow {
+            log(.error, "\(message); trying again (while it lasts, this is logged every \(Int(Self.failureLogInterval / 60)) min)")
+        }
+    }
+
+    private func recovered(_ id: String, _ message: String, at now: Date) {
+        let wasFailing = state.withAnnouncedLock { $0.failures.removeValue(forKey: id) != nil }
+        if wasFailing { log(.notice, message) }
+    }
+
+    // MARK: Names and times
+
+    private static func id(_ definition: String, _ schedule: String) -> String {
+        definition + "\u{0}" + schedule
     }
 
     /// Stored times keep milliseconds: an occurrence is named by its millisecond.
@@ -118,8 +282,9 @@ struct ScheduleFirer: Sendable {
         Date(timeIntervalSince1970: (date.timeIntervalSince1970 * 1000).rounded(.down) / 1000)
     }
 
+    /// An occurrence as the log names it, with its fraction of a second if any.
     static func text(_ date: Date) -> String {
-        date.formatted(.iso8601)
+        RFC3339.string(date)
     }
 }
 

@@ -138,7 +138,9 @@ public protocol JobStore: Sendable {
     /// Fires `occurrence` — or skips or holds it, as its overlap says — in
     /// one transaction that also moves the schedule's mark to it: however
     /// many processes call this for one occurrence, exactly one fires or
-    /// skips it, and the others get ``OccurrenceOutcome/alreadyDone``.
+    /// skips it, and the others get ``OccurrenceOutcome/alreadyDone``. An
+    /// occurrence whose (definition, scheduled_for) another schedule of the
+    /// definition already fired makes no job: ``OccurrenceOutcome/coincided(job:)``.
     func fireOccurrence(_ occurrence: ScheduleOccurrence) async throws -> OccurrenceOutcome
 
     /// Moves a schedule's mark to `through` without firing (occurrences a

@@ -41,7 +41,12 @@ extension SQLiteJobStore {
             }
             let submission = try Self.insert([occurrence.job], db)[0]
             try Self.setMark(occurrence.definition, occurrence.schedule, occurrence.at, db)
-            return submission.created ? .fired(submission.id) : .alreadyDone
+            guard submission.created else {
+                let event = NewEvent(jobID: submission.id, kind: "schedule-skipped", message: occurrence.coincidedMessage(job: submission.id))
+                try Self.insertEvent(event, db)
+                return .coincided(job: submission.id)
+            }
+            return .fired(submission.id)
         }
     }
 

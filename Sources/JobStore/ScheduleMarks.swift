@@ -54,6 +54,10 @@ public enum OccurrenceOutcome: Sendable, Hashable {
     case skipped(running: Int64)
     /// Held back (overlap `queue`): an earlier scheduled job has not ended.
     case deferred
+    /// Another schedule of the definition already fired job `job` for the
+    /// same instant ((definition, scheduled_for) is unique): this one made
+    /// no job, its mark moved, and a `schedule-skipped` event on `job` says so.
+    case coincided(job: Int64)
     /// The schedule's mark was already at or past the occurrence: another
     /// process (or an earlier call) fired or skipped it.
     case alreadyDone
@@ -64,5 +68,12 @@ extension ScheduleOccurrence {
     func skippedMessage() -> String {
         "schedule \(schedule) of \(definition): the occurrence at \(Timestamp.text(at)) was skipped "
             + "because this job had not ended (overlap: skip)"
+    }
+
+    /// The event recorded on job `job`, of another schedule of the
+    /// definition, when this occurrence falls on the same instant.
+    func coincidedMessage(job: Int64) -> String {
+        "schedule \(schedule) of \(definition): the occurrence at \(Timestamp.text(at)) made no job of its own: "
+            + "this job, of another schedule of the definition, is for the same instant"
     }
 }

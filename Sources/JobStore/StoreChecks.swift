@@ -21,7 +21,8 @@ extension NewJob {
             try require(
                 job.runAt.map(Timestamp.isStorable) != false && job.scheduledFor.map(Timestamp.isStorable) != false,
                 "\(which) (\(job.definition)) is to run past the latest time the store holds (9999-12-31)")
-            try StoredValue.check(job.input, "the input of \(which) (\(job.definition))", cap: cap, jobID: nil)
+            try StoredValue.check(
+                job.input, "the input of \(which) (\(job.definition))", cap: cap, jobID: nil, remedy: StoredValue.smallerInput)
         }
     }
 }

@@ -44,14 +44,23 @@ enum StoredValue {
         }
     }
 
-    /// Refuses a value over the cap, before anything is written.
-    static func check(_ data: Data?, _ what: @autoclosure () -> String, cap: Int, jobID: Int64?) throws {
+    /// What to do about a stage's value, result or error over the cap.
+    static let printLess = "Make the stage print less — write big outputs to a file and print its path — "
+        + "or raise store.value-cap in jobd.yaml (a restart applies it)."
+    /// What to do about a job's input over the cap.
+    static let smallerInput = "Give a smaller input — write a big one to a file and pass its path — "
+        + "or raise store.value-cap in jobd.yaml (a restart applies it)."
+
+    /// Refuses a value over the cap, before anything is written; `remedy`
+    /// says what to do.
+    static func check(
+        _ data: Data?, _ what: @autoclosure () -> String, cap: Int, jobID: Int64?, remedy: String = printLess
+    ) throws {
         guard let data, data.count > cap else { return }
         throw JobStoreError(
             .valueTooLarge,
             "\(what()) is \(data.count) bytes, over the store's cap of \(cap) bytes; it was not stored "
-                + "(values are never cut). Make the stage print less — write big outputs to a file and "
-                + "print its path — or raise the store's maxValueBytes.",
+                + "(values are never cut). " + remedy,
             jobID: jobID)
     }
 

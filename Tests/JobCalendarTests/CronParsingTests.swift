@@ -43,7 +43,21 @@ import Testing
         Refusal(text: "0 0 * * -1", field: "day-of-week", column: 8, says: "unexpected \"-1\"", code: .syntax),
         Refusal(text: "@reboot", field: "expression", column: 0, says: "unknown shorthand @reboot", code: .unknownName),
         Refusal(text: "  1-2/x * * * *", field: "minute", column: 6, says: "expected a step", code: .syntax),
+        Refusal(text: "0\u{A0}0 * * *", field: "expression", column: 1, says: "a non-ASCII space (U+A0) is not a field separator",
+                code: .syntax),
+        // Lists stop at 240 items, as a calendar field's do: the 241st is refused.
+        Refusal(text: longMinuteList(241) + " * * * *", field: "minute", column: longMinuteList(241).count - 1,
+                says: "more than 240 items in one list", code: .outOfRange),
     ]
+
+    /// `0,1,…,59,0,1,…`: `count` minutes.
+    static func longMinuteList(_ count: Int) -> String {
+        (0..<count).map { String($0 % 60) }.joined(separator: ",")
+    }
+
+    @Test func aListOf240ItemsIsAccepted() throws {
+        _ = try CronExpression(parsing: Self.longMinuteList(240) + " * * * *")
+    }
 
     @Test(arguments: refusals)
     func refusedWithFieldAndColumn(_ refusal: Refusal) {

@@ -34,7 +34,8 @@ import Testing
         #expect(config.store == StoreConfig(durability: .full, valueCap: .mebibytes(4), retention: .duration(.seconds(7 * 86_400))))
         #expect(config.shutdownGrace == .seconds(60))
         #expect(config.killGrace == .seconds(2))
-        #expect(config.definitionContext == DefinitionContext(queues: ["map", "return", "slow"], pools: ["default", "batch"]))
+        #expect(config.definitionContext == DefinitionContext(
+            queues: ["map", "return", "slow"], pools: ["default", "batch"], valueCap: 4 << 20))
     }
 
     @Test func emptyFileGivesDefaults() throws {

@@ -1,6 +1,6 @@
 import Foundation
 import JobCalendar
-import JobConfig
+@testable import JobConfig
 import Testing
 
 /// `schedule:` in a job definition (issue 20): every form, every default,
@@ -55,6 +55,7 @@ import Testing
         ("schedule:\n  every: 1m\n  overlap: sometimes\n", 3, 12, "use one of skip, queue, allow"),
         ("schedule:\n  every: 1m\n  catch-up: most\n", 3, 13, "use one of none, latest, all"),
         ("schedule:\n  every: 1m\n  cron-ish: x\n", 3, 3, "unknown key"),
+        ("schedule:\n  every: 15m\n  timezone: Europe//Berlin\n", 3, 13, "not a name of the tz database"),
     ])
     func mistakesAreReportedWhereTheyAre(yaml: String, line: Int, column: Int, text: String) {
         let result = checkDefinition(yaml + Self.pipeline)
@@ -73,5 +74,70 @@ import Testing
         let offsets = (0..<200).map { schedule.jitterOffset(definition: "report", occurrence: occurrence + Double($0) * 60) }
         #expect(offsets.allSatisfy { $0 >= .zero && $0 < .seconds(30) })
         #expect(Set(offsets).count > 100, "spread over the window")
+    }
+
+    /// An input no job could be stored with is an error of the definition,
+    /// at the input, not a failure at every occurrence.
+    @Test func anInputOverTheValueCapIsAnError() throws {
+        let context = DefinitionContext(queues: ["map", "return"], pools: ["default"], valueCap: 1024)
+        let big = String(repeating: "x", count: 2000)
+        let result = DefinitionLoader(context: context).parse(
+            yaml: "schedule:\n  every: 2s\n  input: \(big)\n" + Self.pipeline, path: "/defs/abig.yaml")
+        #expect(result.value == nil)
+        expectDiagnostic(result.diagnostics, .invalidValue, line: 3, column: 10,
+                         contains: "the input is 2000 bytes, over store.value-cap (1KiB in jobd.yaml)")
+        let fits = DefinitionLoader(context: context).parse(
+            yaml: "schedule:\n  every: 2s\n  input: \(String(repeating: "x", count: 1024))\n" + Self.pipeline,
+            path: "/defs/fits.yaml")
+        #expect(fits.value != nil, "\(fits.diagnostics)")
+    }
+
+    /// An expression with no occurrence after now loads, with a warning.
+    @Test(arguments: [
+        ("calendar: \"*-02-30 00:00\"", 13),
+        ("calendar: \"2023-02-29\"", 13),
+        ("calendar: \"@1500000000\"", 13),
+        ("cron: \"0 0 30 2 *\"", 9),
+    ])
+    func anExpressionThatNeverFiresIsAWarning(_ schedule: String, _ column: Int) throws {
+        let result = checkDefinition("schedule:\n  \(schedule)\n" + Self.pipeline)
+        #expect(result.value != nil, "\(result.diagnostics)")
+        #expect(result.diagnostics.allSatisfy { $0.severity == .warning })
+        expectDiagnostic(result.diagnostics, .scheduleNeverFires, line: 2, column: column, contains: "this schedule never fires")
+    }
+
+    @Test func anExpressionThatFiresHasNoWarning() throws {
+        let result = checkDefinition("schedule:\n  calendar: \"*-02-28 00:00\"\n" + Self.pipeline)
+        #expect(result.value != nil && result.diagnostics.isEmpty, "\(result.diagnostics)")
+    }
+
+    /// A TZ jobd cannot read is a warning at the first schedule that reads
+    /// the host's zone, naming how many do.
+    @Test func anUnusableTZIsAWarningWhereTheHostZoneIsRead() throws {
+        let set = DefinitionLoader().loadFiles([])
+        #expect(Configuration.hostZoneProblem(set.definitions, host: HostTimeZone(environment: ["TZ": "Nowhere/Land"])) == nil,
+                "no schedule, no warning")
+        let named = try checkDefinition("schedule:\n  cron: \"0 9 * * *\"\n  timezone: UTC\n" + Self.pipeline, path: "/defs/a.yaml").get()
+        let every = try checkDefinition("schedule:\n  every: 1h\n" + Self.pipeline, path: "/defs/b.yaml").get()
+        let host = try checkDefinition("schedule:\n  - every: 1h\n  - cron: \"0 9 * * *\"\n" + Self.pipeline, path: "/defs/c.yaml").get()
+        let unusable = HostTimeZone(environment: ["TZ": "Nowhere/Land"])
+        #expect(Configuration.hostZoneProblem([named, every], host: unusable) == nil, "none reads the host's zone")
+        let warning = try #require(Configuration.hostZoneProblem([named, every, host], host: unusable))
+        #expect(warning.severity == .warning && warning.code == .unusableTZ)
+        #expect(warning.position == SourcePosition(path: "/defs/c.yaml", line: 3, column: 5))
+        #expect(warning.message.hasPrefix("TZ=\"Nowhere/Land\" is not in /usr/share/zoneinfo"))
+        #expect(warning.message.hasSuffix("(1 schedule(s) have none)"))
+        #expect(Configuration.hostZoneProblem([host], host: HostTimeZone(environment: ["TZ": ":Asia/Kolkata"])) == nil)
+    }
+
+    /// timezone: on an expression that does not read it is a warning.
+    @Test(arguments: ["every: 1d", "calendar: \"*-*-* 09:00 America/New_York\""])
+    func aTimezoneWithNoEffectIsAWarning(_ expression: String) throws {
+        let result = checkDefinition("schedule:\n  \(expression)\n  timezone: Europe/Berlin\n" + Self.pipeline)
+        #expect(result.value != nil, "\(result.diagnostics)")
+        expectDiagnostic(result.diagnostics, .invalidValue, line: 3, column: 13, contains: "timezone: has no effect here")
+        #expect(result.diagnostics.allSatisfy { $0.severity == .warning })
+        let cron = checkDefinition("schedule:\n  cron: \"0 9 * * *\"\n  timezone: Europe/Berlin\n" + Self.pipeline)
+        #expect(cron.value != nil && cron.diagnostics.isEmpty, "\(cron.diagnostics)")
     }
 }

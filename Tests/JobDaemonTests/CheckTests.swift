@@ -33,6 +33,32 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: harness.databasePath))
     }
 
+    /// A schedule whose jobs the store could not hold (its input over
+    /// store.value-cap) is an error at its file:line:col; one that never
+    /// fires, and a TZ jobd cannot read, are warnings.
+    @Test func scheduleProblemsAreReportedWhereTheyAre() throws {
+        let big = String(repeating: "x", count: 2000)
+        let harness = try DaemonHarness(yaml: "store: { value-cap: 1KiB }", definitions: [
+            "abig": "schedule: { every: 2s, overlap: allow, input: \"\(big)\" }\npipeline:\n  - then: x\n    run: [true]\n",
+            "bsmall": "schedule: { every: 2s, overlap: allow }\npipeline:\n  - then: x\n    run: [true]\n",
+        ])
+        let refused = try runCommand(jobdPath, ["--check", "--config", harness.configPath])
+        #expect(refused.status == 1, "\(refused)")
+        #expect(refused.output.contains("jobs.d/abig.yaml:1:47: error: the input is 2000 bytes, over store.value-cap (1KiB in jobd.yaml)"),
+                "\(refused.output)")
+
+        let warned = try DaemonHarness(definitions: [
+            "never": "schedule:\n  calendar: \"*-02-30 00:00\"\npipeline:\n  - then: x\n    run: [true]\n",
+            "local": "schedule:\n  cron: \"0 9 * * *\"\npipeline:\n  - then: x\n    run: [true]\n",
+        ])
+        let result = try runCommand(jobdPath, ["--check", "--config", warned.configPath], environment: ["TZ": "Nowhere/Land"])
+        #expect(result.status == 0, "\(result)")
+        #expect(result.output.contains("jobs.d/never.yaml:2:13: warning: calendar expression \"*-02-30 00:00\" has no occurrence after now"),
+                "\(result.output)")
+        #expect(result.output.contains("warning: TZ=\"Nowhere/Land\" is not in /usr/share/zoneinfo"), "\(result.output)")
+        #expect(result.output.contains("2 definition(s): local, never; 2 warning(s)"), "\(result.output)")
+    }
+
     @Test func aMissingExplicitConfigIsAnError() throws {
         let result = try runCommand(jobdPath, ["--check", "--config", "/nonexistent/jobd.yaml"])
         #expect(result.status == 1)

@@ -1,4 +1,5 @@
 import Foundation
+import JobCalendar
 import JobConfig
 import JobControl
 import JobDaemon
@@ -112,5 +113,29 @@ import Glibc
         for job in jobs { skipped += try await store.events(of: job.id).filter { $0.kind == "schedule-skipped" }.count }
         #expect(skipped >= 3, "the occurrences that fell while a job ran are recorded as skipped")
         try await store.close()
+    }
+
+    /// jobd reads schedules without timezone: in TZ's zone, glibc's
+    /// `:Area/City` form included, and says so over the socket; a TZ it
+    /// cannot read is a warning in its log at start.
+    @Test func theHostZoneIsTZsAndJobdSaysWhichItIs() async throws {
+        let harness = try DaemonHarness(definitions: ["daily": Self.definition("cron: \"0 9 * * *\"")])
+        try harness.start(environment: ["TZ": ":Asia/Kolkata"])
+        _ = try #require(await harness.notify.waitFor("READY", "1"))
+        let status = try #require(try ControlClient.status(socketPath: harness.socketPath))
+        #expect(status.timezone == "Asia/Kolkata")
+        #expect(!harness.log.contains("TZ="), "\(harness.log)")
+        harness.signal(SIGTERM)
+        #expect(await harness.exitStatus() == 0)
+
+        let seen = harness.notify.all.count
+        try harness.start(environment: ["TZ": "CET-1CEST,M3.5.0,M10.5.0/3"])
+        _ = try #require(await harness.notify.waitFor("READY", "1", from: seen))
+        #expect(harness.log.contains("TZ=\"CET-1CEST,M3.5.0,M10.5.0/3\" is a POSIX rule string, which jobd does not read"),
+                "\(harness.log)")
+        let fallback = try #require(try ControlClient.status(socketPath: harness.socketPath))
+        #expect(fallback.timezone == HostTimeZone(environment: [:]).zone.identifier)
+        harness.signal(SIGTERM)
+        #expect(await harness.exitStatus() == 0)
     }
 }

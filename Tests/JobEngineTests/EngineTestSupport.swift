@@ -178,7 +178,8 @@ var workerPath: String {
 }
 
 func definitionContext(of configuration: EngineConfiguration) -> DefinitionContext {
-    DefinitionContext(queues: Set(configuration.queues.keys), pools: Set(configuration.pools.keys))
+    DefinitionContext(
+        queues: Set(configuration.queues.keys), pools: Set(configuration.pools.keys), valueCap: configuration.outputLimit)
 }
 
 /// How long a resolved job ran, by the times the engine recorded on its own

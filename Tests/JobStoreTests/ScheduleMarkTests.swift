@@ -84,4 +84,28 @@ import Testing
         #expect(try await store.fireOccurrence(occurrence(Self.t0 + 3600, schedule: "cron: 0 * * * *")) == .alreadyDone)
         try await store.close()
     }
+
+    /// Two schedules of one definition on one instant: the second makes no
+    /// job ((definition, scheduled_for) is unique), and says so on the first's.
+    @Test(arguments: StoreKind.allCases)
+    func aCoincidingScheduleIsRecordedOnTheJobOfTheInstant(kind: StoreKind) async throws {
+        let (store, scope) = try await makeStore(kind)
+        _ = scope
+        for schedule in ["every: 1m", "every: 2m"] {
+            _ = try await store.startSchedule(definition: "report", schedule: schedule, at: Self.t0)
+        }
+        guard case let .fired(job) = try await store.fireOccurrence(occurrence(Self.t0 + 120)) else {
+            Issue.record("the first schedule's occurrence did not fire")
+            return
+        }
+        #expect(try await store.fireOccurrence(occurrence(Self.t0 + 120, schedule: "every: 2m")) == .coincided(job: job))
+        let events = try await store.events(of: job)
+        #expect(events.map(\.kind) == ["schedule-skipped"])
+        #expect(events.first?.message.contains("schedule every: 2m of report") == true, "\(events)")
+        #expect(events.first?.message.contains("is for the same instant") == true, "\(events)")
+        // The mark moved: the occurrence is done, and a second call says so.
+        #expect(try await store.fireOccurrence(occurrence(Self.t0 + 120, schedule: "every: 2m")) == .alreadyDone)
+        #expect(try await store.count("SELECT count(*) FROM jobs") == 1)
+        try await store.close()
+    }
 }

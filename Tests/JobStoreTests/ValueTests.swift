@@ -60,11 +60,16 @@ import Testing
         }
         #expect(error?.message.contains("1001 bytes") == true)
         #expect(error?.message.contains("1000") == true)
+        // The config key to raise, and advice that fits an input (not a stage's output).
+        #expect(error?.message.contains("store.value-cap") == true && error?.message.contains("maxValueBytes") == false)
+        #expect(error?.message.contains("Give a smaller input") == true)
         let claimed = try #require(try await store.claim(pool: "default", owner: "e", limit: 1, leaseDuration: .seconds(60)).first)
         let stageError = await expectStoreError(.valueTooLarge) {
             try await store.recordStageResult(StageResult(lease: claimed.lease, position: 0, outcome: .fulfilled(overCap)))
         }
         #expect(stageError?.jobID == id)
+        #expect(stageError?.message.contains("Make the stage print less") == true)
+        #expect(stageError?.message.contains("store.value-cap") == true)
         await expectStoreError(.valueTooLarge) {
             try await store.finish(JobFinish(lease: claimed.lease, outcome: .fulfilled(overCap)))
         }

@@ -74,7 +74,39 @@ import Testing
         Refusal(arguments: ["--cron", "0 0 * * *", "--count", "1001"], says: "--count must be within 1…1000"),
         Refusal(arguments: ["--cron", "0 0 * * *", "--every", "5m"], says: "give one of --cron, --calendar and --every"),
         Refusal(arguments: [], says: "give one of --cron, --calendar and --every"),
+        // Times that do not exist: refused, not carried over into another.
+        Refusal(arguments: ["--every", "1m", "--from", "2026-11-26T12:00:00+25:00"],
+                says: "invalid --from \"2026-11-26T12:00:00+25:00\": the offset's hours are 25, over 23"),
+        Refusal(arguments: ["--every", "1m", "--from", "2026-11-26T12:00:00+99:99"], says: "over 23"),
+        Refusal(arguments: ["--every", "1m", "--from", "2026-11-31T00:00:00Z"],
+                says: "day 31 is out of range 01–30 for 2026-11"),
+        Refusal(arguments: ["--cron", "0 0 * * *", "--from", "2026-02-30T00:00:00Z"],
+                says: "day 30 is out of range 01–28 for 2026-02"),
+        // Negative numbers are values, not options.
+        Refusal(arguments: ["--cron", "0 0 * * *", "--count", "-1"], says: "--count must be within 1…1000, not -1"),
+        Refusal(arguments: ["--cron", "-1 * * * *"], says: "invalid cron expression \"-1 * * * *\""),
+        Refusal(arguments: ["--cron", "0 0 * * *", "--timezone", "posix/Mars/Base"],
+                says: "unknown time zone \"posix/Mars/Base\": not in /usr/share/zoneinfo"),
     ]
+
+    /// glibc's `TZ=:Area/City` is the host's zone; a TZ jobctl cannot read
+    /// is said, and /etc/localtime's zone is used.
+    @Test func theHostZoneHonoursGlibcsTZForms() async throws {
+        let arguments = ["--cron", "0 9 * * *", "--count", "1", "--from", "2026-11-26T00:00:00Z"]
+        for tz in [":Europe/Berlin", "Europe/Berlin", ":/usr/share/zoneinfo/Europe/Berlin"] {
+            let result = try await calendar(arguments, environment: ["TZ": tz])
+            #expect(result.outLines == ["2026-11-26T08:00:00Z"], "TZ=\(tz): \(result)")
+            #expect(result.stderr.isEmpty, "TZ=\(tz): \(result)")
+        }
+        let unusable = try await calendar(arguments, environment: ["TZ": "Nowhere/Land"])
+        #expect(unusable.status == 0, "\(unusable)")
+        #expect(unusable.errLines.count == 1, "\(unusable)")
+        #expect(unusable.errLines.first?.hasPrefix("jobctl: TZ=\"Nowhere/Land\" is not in /usr/share/zoneinfo") == true,
+                "\(unusable)")
+        // Accepted with a zone of its own: TZ plays no part, and is not mentioned.
+        let named = try await calendar(arguments + ["--timezone", "posix/Europe/Berlin"], environment: ["TZ": "Nowhere/Land"])
+        #expect(named.outLines == ["2026-11-26T08:00:00Z"] && named.stderr.isEmpty, "\(named)")
+    }
 
     @Test(arguments: refusals)
     func refusedWithOneLineAndExit64(_ refusal: Refusal) async throws {

@@ -1,5 +1,6 @@
 import Foundation
 import JobConfig
+import JobControl
 import JobStore
 import Testing
 
@@ -59,5 +60,48 @@ import Testing
         let result = try await sandbox.jobctl(["schedules"])
         #expect(result.status == 0 && result.out.isEmpty, "\(result)")
         #expect(result.errLines.first?.contains("has a schedule") == true)
+    }
+
+    static let hourly = """
+        schedule:
+          cron: "15 * * * *"
+        pipeline:
+          - then: work
+            run: [cat]
+        """
+
+    /// A schedule without `timezone:` is shown in the zone the running jobd
+    /// reads it in, not in jobctl's own.
+    @Test func aScheduleWithoutAZoneIsShownInJobdsZone() async throws {
+        let sandbox = try Sandbox(definitions: ["hourly": Self.hourly])
+        let daemon = try FakeDaemon(path: sandbox.socketPath, status: DaemonStatus(
+            version: "0.1.0", pid: 4242, running: 0, pending: 0, pools: [:], draining: false,
+            startedAt: "2026-11-21T08:00:00.000Z", config: sandbox.configPath, timezone: "Asia/Kolkata"))
+        let result = try await sandbox.jobctl(["schedules", "--json"], environment: ["TZ": "Europe/Berlin"])
+        daemon.stop()
+        #expect(result.status == 0 && result.stderr.isEmpty, "\(result)")
+        let schedule = try #require((try result.json()["schedules"] as? [[String: Any]])?.first)
+        #expect(schedule["timezone"] as? String == "Asia/Kolkata")
+        // 15 past in Kolkata (+05:30) is 45 past in UTC.
+        #expect((schedule["next_fire"] as? String)?.contains(":45:00.000Z") == true, "\(schedule)")
+
+        // No jobd: this host's zone, and stderr says so.
+        let alone = try await sandbox.jobctl(["schedules"], environment: ["TZ": ":Europe/Berlin"])
+        #expect(alone.status == 0, "\(alone)")
+        #expect(alone.out.contains("Europe/Berlin") && alone.out.contains(":15:00.000Z"), "\(alone)")
+        #expect(alone.errLines == ["jobctl: jobd does not answer on \(sandbox.socketPath): schedules without timezone: "
+            + "are shown in this host's zone, Europe/Berlin (jobd reads them in its own)"], "\(alone)")
+    }
+
+    /// A definition that does not load is missing from the list: stderr
+    /// says so, as `jobctl definitions` does.
+    @Test func saysWhenDefinitionsWereNotLoaded() async throws {
+        let broken = "schedule:\n  cron: \"*/15 25 * * *\"\npipeline:\n  - then: work\n    run: [cat]\n"
+        let sandbox = try Sandbox(definitions: ["nightly": Self.nightly, "tzcron": broken])
+        let result = try await sandbox.jobctl(["schedules"])
+        #expect(result.status == 0, "\(result)")
+        #expect(!result.out.contains("tzcron"))
+        #expect(result.errLines.contains { $0.hasSuffix("some definitions were not loaded (jobctl validate lists them)") },
+                "\(result)")
     }
 }

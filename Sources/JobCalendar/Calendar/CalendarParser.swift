@@ -38,10 +38,10 @@ struct CalendarParser {
     var zoneName: String?
     var zone: TimeZone?
     /// A trailing word that is no known zone: a failure there is blamed on it.
-    var unknownZone: (name: String, offset: Int)?
+    var unknownZone: (name: String, offset: Int, reason: String)?
 
     static let usecPerSecond = 1_000_000
-    static let maxComponents = 240
+    static let maxComponents = ScheduleExpression.maxListItems
 
     init(text: String) {
         self.text = text
@@ -68,7 +68,7 @@ struct CalendarParser {
         } catch {
             if let unknownZone, zoneIsTheFault(error, unknownZone) {
                 throw fail(.unknownTimeZone, "time zone", at: unknownZone.offset,
-                           "unknown time zone \"\(unknownZone.name)\": not in \(ScheduleTimeZone.databasePath) "
+                           "unknown time zone \"\(unknownZone.name)\": \(unknownZone.reason) "
                                + "(write e.g. Europe/Berlin or UTC)")
             }
             throw error
@@ -78,7 +78,7 @@ struct CalendarParser {
 
     /// The parse failed at or after a last word that names no zone, or the
     /// text before that word parses alone: blame the word.
-    func zoneIsTheFault(_ error: ScheduleParseError, _ zone: (name: String, offset: Int)) -> Bool {
+    func zoneIsTheFault(_ error: ScheduleParseError, _ zone: (name: String, offset: Int, reason: String)) -> Bool {
         if error.column >= Self.scalarOffset(zone.offset, in: text) { return true }
         var without = CalendarParser(text: text)
         without.end = zone.offset - 1
@@ -95,12 +95,13 @@ struct CalendarParser {
         }
         guard let space = bytes.lastIndex(of: UInt8(ascii: " ")) else { return }
         let name = String(decoding: bytes[(space + 1)...], as: UTF8.self)
-        if let named = ScheduleTimeZone.named(name) {
+        switch ScheduleTimeZone.lookup(name) {
+        case let .success(named):
             zoneName = name
             zone = named
             end = space
-        } else if name.utf8.contains(where: { $0.isLetter }) {
-            unknownZone = (name, space + 1)
+        case let .failure(error):
+            if name.utf8.contains(where: { $0.isLetter }) { unknownZone = (name, space + 1, error.reason) }
         }
     }
 

@@ -35,6 +35,11 @@ extension CronExpression {
                 while index < end, Self.isBlank(bytes[index]) { index += 1 }
             }
         }
+        if fields.count != 5, let (offset, scalar) = Self.unusualSpace(in: text) {
+            throw fail(.syntax, "expression", at: offset,
+                       "a non-ASCII space (U+\(String(scalar.value, radix: 16, uppercase: true))) is not a field "
+                           + "separator; separate the fields with plain spaces or tabs")
+        }
         guard fields.count == 5 else {
             let offset = fields.count > 5 ? fields[5].offset : end
             let hint = fields.count == 6 ? " (a seconds or years field is not supported)" : ""
@@ -129,7 +134,13 @@ struct CronField: Sendable {
     func parse(_ text: [UInt8]) throws(CronFieldError) -> CronFieldSet {
         var set = CronFieldSet(bits: 0, hasBareStar: false)
         var itemStart = 0
+        var items = 0
         while true {
+            items += 1
+            guard items <= ScheduleExpression.maxListItems else {
+                throw CronFieldError(code: .outOfRange, offset: itemStart,
+                                     reason: "more than \(ScheduleExpression.maxListItems) items in one list")
+            }
             var itemEnd = itemStart
             while itemEnd < text.count, text[itemEnd] != UInt8(ascii: ",") { itemEnd += 1 }
             guard itemEnd > itemStart else {
@@ -272,4 +283,17 @@ struct CronField: Sendable {
 extension UInt8 {
     var isDigit: Bool { self >= UInt8(ascii: "0") && self <= UInt8(ascii: "9") }
     var isLetter: Bool { (self | 0x20) >= UInt8(ascii: "a") && (self | 0x20) <= UInt8(ascii: "z") }
+}
+
+extension CronExpression {
+    /// The UTF-8 offset and scalar of the first space-like character that
+    /// is not ASCII (a no-break space pasted from a document), if any.
+    static func unusualSpace(in text: String) -> (offset: Int, scalar: Unicode.Scalar)? {
+        var offset = 0
+        for scalar in text.unicodeScalars {
+            if !scalar.isASCII, scalar.properties.isWhitespace || scalar.value == 0x200B { return (offset, scalar) }
+            offset += UTF8.width(scalar)
+        }
+        return nil
+    }
 }

@@ -1,3 +1,5 @@
+import JobCalendar
+
 /// Everything jobd runs from: the located jobd.yaml and the definitions it
 /// points at. What `jobd --check`, `jobctl validate` and a SIGHUP reload
 /// load in one call.
@@ -27,9 +29,21 @@ public struct Configuration: Sendable {
         if configDiagnostics.containsErrors {
             definitions.diagnostics.removeAll { $0.code == .missingFolder }
         }
+        if let problem = hostZoneProblem(definitions.definitions, host: HostTimeZone.current) {
+            definitions.diagnostics = (definitions.diagnostics + [problem]).sortedByPosition()
+        }
         let diagnostics = configDiagnostics + definitions.diagnostics
         guard !diagnostics.containsErrors else { return LoadResult(value: nil, diagnostics: diagnostics) }
         return LoadResult(value: Configuration(location: location, daemon: daemon, definitions: definitions),
                           diagnostics: diagnostics)
+    }
+
+    /// A warning when `host` has a problem (an unusable `$TZ`) and some
+    /// schedule reads the host's zone: at the first such schedule.
+    static func hostZoneProblem(_ definitions: [JobDefinition], host: HostTimeZone) -> Diagnostic? {
+        guard let problem = host.problem else { return nil }
+        let affected = definitions.flatMap { $0.schedules.filter(\.readsHostZone) }
+        guard let first = affected.map(\.sourcePosition).min() else { return nil }
+        return Diagnostic(.warning, code: .unusableTZ, at: first, "\(problem) (\(affected.count) schedule(s) have none)")
     }
 }

@@ -85,7 +85,7 @@ public struct DaemonConfig: Sendable, Hashable {
             queues: [mapQueue: QueueConfig(concurrency: 4), returnQueue: QueueConfig(concurrency: 1)],
             pools: [defaultPool: 16],
             log: LogConfig(level: .info),
-            store: StoreConfig(durability: .normal, valueCap: .mebibytes(1), retention: .days(30)),
+            store: StoreConfig(durability: .normal, valueCap: StoreConfig.defaultValueCap, retention: .days(30)),
             shutdownGrace: .seconds(30),
             killGrace: .seconds(5),
             pollInterval: .seconds(5),
@@ -96,7 +96,7 @@ public struct DaemonConfig: Sendable, Hashable {
 
     /// What definitions are checked against: the queue and pool names.
     public var definitionContext: DefinitionContext {
-        DefinitionContext(queues: Set(queues.keys), pools: Set(pools.keys))
+        DefinitionContext(queues: Set(queues.keys), pools: Set(pools.keys), valueCap: store.valueCap.bytes)
     }
 }
 
@@ -156,6 +156,9 @@ public struct StoreConfig: Sendable, Hashable {
     /// printing more is rejected with an error that says so.
     public var valueCap: ByteSize
     public var retention: Retention
+
+    /// `value-cap` when jobd.yaml gives none.
+    public static let defaultValueCap = ByteSize.mebibytes(1)
 
     public init(durability: Durability, valueCap: ByteSize, retention: Retention) {
         self.durability = durability

@@ -1,13 +1,19 @@
-/// What job definitions are checked against: the names jobd.yaml declares.
+import JobValues
+
+/// What job definitions are checked against: the names jobd.yaml declares,
+/// and the store's value cap.
 public struct DefinitionContext: Sendable, Hashable {
     /// `Q`'s queue names (a stage's `on:` must be one).
     public var queues: Set<String>
     /// `pools`' names (a job's `pool:` must be one).
     public var pools: Set<String>
+    /// `store.value-cap` in bytes: a schedule's `input:` must fit in it.
+    public var valueCap: Int
 
-    public init(queues: Set<String>, pools: Set<String>) {
+    public init(queues: Set<String>, pools: Set<String>, valueCap: Int = StoreConfig.defaultValueCap.bytes) {
         self.queues = queues
         self.pools = pools
+        self.valueCap = valueCap
     }
 
     /// The names a config with no `Q` or `pools` has: queues `map` and

@@ -1,5 +1,6 @@
 import Foundation
 import JobCalendar
+import JobValues
 internal import Yams
 
 extension JobFileParser {
@@ -27,18 +28,22 @@ extension JobFileParser {
         guard let entries = reader.entries(of: node, what) else { return nil }
         var valid = true
         var expressions: [(kind: ScheduleKind, entry: NodeReader.Entry)] = []
+        var zoneEntry: NodeReader.Entry?
         var schedule = ScheduleDefinition(expression: .every(.seconds(60)), sourcePosition: reader.position(of: node))
         for entry in entries {
             switch entry.key {
             case "cron", "calendar", "every":
                 expressions.append((ScheduleKind(rawValue: entry.key)!, entry))
             case "timezone":
+                zoneEntry = entry
                 guard let name = reader.string(entry.value, "'timezone' of \(what)") else { valid = false; continue }
-                if let zone = ScheduleTimeZone.named(name) {
+                switch ScheduleTimeZone.lookup(name) {
+                case let .success(zone):
                     schedule.timeZone = zone
-                } else {
+                case let .failure(error):
                     reader.error(.badSchedule, at: entry.value,
-                                 "unknown time zone '\(NodeReader.excerpt(name))'; use a name of the tz database, e.g. Europe/Berlin or UTC")
+                                 "unknown time zone '\(NodeReader.excerpt(name))': \(error.reason); use a name of the tz database, "
+                                    + "e.g. Europe/Berlin or UTC")
                     valid = false
                 }
             case "catch-up":
@@ -52,7 +57,16 @@ extension JobFileParser {
                     valid = false
                 }
             case "input":
-                if let input = reader.string(entry.value, "'input' of \(what)") { schedule.input = Data(input.utf8) } else { valid = false }
+                guard let input = reader.string(entry.value, "'input' of \(what)") else { valid = false; continue }
+                schedule.input = Data(input.utf8)
+                if schedule.input.count > context.valueCap {
+                    // Its jobs could never be stored: refused here, not at every occurrence.
+                    reader.error(.invalidValue, at: entry.value,
+                                 "the input is \(schedule.input.count) bytes, over store.value-cap "
+                                    + "(\(ByteSize(bytes: context.valueCap)) in jobd.yaml): its jobs could not be stored; "
+                                    + "shorten it (pass a file's path instead) or raise store.value-cap")
+                    valid = false
+                }
             default:
                 reader.unknownKey(entry, in: what, known: Self.scheduleKeys)
                 valid = false
@@ -77,6 +91,19 @@ extension JobFileParser {
             }
             reader.error(.badSchedule, at: position, "invalid \(kind) expression \"\(NodeReader.excerpt(text, limit: 64))\": \(error.message)")
             return nil
+        }
+        if let zoneEntry, schedule.timeZone != nil, !schedule.expression.readsDefaultZone {
+            let reason = kind == .every ? "every: counts from 1970 in UTC" : "the expression names its own zone"
+            reader.warning(.invalidValue, at: zoneEntry.value,
+                           "timezone: has no effect here (\(reason)); remove it — it is part of the schedule's key, "
+                            + "so adding or removing it later starts the schedule anew")
+        }
+        // The zone hardly matters here: a date that never comes, or is past, is so in any.
+        if schedule.expression.next(after: Date(), in: schedule.zone(host: TimeZone(identifier: "UTC") ?? .current)) == nil {
+            reader.warning(.scheduleNeverFires, at: entry.value,
+                           "\(kind) expression \"\(NodeReader.excerpt(text, limit: 64))\" has no occurrence after now "
+                            + "(a date that never comes, or one past): this schedule never fires; "
+                            + "jobctl calendar --\(kind) '…' shows its times")
         }
         return valid ? schedule : nil
     }

@@ -66,6 +66,12 @@ public struct ScheduleDefinition: Sendable, Hashable {
         "\(expression)" + (timeZone.map { " @\($0.identifier)" } ?? "")
     }
 
+    /// Whether the host's zone decides when it fires: no `timezone:`, and
+    /// an expression that names no zone of its own.
+    public var readsHostZone: Bool {
+        timeZone == nil && expression.readsDefaultZone
+    }
+
     /// The zone occurrences are computed in, given the host's.
     public func zone(host: TimeZone) -> TimeZone {
         expression.timeZone(default: timeZone ?? host)

@@ -16,14 +16,15 @@ public struct ScheduleStatus: Sendable {
     /// The definition's latest scheduled job (of any of its schedules).
     public var lastJob: Job?
 
-    /// The zone's name as a user reads it (`every` counts in UTC).
+    /// The zone's name as a user reads it (`every` counts in UTC; Foundation
+    /// names UTC `GMT`).
     public var zoneName: String {
-        schedule.expression.kind == .every ? "UTC" : zone.identifier
+        schedule.expression.kind == .every || zone.identifier == "GMT" ? "UTC" : zone.identifier
     }
 
     /// Every schedule of `definitions`, in definition order.
     public static func all(
-        of definitions: [JobDefinition], store: any JobStore, hostZone: TimeZone = .current, now: Date = Date()
+        of definitions: [JobDefinition], store: any JobStore, hostZone: TimeZone = HostTimeZone.current.zone, now: Date = Date()
     ) async throws -> [ScheduleStatus] {
         let scheduled = definitions.filter { !$0.schedules.isEmpty }
         guard !scheduled.isEmpty else { return [] }

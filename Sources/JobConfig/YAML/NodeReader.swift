@@ -32,6 +32,10 @@ struct NodeReader {
         diagnostics.append(Diagnostic(code: code, at: position, message))
     }
 
+    mutating func warning(_ code: Diagnostic.Code, at node: Node, _ message: String) {
+        diagnostics.append(Diagnostic(.warning, code: code, at: position(of: node), message))
+    }
+
     // MARK: Shapes
 
     /// The entries of a mapping, or nil (reported) if `node` is not one.

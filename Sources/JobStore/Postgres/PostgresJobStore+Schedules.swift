@@ -54,7 +54,12 @@ extension PostgresJobStore {
             }
             let submission = try await Self.insert(occurrence.job, session)
             try await Self.setMark(occurrence.definition, occurrence.schedule, occurrence.at, session)
-            guard submission.created else { return .alreadyDone }
+            guard submission.created else {
+                _ = try await Self.insertEvent(
+                    NewEvent(jobID: submission.id, kind: "schedule-skipped", message: occurrence.coincidedMessage(job: submission.id)),
+                    session)
+                return .coincided(job: submission.id)
+            }
             try await session.notify(.runnable(pool: occurrence.job.pool))
             return .fired(submission.id)
         }

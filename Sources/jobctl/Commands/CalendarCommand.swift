@@ -27,23 +27,23 @@ struct CalendarCommand: AsyncParsableCommand {
 
     @OptionGroup var options: GlobalOptions
 
-    @Option(help: ArgumentHelp("A five-field cron expression, or @hourly … @yearly.", valueName: "expression"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("A five-field cron expression, or @hourly … @yearly.", valueName: "expression"))
     var cron: String?
 
-    @Option(help: ArgumentHelp("A systemd calendar event (systemd.time(7)).", valueName: "expression"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("A systemd calendar event (systemd.time(7)).", valueName: "expression"))
     var calendar: String?
 
-    @Option(help: ArgumentHelp("An interval of at least 1s (15m, 1h30m, 1d): its multiples since 1970.",
+    @Option(parsing: .unconditional, help: ArgumentHelp("An interval of at least 1s (15m, 1h30m, 1d): its multiples since 1970.",
                                valueName: "duration"))
     var every: String?
 
-    @Option(help: ArgumentHelp("The schedule's time zone (default: this host's).", valueName: "zone"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("The schedule's time zone (default: this host's).", valueName: "zone"))
     var timezone: String?
 
-    @Option(help: ArgumentHelp("Times strictly after this RFC 3339 time (default: now).", valueName: "time"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Times strictly after this RFC 3339 time (default: now).", valueName: "time"))
     var from: String?
 
-    @Option(help: ArgumentHelp("How many times to print (1–\(maximumCount)).", valueName: "n"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("How many times to print (1–\(maximumCount)).", valueName: "n"))
     var count: Int = 5
 
     func validate() throws {
@@ -60,22 +60,22 @@ struct CalendarCommand: AsyncParsableCommand {
     func run() async throws {
         try await options.run { session in
             let expression = try parsedExpression()
-            let zone = try Self.zone(named: timezone)
+            let zone = try timezone.map(Self.zone(named:)) ?? session.hostZone()
             var cursor = try from.map(Self.instant) ?? Date()
             var times: [Date] = []
             while times.count < count, let next = expression.next(after: cursor, in: zone) {
                 times.append(next)
                 cursor = next
             }
-            let lines = times.map(Self.rfc3339)
+            let lines = times.map(RFC3339.string)
             if session.json {
                 session.console.out(JSON.fields([("times", .array(lines.map(JSON.string)))]).pretty)
             } else {
                 session.console.out(lines.map { $0 + "\n" }.joined())
             }
             if times.count < count {
-                session.console.note(times.isEmpty ? "\(expression.text) never fires after \(Self.rfc3339(cursor))"
-                                     : "\(expression.text) fires no more after \(Self.rfc3339(cursor))")
+                session.console.note(times.isEmpty ? "\(expression.text) never fires after \(RFC3339.string(cursor))"
+                                     : "\(expression.text) fires no more after \(RFC3339.string(cursor))")
             }
         }
     }
@@ -90,36 +90,22 @@ struct CalendarCommand: AsyncParsableCommand {
         }
     }
 
-    static func zone(named name: String?) throws -> TimeZone {
-        guard let name else { return TimeZone.current }
-        guard let zone = ScheduleTimeZone.named(name) else {
-            throw JobctlError(.usage, "unknown time zone \"\(name)\": not in \(ScheduleTimeZone.databasePath) "
-                                  + "(write e.g. Europe/Berlin or UTC)")
+    static func zone(named name: String) throws -> TimeZone {
+        switch ScheduleTimeZone.lookup(name) {
+        case let .success(zone):
+            return zone
+        case let .failure(error):
+            throw JobctlError(.usage, "unknown time zone \"\(name)\": \(error.reason) (write e.g. Europe/Berlin or UTC)")
         }
-        return zone
     }
 
     /// RFC 3339: `2026-11-24T09:00:00Z`, `2026-11-24T10:00:00.5+01:00`.
     static func instant(_ text: String) throws -> Date {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime]
-        if let date = formatter.date(from: text) { return date }
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        if let date = formatter.date(from: text) { return date }
-        throw JobctlError(.usage, "invalid --from \"\(text)\": write an RFC 3339 time, e.g. 2026-11-24T09:00:00Z "
-                              + "or 2026-11-24T10:00:00+01:00")
-    }
-
-    /// `2026-11-24T09:00:00Z`; with the fraction when there is one (`…:07.5Z`).
-    static func rfc3339(_ date: Date) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        let micros = (date.timeIntervalSince1970 * 1_000_000).rounded()
-        guard micros.truncatingRemainder(dividingBy: 1_000_000) != 0 else { return formatter.string(from: date) }
-        let whole = formatter.string(from: Date(timeIntervalSince1970: (micros / 1_000_000).rounded(.down)))
-        var fraction = String(Int(micros.truncatingRemainder(dividingBy: 1_000_000) + 1_000_000) % 1_000_000)
-        fraction = String(repeating: "0", count: 6 - fraction.count) + fraction
-        while fraction.hasSuffix("0") { fraction.removeLast() }
-        return whole.dropLast() + "." + fraction + "Z"
+        do {
+            return try RFC3339.date(text)
+        } catch {
+            throw JobctlError(.usage, "invalid --from \"\(text)\": \(error.reason); write an RFC 3339 time, "
+                                  + "e.g. 2026-11-24T09:00:00Z or 2026-11-24T10:00:00+01:00")
+        }
     }
 }

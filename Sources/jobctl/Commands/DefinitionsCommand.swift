@@ -23,7 +23,6 @@ struct Definitions: AsyncParsableCommand {
         try await options.run { session in
             let config = try session.daemonConfig()
             let set = session.definitions(of: config)
-            let errors = set.diagnostics.filter { $0.severity == .error }.count
             if session.json {
                 session.console.out(JSON.fields([
                     ("folder", .string(config.definitions)),
@@ -45,10 +44,7 @@ struct Definitions: AsyncParsableCommand {
                 }
                 session.console.out(table.render(session.console))
             }
-            if errors > 0 {
-                session.console.note("\(Session.count(errors, "error")) in \(config.definitions): "
-                    + "some definitions were not loaded (jobctl validate lists them)")
-            }
+            session.noteUnloaded(set, of: config)
         }
     }
 

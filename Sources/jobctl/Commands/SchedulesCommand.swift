@@ -13,8 +13,11 @@ struct Schedules: AsyncParsableCommand {
         discussion: """
             Each `schedule:` of the definitions jobd loads, with the next time it fires, how far it has fired \
             (every occurrence up to then was fired or skipped, by whichever jobd got there first) and the \
-            definition's latest scheduled job. Reads the config and the database; jobd need not run. \
-            `jobctl calendar` shows more fire times of an expression.
+            definition's latest scheduled job. Reads the config and the database; jobd need not run. A \
+            schedule without `timezone:` is read in jobd's zone, which a running jobd tells; when none \
+            answers, in this host's zone ($TZ, else /etc/localtime), and stderr says so. A definition that \
+            does not load is left out, and stderr says so too. `jobctl calendar` shows more fire times of an \
+            expression.
 
             Examples:
               jobctl schedules
@@ -26,9 +29,12 @@ struct Schedules: AsyncParsableCommand {
     func run() async throws {
         try await options.run { session in
             let config = try session.daemonConfig()
-            let definitions = session.definitions(of: config).definitions
+            let set = session.definitions(of: config)
+            let definitions = set.definitions
+            let readsHostZone = definitions.contains { $0.schedules.contains(where: \.readsHostZone) }
+            let hostZone = readsHostZone ? Self.jobdZone(config, session: session) : TimeZone(identifier: "UTC") ?? .current
             let statuses = try await session.withStore(config) { store in
-                try await ScheduleStatus.all(of: definitions, store: store)
+                try await ScheduleStatus.all(of: definitions, store: store, hostZone: hostZone)
             }
             if session.json {
                 session.console.out(JSON.fields([("schedules", .array(statuses.map(Self.json)))]).pretty)
@@ -46,7 +52,20 @@ struct Schedules: AsyncParsableCommand {
                 }
                 session.console.out(table.render(session.console))
             }
+            session.noteUnloaded(set, of: config)
         }
+    }
+
+    /// The zone jobd reads schedules without `timezone:` in, as the running
+    /// jobd tells it; else this host's, with a note that says so.
+    static func jobdZone(_ config: DaemonConfig, session: Session) -> TimeZone {
+        let status = (try? ControlClient.status(socketPath: config.socket)) ?? nil
+        if let name = status?.timezone, let zone = ScheduleTimeZone.named(name) { return zone }
+        let zone = session.hostZone()
+        let why = status == nil ? "jobd does not answer on \(config.socket)" : "jobd does not say which zone it runs in"
+        session.console.note("\(why): schedules without timezone: are shown in this host's zone, \(zone.identifier) "
+            + "(jobd reads them in its own)")
+        return zone
     }
 
     static func json(_ status: ScheduleStatus) -> JSON {

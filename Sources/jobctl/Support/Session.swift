@@ -1,4 +1,5 @@
 import Foundation
+import JobCalendar
 import JobConfig
 import JobControl
 import JobStore
@@ -25,14 +26,24 @@ struct Session: Sendable {
     /// dictionary of the whole environment costs more than a command's query.
     static func environment() -> [String: String] {
         var values: [String: String] = [:]
-        // PGPASSWORD and CREDENTIALS_DIRECTORY: a PostgreSQL database's password.
-        for name in [ConfigLocator.environmentVariable, "NO_COLOR", "TERM", "COLUMNS", "PGPASSWORD", "CREDENTIALS_DIRECTORY"] {
+        // PGPASSWORD and CREDENTIALS_DIRECTORY: a PostgreSQL database's password; TZ: schedules' host zone.
+        for name in [ConfigLocator.environmentVariable, "NO_COLOR", "TERM", "COLUMNS", "PGPASSWORD", "CREDENTIALS_DIRECTORY",
+                     "TZ"] {
             if let value = getenv(name) { values[name] = String(cString: value) }
         }
         return values
     }
 
     var json: Bool { options.json }
+
+    /// This host's zone (`$TZ`, else /etc/localtime), which schedules
+    /// without `timezone:` are read in; a `TZ` that names no zone jobctl can
+    /// read is noted on stderr.
+    func hostZone() -> TimeZone {
+        let host = HostTimeZone(environment: environment)
+        if let problem = host.problem { console.note(problem) }
+        return host.zone
+    }
 
     // MARK: Config
 
@@ -65,6 +76,15 @@ struct Session: Sendable {
     /// problems of the others.
     func definitions(of config: DaemonConfig) -> DefinitionSet {
         DefinitionLoader(config: config).loadFolder(config.definitions)
+    }
+
+    /// Says on stderr that some definitions of `set` were not loaded (a
+    /// file with errors contributes none), if so.
+    func noteUnloaded(_ set: DefinitionSet, of config: DaemonConfig) {
+        let errors = set.diagnostics.filter { $0.severity == .error }.count
+        guard errors > 0 else { return }
+        console.note("\(Self.count(errors, "error")) in \(config.definitions): "
+            + "some definitions were not loaded (jobctl validate lists them)")
     }
 
     static func count(_ n: Int, _ noun: String) -> String {
