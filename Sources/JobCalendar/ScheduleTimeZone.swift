@@ -37,6 +37,12 @@ public enum ScheduleTimeZone {
         guard isWellFormed(name) else {
             return .failure(LookupError(reason: "not a name of the tz database"))
         }
+        // Before Foundation, which would read such a file as any other.
+        if name.hasPrefix("right/") {
+            return .failure(LookupError(
+                reason: "a zone that counts leap seconds (the tz database's right/ tree), which the system clock "
+                    + "does not; write \(name.dropFirst(6))"))
+        }
         guard hasTZifFile(name) else {
             return .failure(LookupError(reason: "not in \(databasePath)"))
         }
@@ -45,11 +51,6 @@ public enum ScheduleTimeZone {
             if let alias, alias != name, isWellFormed(alias), hasTZifFile(alias), let zone = TimeZone(identifier: alias) {
                 return .success(zone)
             }
-        }
-        if name.hasPrefix("right/") {
-            return .failure(LookupError(
-                reason: "a zone that counts leap seconds (the tz database's right/ tree), which the system clock "
-                    + "does not; write \(name.dropFirst(6))"))
         }
         return .failure(LookupError(
             reason: "in \(databasePath), but not a zone whose rules jobd can read (Foundation does not know it)"))
