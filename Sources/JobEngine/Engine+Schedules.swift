@@ -9,6 +9,8 @@ import Synchronization
 /// The engine's side of schedules: when to tick the `ScheduleFirer`.
 struct SchedulingState: Sendable {
     var firer: ScheduleFirer?
+    /// Steps of the wall clock between ticks.
+    var steps: WallClockSteps?
     var timer: OneShotTimer?
     var ticking = false
     /// A tick was asked for while one ran: run another after it.
@@ -25,24 +27,26 @@ extension Engine {
     func tickSchedules() {
         let context = baseContext
         let configuration = context.configuration
-        let firer = scheduling.withAnnouncedLock { state -> ScheduleFirer? in
+        let ticking = scheduling.withAnnouncedLock { state -> (ScheduleFirer, WallClockSteps)? in
             guard !state.stopped else { return nil }
             if state.ticking {
                 state.again = true
                 return nil
             }
             state.ticking = true
-            if state.firer == nil {
-                state.firer = ScheduleFirer(
-                    store: context.store, hostZone: configuration.hostTimeZone, metrics: configuration.metrics,
-                    log: { level, message in context.log(level, message) })
-            }
-            return state.firer
+            let firer = state.firer ?? ScheduleFirer(
+                store: context.store, hostZone: configuration.hostTimeZone, metrics: configuration.metrics,
+                log: { level, message in context.log(level, message) })
+            let steps = state.steps ?? WallClockSteps(wall: configuration.clock)
+            (state.firer, state.steps) = (firer, steps)
+            return (firer, steps)
         }
-        guard let firer else { return }
+        guard let (firer, steps) = ticking else { return }
         let definitions = self.definitions.filter { !$0.schedules.isEmpty }
         Task {
-            let tick = await firer.tick(at: configuration.clock(), definitions: definitions)
+            let (now, step) = steps.look()
+            if let step, step > 0 { firer.clockStepped(by: step, at: now) }
+            let tick = await firer.tick(at: now, definitions: definitions)
             var wake = tick.next
             let deferred = tick.deferred
             // The jobs just written are due (or have a jittered run_at):

@@ -140,6 +140,19 @@ final class ScheduleFirer: Sendable {
         return tick
     }
 
+    /// The wall clock stepped forward by `step` (or the machine slept):
+    /// the occurrences it went past were not fired on time. As after
+    /// downtime, they count as missed, and each schedule's `catch-up`
+    /// decides what becomes of them.
+    func clockStepped(by step: TimeInterval, at now: Date) {
+        let watched = state.withAnnouncedLock { state -> Int in
+            for id in state.watches.keys { state.watches[id] = Watch(since: now) }
+            return state.watches.count
+        }
+        guard watched > 0 else { return }
+        log(.warning, "the clock moved forward by \(WallClockSteps.text(step)) (a clock step or a suspend): the schedules' occurrences it went past count as missed, and each schedule's catch-up decides")
+    }
+
     /// Starts watching the schedules seen for the first time (or again,
     /// after a reload had removed them); forgets those no longer there.
     private func watch(_ definitions: [JobDefinition], at now: Date) -> [String: Watch] {

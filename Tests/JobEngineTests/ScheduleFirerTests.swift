@@ -180,6 +180,27 @@ import Testing
         try await store.close()
     }
 
+    /// The clock stepped forward a day (or the machine slept): the
+    /// occurrences it went past are missed, as after downtime, not a
+    /// backlog of 1,440 on-time ones.
+    @Test(arguments: [("none", 0), ("latest", 1), ("all", 100)])
+    func aClockStepForwardCatchesUpAsConfigured(policy: String, fired: Int) async throws {
+        let store = try store()
+        let report = try definition("every: 1m\ncatch-up: \(policy)\noverlap: allow")
+        let logs = LogLines()
+        let firer = firer(store, logs: logs)
+        _ = await firer.tick(at: Self.t0, definitions: [report])
+        #expect(await firer.tick(at: Self.t0 + 61, definitions: [report]).fired.count == 1)
+        let stepped = Self.t0 + 86_400 + 90
+        firer.clockStepped(by: 86_400, at: stepped)
+        #expect(await firer.tick(at: stepped, definitions: [report]).fired.count == fired)
+        #expect(logs.all.contains { $0.contains("the clock moved forward by 1d") })
+        // On time from then on.
+        #expect(await firer.tick(at: Self.t0 + 86_400 + 121, definitions: [report]).fired.count == 1)
+        #expect(try await scheduled(store).last == Self.t0 + 86_400 + 120)
+        try await store.close()
+    }
+
     /// Edited X → Y → X: X's gap is missed like any other.
     @Test func anExpressionEditedBackCatchesUpAsConfigured() async throws {
         let store = try store()
