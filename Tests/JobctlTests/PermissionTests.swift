@@ -1,6 +1,7 @@
 import Foundation
 import JobConfig
 import JobStore
+import TestSupport
 import Testing
 
 /// A user outside the database's group: one line saying so and which group
@@ -62,5 +63,31 @@ struct PermissionTests {
                 + "join group `\(Self.group)` (sudo usermod -aG \(Self.group) nobody, then log in again)",
         ])
         #expect(daemon.received.isEmpty)
+    }
+
+    /// A database on a read-only filesystem: that is the reason given, not a
+    /// mode or a group (root may write anything else).
+    @Test func aDatabaseOnAReadOnlyFilesystemIsSaidToBe() async throws {
+        let sandbox = try Sandbox()
+        #expect(try await sandbox.jobctl(["submit", "hello", "--input", "x"]).status == 0)
+        let folder = sandbox.folder + "/var"
+        let saved = try makeTemporaryFolder()
+        for name in try FileManager.default.contentsOfDirectory(atPath: folder) {
+            try FileManager.default.moveItem(atPath: folder + "/" + name, toPath: saved + "/" + name)
+        }
+        let mounted = try await runCommand("/bin/mount", ["-t", "tmpfs", "-o", "size=4m", "tmpfs", folder])
+        try #require(mounted.status == 0, "\(mounted)")
+        defer { _ = try? runCommand("/bin/umount", [folder]) }
+        for name in try FileManager.default.contentsOfDirectory(atPath: saved) {
+            try FileManager.default.copyItem(atPath: saved + "/" + name, toPath: folder + "/" + name)
+        }
+        try #require(try await runCommand("/bin/mount", ["-o", "remount,ro", folder]).status == 0)
+
+        let result = try await sandbox.jobctl(["list"])
+        #expect(result.status == 77, "\(result)")
+        #expect(result.errLines == [
+            "jobctl: error: the job database \(sandbox.databasePath) is on a read-only filesystem: jobctl writes beside "
+                + "it even to read it (the WAL's -shm file); mount it read-write, or copy the database with its -wal file elsewhere",
+        ], "\(result)")
     }
 }

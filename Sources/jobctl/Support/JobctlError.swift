@@ -120,6 +120,10 @@ enum PermissionAdvice {
     static let defaultGroup = "jobd"
 
     static func databaseMessage(path: String) -> String {
+        if isOnReadOnlyFilesystem(path) {
+            return "the job database \(path) is on a read-only filesystem: jobctl writes beside it even to read it "
+                + "(the WAL's -shm file); mount it read-write, or copy the database with its -wal file elsewhere"
+        }
         let user = userName()
         let start = "permission denied: user \(user) may not write the job database \(path) (nor create files in its folder)"
         // Owning the file, or being in its group already, joining a group
@@ -128,6 +132,14 @@ enum PermissionAdvice {
         let group = owningGroup(of: path)
         return start + "; join group `\(group)` (sudo usermod -aG \(group) \(user), then log in again), or run as "
             + "the user that owns it"
+    }
+
+    /// Whether the database's folder is mounted read-only: no mode or
+    /// group would let anyone write there.
+    static func isOnReadOnlyFilesystem(_ path: String) -> Bool {
+        let folder = (path as NSString).deletingLastPathComponent
+        var info = statvfs()
+        return statvfs(folder.isEmpty ? "." : folder, &info) == 0 && info.f_flag & UInt(ST_RDONLY) != 0
     }
 
     /// When this user owns the database (or its folder) or is in its group
