@@ -1,7 +1,7 @@
 import Foundation
 import JobConfig
 import JobControl
-import JobStore
+@_spi(Maintenance) import JobStore
 import Testing
 
 /// `jobctl status` and `jobctl list`, read while no jobd runs.
@@ -69,6 +69,23 @@ import Testing
         #expect(stages[1]["value"] as? String == "42\n")
         #expect(stages[0]["exit_code"] as? Int == 0)
         #expect(stages[1]["exit_code"] is NSNull)
+    }
+
+    /// A job that ended before it started by the wall clock (it was
+    /// stepped back meanwhile) took 0 ms, in the text and in JSON alike.
+    @Test func aDurationAcrossAClockStepBackIsZeroNotNegative() async throws {
+        let sandbox = try Sandbox()
+        let id = try await sandbox.seed(.fulfilled)
+        try await sandbox.withStore { store in
+            try await store.executeInWriteTransaction("""
+                UPDATE jobs SET started_at = '2026-11-26T12:00:00.000Z', finished_at = '2026-11-26T11:00:10.000Z' WHERE id = \(id);
+                UPDATE stages SET started_at = '2026-11-26T12:00:00.000Z', finished_at = '2026-11-26T11:00:10.000Z' WHERE job_id = \(id);
+                """)
+        }
+        let json = try await sandbox.jobctl(["status", String(id), "--json"]).json()
+        #expect(json["duration_ms"] as? Int == 0)
+        let stages = try #require(json["stages"] as? [[String: Any]])
+        #expect(stages.allSatisfy { $0["duration_ms"] as? Int == 0 }, "\(stages)")
     }
 
     @Test func bytesThatAreNotTextComeAsBase64() async throws {

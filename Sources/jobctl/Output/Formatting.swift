@@ -30,9 +30,11 @@ enum Formatting {
     }
 
     /// Whole milliseconds from `start` to `end`, if both are known.
+    /// Start to end in whole milliseconds; 0 when the end reads earlier
+    /// (the wall clock stepped back in between), as the text shows it.
     static func milliseconds(from start: Date?, to end: Date?) -> Int64? {
         guard let start, let end else { return nil }
-        return Int64(((end.timeIntervalSince1970 - start.timeIntervalSince1970) * 1000).rounded())
+        return max(0, Int64(((end.timeIntervalSince1970 - start.timeIntervalSince1970) * 1000).rounded()))
     }
 
     /// A short reading of a duration: `850ms`, `4.2s`, `3m07s`, `2h05m`, `3d4h`.
