@@ -131,7 +131,7 @@ public struct PostgresStoreConfiguration: Sendable {
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
         let hint = "a PostgreSQL URL starts with postgres:// or postgresql:// (lowercase), as in "
             + "postgres://USER@HOST/DATABASE; a SQLite database is a file path"
-        if trimmed != text, isURL(trimmed) { return "it has white space around the URL; remove it" }
+        if trimmed != text, isURL(trimmed) { return "it has white space around the PostgreSQL URL; remove it" }
         let scheme = trimmed.firstIndex(of: ":").map { trimmed[..<$0].lowercased() } ?? ""
         let isScheme = !scheme.isEmpty && scheme.first!.isLetter
             && scheme.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) }
