@@ -57,7 +57,8 @@ struct CopyDatabase: AsyncParsableCommand {
         var config: DaemonConfig
         if let to {
             guard PostgresStoreConfiguration.isURL(to) else {
-                throw JobctlError(.usage, "--to takes a postgres:// or postgresql:// URL, not \(to)")
+                // Not quoted: it may hold a password.
+                throw JobctlError(.usage, "--to takes a URL that starts with postgres:// or postgresql:// (lowercase)")
             }
             config = DaemonConfig.defaults(relativeTo: FileManager.default.currentDirectoryPath)
             // The value cap of jobd.yaml if there is one: the copy refuses what jobd would.
