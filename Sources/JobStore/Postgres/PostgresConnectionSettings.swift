@@ -45,6 +45,8 @@ struct PGTarget: Sendable, CustomStringConvertible {
     let user: String
     let database: String
     let schema: String
+    /// The server: `db.example.com:5432`, `[::1]:5432` or a unix socket's path.
+    let place: String
     /// `PostgreSQL database jobs at db.example.com:5432 (user jobd, schema jobd)`.
     let description: String
 
@@ -52,7 +54,7 @@ struct PGTarget: Sendable, CustomStringConvertible {
         user = configuration.user
         database = configuration.database
         schema = configuration.schema
-        let place = switch configuration.endpoint {
+        place = switch configuration.endpoint {
         case let .tcp(host, port): "\(host.contains(":") ? "[\(host)]" : host):\(port)"
         case let .unixSocket(path): path
         }

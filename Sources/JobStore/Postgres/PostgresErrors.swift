@@ -71,7 +71,7 @@ extension JobStoreError {
         case "3D000":
             return JobStoreError(
                 .cannotOpen,
-                "could not \(what): there is no database \(target.database) on the server of \(target)\(detail). "
+                "could not \(what): there is no database \(target.database) on the server at \(target.place)\(detail). "
                     + "Create it (createdb -O \(target.user) \(target.database)), or fix the URL",
                 underlying: error)
         case "42501" where creating:
