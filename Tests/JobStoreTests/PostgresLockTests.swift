@@ -45,12 +45,16 @@ import Glibc
                 return error as? JobStoreError
             }
         }
-        let renewal = try await store.renew([locked.lease, free.lease], leaseDuration: .seconds(60))
+        let renewal = try await answered(within: .seconds(60), "the renewal") {
+            try await store.renew([locked.lease, free.lease], leaseDuration: .seconds(60))
+        }
         #expect(renewal.renewed.map(\.jobID) == [free.job.id])
         #expect(renewal.heldUp == [locked.job.id], "passed over, not lost")
         #expect(renewal.lost.isEmpty)
-        try await store.recordStageResult(StageResult(lease: free.lease, position: 0, outcome: .fulfilled(Data("b".utf8))))
-        let failure = await blocked.value
+        try await answered(within: .seconds(60), "the other job's result") {
+            try await store.recordStageResult(StageResult(lease: free.lease, position: 0, outcome: .fulfilled(Data("b".utf8))))
+        }
+        let failure = try await answered(within: .seconds(60), "the locked job's result") { await blocked.value }
         #expect(failure?.code == .busy, "\(String(describing: failure))")
         #expect(failure?.code.isRetryable == true)
         #expect(failure?.message.contains("holds a lock") == true, "\(failure?.message ?? "")")

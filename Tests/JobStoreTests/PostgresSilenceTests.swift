@@ -28,16 +28,18 @@ import Testing
 
         proxy.freeze()
         // The pooled connection that served the calls above is silent now.
-        let failed = await expectStoreError(.unavailable) { try await store.job(id) }
+        let failed = await expectStoreError(.unavailable) {
+            try await answered(within: .seconds(90), "a call on the silent connection") { try await store.job(id) }
+        }
         #expect(failed?.message.contains("sent no answer") == true, "\(failed?.message ?? "")")
         #expect(failed?.code.isRetryable == true)
         // Made again, the call gets a new connection.
         let deadline = ContinuousClock.now + .seconds(60)
-        var answered: JobDetail?
-        while answered == nil && ContinuousClock.now < deadline {
-            answered = try? await store.job(id)
+        var again: JobDetail?
+        while again == nil && ContinuousClock.now < deadline {
+            again = try? await store.job(id)
         }
-        #expect(answered?.job.input == Data("before".utf8))
+        #expect(again?.job.input == Data("before".utf8))
         _ = try await store.submit(job(input: "after"))
         // The LISTEN connection went silent too: its ping finds out, and it is made again.
         try await waitUntil("LISTEN is made again", timeout: .seconds(90)) { store.wakeUpStatus.connections >= 2 }
