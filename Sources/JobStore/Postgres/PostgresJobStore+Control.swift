@@ -104,7 +104,7 @@ extension PostgresJobStore {
         try JobStoreError.checkLeadership(role: role, owner: owner, duration: duration)
         // Outside the writer's queue, as a lease renewal: a write held up by
         // a locked row does not hold the leader lease up with it.
-        return try await read(doing: "take the \(role) leader lease", silence: max(.seconds(1), duration / 3)) { session in
+        return try await read(doing: "take the \(role) leader lease", silence: Self.silence(renewing: duration)) { session in
             // Taken when free, expired, or already ours (then renewed), by the server's clock.
             let holder = try await session.firstRow(
                 """

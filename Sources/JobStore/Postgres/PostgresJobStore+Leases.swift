@@ -70,8 +70,7 @@ extension PostgresJobStore {
     }
 
     private func renew(_ leases: [Lease], leaseDuration: Duration) async throws -> LeaseRenewal {
-        let silence = max(.seconds(1), leaseDuration / 3)
-        let rows = try await read(doing: "renew leases", silence: silence) { session in
+        let rows = try await read(doing: "renew leases", silence: Self.silence(renewing: leaseDuration)) { session in
             try await session.rows(
                 """
                 WITH lease AS (
@@ -111,6 +110,13 @@ extension PostgresJobStore {
             if row.cancel { renewal.cancellationRequested.append(lease.jobID) }
         }
         return renewal
+    }
+
+    /// How long renewing a lease of `duration` may wait for an answer
+    /// before its connection counts as silent: a third of it (at least 1 s),
+    /// so that the next renewal, on a new connection, still comes in time.
+    static func silence(renewing duration: Duration) -> Duration {
+        max(.seconds(1), duration / 3)
     }
 
     public func requeueExpiredLeases(completion: @escaping @Sendable (Result<[Int64], any Error>) -> Void) {
