@@ -5,7 +5,8 @@ import Logging
 /// What the engine remembers between lease renewals, so that the log says
 /// what changed rather than the same line at every renewal: a failure once
 /// (then the recovery), a lease held up by a locked row once per job (then
-/// its renewal).
+/// its renewal). A lease held up once only is not told: this jobd's own
+/// writer holds a job's row for a moment while it finishes it.
 struct RenewalState {
     struct Note {
         var level: Logger.Level
@@ -19,6 +20,8 @@ struct RenewalState {
     var failingSince: ContinuousClock.Instant?
     /// Jobs whose last renewal a locked row held up.
     var heldUp: Set<Int64> = []
+    /// Of those, the ones told about (held up twice in a row or more).
+    var told: Set<Int64> = []
 
     /// Notes a renewal's outcome; gives the lines to log.
     mutating func finished(_ result: Result<LeaseRenewal, any Error>, now: ContinuousClock.Instant = .now) -> [Note] {
@@ -37,7 +40,7 @@ struct RenewalState {
                 failingSince = nil
                 notes.append(Note(level: .notice, message: "leases are renewed again, after \((now - since).components.seconds)s of failed renewals"))
             }
-            for id in renewal.heldUp where !heldUp.contains(id) {
+            for id in renewal.heldUp where heldUp.contains(id) && !told.contains(id) {
                 notes.append(Note(
                     level: .warning,
                     message: "the lease of job \(id) was not renewed: another database session holds its row locked "
@@ -45,11 +48,13 @@ struct RenewalState {
                         + "job may run again elsewhere if the lock outlasts the lease",
                     job: id))
             }
-            let renewedAgain = heldUp.intersection(renewal.renewed.map(\.jobID))
+            let renewedAgain = told.intersection(renewal.renewed.map(\.jobID))
             for id in renewedAgain.sorted() {
                 notes.append(Note(level: .notice, message: "the lease of job \(id) is renewed again: its row is no longer locked", job: id))
             }
-            heldUp = Set(renewal.heldUp)
+            let now = Set(renewal.heldUp)
+            told = told.union(heldUp).intersection(now)
+            heldUp = now
             return notes
         }
     }
