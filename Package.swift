@@ -78,9 +78,11 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 // SQLite's C API, for the hot paths (see Sources/JobStore/RawStatement.swift).
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
-                // PostgreSQL: the client, its timeouts (NIOCore) and TLS (NIOSSL).
+                // PostgreSQL: the client, its timeouts (NIOCore), connection
+                // errors (NIOPosix) and TLS (NIOSSL).
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),

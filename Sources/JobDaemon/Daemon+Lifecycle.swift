@@ -95,6 +95,9 @@ extension Daemon {
             let running = engine.runningCount
             notifier.stopping(status: "stopping: \(running) job(s) running, grace \(grace.jobdText)")
             logger.notice("\(signal): stopping; no new jobs start, \(running) running job(s) have \(grace.jobdText) to finish their stage")
+            // At once, not when the group reaches the engine: the services
+            // stopped before it may wait for a database that does not answer.
+            startDrain()
         } else {
             logger.warning("\(signal) again: ending running stages now (their jobs resume at the next start)")
             engine.drain(grace: .zero) {}
@@ -117,10 +120,37 @@ extension Daemon {
     }
 
     /// Stops claiming and lets running stages finish within the grace (none
-    /// after a failure).
-    func drain() async {
+    /// after a failure); the first call starts the drain, later ones
+    /// return the same one.
+    @discardableResult
+    func startDrain() -> Task<Void, Never> {
         let (grace, failed) = state.withAnnouncedLock { ($0.config.shutdownGrace, $0.failure != nil) }
-        await engine.drain(grace: failed ? .zero : grace)
+        let engine = self.engine
+        return state.withAnnouncedLock { state in
+            if let started = state.drain { return started }
+            let drain = Task { await engine.drain(grace: failed ? .zero : grace) }
+            state.drain = drain
+            return drain
+        }
+    }
+
+    /// How long after the grace and the kill grace the drain may still wait
+    /// for the last stage results to be written.
+    static let drainMargin = Duration.seconds(3)
+
+    /// Waits for the drain (started if need be), at most the grace, the
+    /// kill grace and ``drainMargin``: a result that could not be written
+    /// by then (the database does not answer) stays unwritten, and its
+    /// stage runs again at the next start.
+    func drain() async {
+        let drain = startDrain()
+        let (grace, killGrace, failed) = state.withAnnouncedLock {
+            ($0.config.shutdownGrace, $0.config.killGrace, $0.failure != nil)
+        }
+        let limit = (failed ? .zero : grace) + killGrace + Self.drainMargin
+        guard await awaitAtMost(limit, { await drain.value }) == nil else { return }
+        let waiting = engine.runningCount
+        logger.warning("\(waiting) job(s) still wait to write the result of their last stage (the database does not answer); jobd stops without it: those stages run again at the next start, or on another host once their leases expire")
     }
 
     // MARK: Chores

@@ -12,27 +12,39 @@ import Synchronization
 /// requeueing the jobs of leases that expired (their runner died) and
 /// pruning — under the `maintenance` leader lease (`leaders` table), which
 /// another jobd takes over when its holder stops (at once: it lets go) or
-/// dies (once the lease of 30 s ran out). Also where jobd notices, and
-/// logs, that the database stopped or started answering.
+/// dies (once its lease, as long as the jobs' `lease`, ran out). Also where
+/// jobd notices, and logs, that the database stopped or started answering.
 final class Maintenance: Sendable {
     static let role = "maintenance"
-    /// How long the leader lease lasts unless renewed; renewed every round.
-    static let leaderLease = Duration.seconds(30)
     /// The first pruning, then every hour.
     static let firstPrune = Duration.seconds(60)
     static let pruneInterval = Duration.seconds(3600)
+    /// How long jobd waits for the database to let the leader lease go at
+    /// its stop (then another jobd takes it once it expires).
+    static let resignLimit = Duration.seconds(2)
 
     struct State {
         var leader = false
         var unavailableSince: ContinuousClock.Instant?
+        /// After the database did not answer for a while: no requeueing before this.
+        var requeueAfter: ContinuousClock.Instant?
         var nextPrune = ContinuousClock.now + Maintenance.firstPrune
     }
 
     let state = Mutex(State())
 
-    /// A round every poll interval, at most every 10 s: well inside the lease.
-    static func interval(pollInterval: Duration) -> Duration {
-        min(pollInterval, .seconds(10))
+    /// How long the leader lease lasts unless renewed (every round): the
+    /// jobs' lease, so that the role passes on from a leader that died as
+    /// soon as its jobs do, and those jobs are requeued as fast as any
+    /// other dead host's.
+    static func leaderLease(lease: Duration) -> Duration {
+        lease
+    }
+
+    /// A round every poll interval, at most every 10 s and every third of
+    /// the lease: well inside the leader lease.
+    static func interval(pollInterval: Duration, lease: Duration) -> Duration {
+        min(pollInterval, .seconds(10), lease / 3)
     }
 }
 
@@ -67,10 +79,21 @@ extension Daemon {
     /// requeue the jobs of expired leases (and claim them at once), and
     /// prune when it is time.
     func maintain() async {
+        let lease = state.withAnnouncedLock { $0.config.lease }
         do {
-            let leader = try await store.acquireLeadership(of: Maintenance.role, owner: owner, for: Maintenance.leaderLease)
-            noteAnswered(leader: leader)
+            let leader = try await store.acquireLeadership(
+                of: Maintenance.role, owner: owner, for: Maintenance.leaderLease(lease: lease))
+            noteAnswered(leader: leader, lease: lease)
             guard leader else { return }
+            // The database answers again after a while: so may the other
+            // hosts' connections, a moment later. Their leases expired
+            // meanwhile; they get a lease's time to renew before they count as dead.
+            let waiting = maintenance.state.withAnnouncedLock { state -> Bool in
+                guard let after = state.requeueAfter else { return false }
+                if ContinuousClock.now >= after { state.requeueAfter = nil }
+                return state.requeueAfter != nil
+            }
+            guard !waiting else { return }
             let requeued = try await store.requeueExpiredLeases()
             if !requeued.isEmpty {
                 logger.notice("requeued \(requeued.count) job(s) whose runner stopped renewing its lease: \(requeued.prefix(20).map(String.init).joined(separator: ", ")); each resumes at its first stage without a fulfilled result")
@@ -93,17 +116,18 @@ extension Daemon {
         if pruned > 0 { logger.info("pruned \(pruned) resolved job(s) older than \(retention.jobdText)") }
     }
 
-    private func noteAnswered(leader: Bool) {
+    private func noteAnswered(leader: Bool, lease: Duration) {
         let (was, downSince) = maintenance.state.withAnnouncedLock { state in
             defer {
                 state.leader = leader
+                if state.unavailableSince != nil { state.requeueAfter = .now + lease }
                 state.unavailableSince = nil
             }
             return (state.leader, state.unavailableSince)
         }
         if let downSince {
             let seconds = (ContinuousClock.now - downSince).components.seconds
-            logger.notice("the database answers again (after about \(seconds)s); jobs that waited for it go on")
+            logger.notice("the database answers again (after about \(seconds)s); jobs that waited for it go on. Expired leases are requeued once \(lease.jobdText) has passed, so that other hosts cut off too can renew theirs first")
         }
         if leader != was {
             logger.info(leader ? "leading maintenance (requeueing the jobs of expired leases, pruning) as \(owner)"
@@ -126,18 +150,35 @@ extension Daemon {
         }
     }
 
-    /// Lets the leader lease go (shutdown), so another jobd takes it at once.
+    /// Lets the leader lease go (shutdown), so another jobd takes it at
+    /// once; waits for that at most ``Maintenance/resignLimit``, and not at
+    /// all while the database does not answer.
     func resignLeadership() async {
-        let leader = maintenance.state.withAnnouncedLock { state -> Bool in
+        let (leader, down) = maintenance.state.withAnnouncedLock { state -> (Bool, Bool) in
             defer { state.leader = false }
-            return state.leader
+            return (state.leader, state.unavailableSince != nil)
         }
         guard leader else { return }
-        do {
-            try await store.releaseLeadership(of: Maintenance.role, owner: owner)
-        } catch {
-            logger.warning("could not let the maintenance lease go (another jobd takes it once it expires): \(error)")
+        let why: String
+        if down {
+            why = "the database does not answer"
+        } else {
+            let (store, owner) = (self.store, self.owner)
+            let outcome = await awaitAtMost(Maintenance.resignLimit) { () -> String? in
+                do {
+                    try await store.releaseLeadership(of: Maintenance.role, owner: owner)
+                    return nil
+                } catch {
+                    return Daemon.message(error)
+                }
+            }
+            switch outcome {
+            case .some(nil): return
+            case let .some(.some(message)): why = message
+            case .none: why = "no answer within \(Maintenance.resignLimit.jobdText)"
+            }
         }
+        logger.warning("could not let the maintenance lease go (\(why)); another jobd takes it once it expires")
     }
 }
 
@@ -149,7 +190,9 @@ struct MaintenanceService: Service, CustomStringConvertible {
     var description: String { "maintenance (leader only: requeue expired leases, prune)" }
 
     func run() async throws {
-        let interval = Maintenance.interval(pollInterval: daemon.state.withAnnouncedLock { $0.config.pollInterval })
+        let interval = daemon.state.withAnnouncedLock {
+            Maintenance.interval(pollInterval: $0.config.pollInterval, lease: $0.config.lease)
+        }
         try? await cancelWhenGracefulShutdown {
             while true {
                 try await Task.sleep(for: interval)

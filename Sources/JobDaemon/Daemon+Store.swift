@@ -49,9 +49,18 @@ extension Daemon {
     /// its start with one line.
     static func openStore(_ config: DaemonConfig, metrics: JobMetrics) async throws -> OpenedStore {
         guard config.usesPostgres else { return .sqlite(try openSQLite(config, metrics: metrics)) }
-        let configuration = try config.postgresConfiguration(applicationName: "jobd \(config.node)")
-        _ = try await PostgresJobStore.check(configuration)
+        var configuration = try config.postgresConfiguration(applicationName: "jobd \(config.node)")
+        configuration.lockTimeout = lockTimeout(lease: config.lease)
+        _ = try await PostgresJobStore.check(configuration, doing: "open the job database")
         return .postgres(try await PostgresJobStore(configuration))
+    }
+
+    /// How long one of jobd's statements waits for a row lock another
+    /// session holds (a psql session left in a transaction) before it fails
+    /// and is made again later: short, since jobd's writes go one
+    /// transaction at a time, and a quarter of the lease at most.
+    static func lockTimeout(lease: Duration) -> Duration {
+        min(.seconds(2), lease / 4)
     }
 
     /// `jobd --check` of a PostgreSQL database (a SQLite file is not

@@ -50,6 +50,8 @@ public final class Daemon: Sendable {
         var stopping = false
         /// A failure jobd cannot run past: its exit status.
         var failure: Int32?
+        /// The engine's drain, once started (SIGTERM, a failure).
+        var drain: Task<Void, Never>?
     }
 
     let state: Mutex<State>

@@ -48,6 +48,9 @@ public final class Engine: Sendable {
         var drainWaiters: [@Sendable () -> Void] = []
         /// Drained: timers stop rescheduling.
         var finished = false
+        /// Lease renewals (RenewalState.swift): one under way; since when renewals
+        /// fail; jobs whose lease a locked row held up.
+        var renewal = RenewalState()
     }
 
     private let state = Mutex(State())
@@ -276,22 +279,26 @@ public final class Engine: Sendable {
     }
 
     /// Extends the running jobs' leases; stops the jobs whose lease was lost
-    /// and those with a cancellation requested.
+    /// and those with a cancellation requested. One renewal at a time: while
+    /// one waits for the database, the next is skipped. A failure is logged
+    /// once, and the recovery when a renewal goes through again.
     func renewLeases() {
-        let runs = state.withAnnouncedLock { Dictionary(uniqueKeysWithValues: $0.running.map { ($0.key, $0.value.run) }) }
-        guard !runs.isEmpty else { return }
+        let runs = state.withAnnouncedLock { state -> [Int64: JobRun]? in
+            guard !state.running.isEmpty, !state.renewal.underWay else { return nil }
+            state.renewal.underWay = true
+            return Dictionary(uniqueKeysWithValues: state.running.map { ($0.key, $0.value.run) })
+        }
+        guard let runs else { return }
         context.store.renew(runs.values.map(\.lease), leaseDuration: context.configuration.leaseDuration) { result in
-            switch result {
-            case let .success(renewal):
-                for id in renewal.lost {
-                    runs[id]?.stop(EngineError(
-                        .leaseLost, "job \(id) is no longer this engine's: its lease expired and another runner may hold it", jobID: id))
-                }
-                for id in renewal.cancellationRequested {
-                    runs[id]?.stop(EngineError(.cancelled, "cancelled: a cancellation was requested", jobID: id))
-                }
-            case let .failure(error):
-                self.context.log(.error, "could not renew leases: \(error)")
+            let notes = self.state.withAnnouncedLock { $0.renewal.finished(result) }
+            for note in notes { self.context.log(note.level, note.message, job: note.job) }
+            guard case let .success(renewal) = result else { return }
+            for id in renewal.lost {
+                runs[id]?.stop(EngineError(
+                    .leaseLost, "job \(id) is no longer this engine's: its lease expired and another runner may hold it", jobID: id))
+            }
+            for id in renewal.cancellationRequested {
+                runs[id]?.stop(EngineError(.cancelled, "cancelled: a cancellation was requested", jobID: id))
             }
         }
     }

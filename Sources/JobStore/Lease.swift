@@ -57,10 +57,15 @@ public struct LeaseRenewal: Sendable, Hashable {
     public var lost: [Int64]
     /// Renewed jobs for which a cancellation was requested.
     public var cancellationRequested: [Int64]
+    /// Jobs still held whose lease was not renewed this time: another
+    /// session had their row locked (PostgreSQL). Renew them again; should
+    /// the lock outlast the lease, the job may be requeued.
+    public var heldUp: [Int64]
 
-    public init(renewed: [Lease], lost: [Int64], cancellationRequested: [Int64]) {
+    public init(renewed: [Lease], lost: [Int64], cancellationRequested: [Int64], heldUp: [Int64] = []) {
         self.renewed = renewed
         self.lost = lost
         self.cancellationRequested = cancellationRequested
+        self.heldUp = heldUp
     }
 }

@@ -29,13 +29,15 @@ final class DaemonHarness: @unchecked Sendable {
     init(yaml: String = "", definitions: [String: String], database: String = "state/jobd.sqlite") throws {
         folder = NSTemporaryDirectory() + "jobd-daemon-tests-" + UUID().uuidString.prefix(8)
         try FileManager.default.createDirectory(atPath: folder + "/jobs.d", withIntermediateDirectories: true)
+        // These defaults give way to the same keys in `yaml`.
+        let defaults = [("log", "{ level: debug }"), ("shutdown-grace", "10s"), ("kill-grace", "1s")]
+            .filter { key, _ in !yaml.split(separator: "\n").contains { $0.hasPrefix(key + ":") } }
+            .map { "\($0): \($1)" }.joined(separator: "\n")
         let config = """
             database: \(database)
             definitions: jobs.d
             socket: state/jobd.sock
-            log: { level: debug }
-            shutdown-grace: 10s
-            kill-grace: 1s
+            \(defaults)
             \(yaml)
             """
         notify = try NotifyListener(path: folder + "/notify.sock")

@@ -20,15 +20,18 @@ import Testing
         let list: String
     }
 
-    /// Runs the three on `harness`'s database: each exits `status`, jobctl
-    /// in one line, and none shows the password.
-    func refusal(_ harness: DaemonHarness, exit status: Int32, sourceLocation: SourceLocation = #_sourceLocation) async throws -> Refusal {
+    /// Runs the three on `harness`'s database: each exits `status` (jobctl
+    /// `jobctlStatus` if given), jobctl in one line, and none shows the password.
+    func refusal(
+        _ harness: DaemonHarness, exit status: Int32, jobctl jobctlStatus: Int32? = nil,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws -> Refusal {
         let check = try await runCommand(jobdPath, ["--check", "--config", harness.configPath])
         #expect(check.status == status, "\(check)", sourceLocation: sourceLocation)
         try harness.start()
         #expect(await harness.exitStatus() == status, "\(harness.log)", sourceLocation: sourceLocation)
         let list = try await runCommand(builtProduct("jobctl"), ["list", "--config", harness.configPath])
-        #expect(list.status == status, "\(list)", sourceLocation: sourceLocation)
+        #expect(list.status == jobctlStatus ?? status, "\(list)", sourceLocation: sourceLocation)
         #expect(list.error.split(separator: "\n").count == 1, "one line: \(list.error)", sourceLocation: sourceLocation)
         let refusal = Refusal(check: check.output + check.error, log: harness.log, list: list.output + list.error)
         for text in [refusal.check, refusal.log, refusal.list] {
@@ -58,9 +61,33 @@ import Testing
         let user = try await server.role("nocreate")
         try await server.psql("REVOKE CREATE ON DATABASE jobd_test FROM PUBLIC", database: "jobd_test")
         let harness = try harness("postgres://\(user)@/jobd_test?host=\(server.folder)&port=\(server.port)&schema=\(user)")
-        let refused = try await refusal(harness, exit: 77)
+        // jobctl never creates the schema: that it does not exist is what it says (74).
+        let refused = try await refusal(harness, exit: 77, jobctl: 74)
         #expect(refused.check.contains("GRANT CREATE ON DATABASE"), "\(refused.check)")
         #expect(refused.log.contains("GRANT CREATE ON DATABASE"), "\(refused.log)")
+    }
+
+    /// A URL with a mistyped scheme is a configuration error, not a SQLite
+    /// path: jobd --check and jobd refuse it, jobctl too, none shows the
+    /// password, and no folder named after it is made.
+    @Test(arguments: [
+        "postgresql:/jobd:\(password)@127.0.0.1:5432/jobs", "POSTGRES://jobd:\(password)@db/jobs",
+        "pg://jobd:\(password)@db/jobs", "\" postgres://jobd:\(password)@db/jobs\"",
+    ])
+    func aMistypedURLIsRefusedAndNeverShown(_ url: String) async throws {
+        let harness = try harness(url)
+        let check = try await runCommand(jobdPath, ["--check", "--config", harness.configPath])
+        #expect(check.status == 1, "\(check)")
+        #expect((check.output + check.error).contains("PostgreSQL URL"), "\(check)")
+        try harness.start()
+        #expect(await harness.exitStatus() == 78, "\(harness.log)")
+        let list = try await runCommand(builtProduct("jobctl"), ["list", "--config", harness.configPath])
+        #expect(list.status == 78, "\(list)")
+        for text in [check.output + check.error, harness.log, list.output + list.error] {
+            #expect(!text.contains(Self.password), "\(text)")
+        }
+        let made = try FileManager.default.contentsOfDirectory(atPath: harness.folder)
+        #expect(made.allSatisfy { !$0.lowercased().hasPrefix("p") && !$0.contains(":") }, "\(made)")
     }
 
     @Test func aGoodDatabaseChecksRunsAndServesJobctl() async throws {

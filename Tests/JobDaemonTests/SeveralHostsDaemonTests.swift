@@ -43,11 +43,15 @@ import Glibc
         let serverNamespace: NetworkNamespace?
         let hostNamespaces: [NetworkNamespace]
 
-        /// `firstYAML`: more of jobd.yaml for the first host only.
+        /// `firstYAML`: more of jobd.yaml for the first host only; `hostYAML`: for every host.
+        /// `definitions`: more besides `work` and `hold`.
         /// `inNamespaces`: each jobd runs in a network namespace of its own
         /// and reaches the server over TCP, with a password (`PGPASSWORD`).
         /// `holdFirstHost`: the first host never gets past a `work` job's first stage.
-        init(hosts count: Int, firstYAML: String = "", inNamespaces: Bool = false, holdFirstHost: Bool = false) async throws {
+        init(
+            hosts count: Int, firstYAML: String = "", hostYAML: String = "", definitions more: [String: String] = [:],
+            inNamespaces: Bool = false, holdFirstHost: Bool = false
+        ) async throws {
             // With namespaces, the server runs in one of its own, linked to each host's.
             serverNamespace = inNamespaces ? try NetworkNamespace(server: ()) : nil
             if let serverNamespace {
@@ -58,6 +62,7 @@ import Glibc
             let url = "postgres://postgres@/jobd_test?host=\(server.folder)&port=\(server.port)"
             self.url = url
             let definitions = ["work": SeveralHostsDaemonTests.work, "hold": SeveralHostsDaemonTests.hold]
+                .merging(more) { $1 }
             let password = "net-\(UInt32.random(in: 0...UInt32.max))"
             if inNamespaces { try await server.psql("ALTER ROLE postgres PASSWORD '\(password)'") }
             let hostNamespaces = try serverNamespace.map { server in
@@ -68,7 +73,7 @@ import Glibc
                 let namespace = hostNamespaces.isEmpty ? nil : hostNamespaces[index]
                 let host = try DaemonHarness(
                     yaml: "node: host-\(index)\nlease: 3s\npoll-interval: 1s\npools: { default: 4 }\n"
-                        + (index == 0 ? firstYAML : ""),
+                        + hostYAML + (index == 0 ? firstYAML : ""),
                     definitions: definitions,
                     database: namespace.map { "postgres://postgres@\($0.gateway):\(server.port)/jobd_test" } ?? url)
                 host.namespace = namespace

@@ -57,8 +57,35 @@ import Testing
         let error = await expectStoreError(.invalidState) {
             try await PostgresJobStore.copySQLiteDatabase(at: folder.file("jobs.sqlite"), into: configuration)
         }
-        #expect(error?.message.contains("empty") == true)
+        #expect(error?.message.contains("holds 6 job(s) and 4 event(s)") == true, "\(error?.message ?? "")")
         try await source.close()
+    }
+}
+
+extension CopyTests {
+    /// A jobd started on the new database before the copy (to try the URL)
+    /// leaves schedule marks but no job: the copy goes in, and its marks
+    /// replace those (nothing fired there).
+    @Test func aSchemaWithScheduleMarksButNoJobsTakesTheCopy() async throws {
+        let (sqlite, folder) = try makeStore()
+        let id = try await sqlite.submit(job(input: "moved")).id
+        let fired = Date(timeIntervalSince1970: 1_800_000_000)
+        _ = try await sqlite.startSchedule(definition: "disk-check", schedule: "every: 15m", at: fired)
+        try await sqlite.close()
+
+        let configuration = try await postgresConfiguration()
+        let scope = StoreScope(postgres: configuration)
+        let tried = scope.running(try await PostgresJobStore(configuration))
+        _ = try await tried.startSchedule(definition: "disk-check", schedule: "every: 15m", at: fired + 86400)
+        _ = try await tried.startSchedule(definition: "only-here", schedule: "every: 1h", at: fired + 86400)
+        await tried.close()
+
+        let report = try await PostgresJobStore.copySQLiteDatabase(at: folder.file("jobs.sqlite"), into: configuration)
+        #expect(report.jobs == 1)
+        let copy = scope.running(try await PostgresJobStore(configuration))
+        #expect(try await copy.job(id)?.job.input == Data("moved".utf8))
+        let marks = Dictionary(uniqueKeysWithValues: try await copy.scheduleMarks().map { ($0.definition, $0.firedThrough) })
+        #expect(marks == ["disk-check": fired, "only-here": fired + 86400])
     }
 }
 

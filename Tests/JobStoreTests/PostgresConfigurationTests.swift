@@ -77,6 +77,8 @@ import Testing
         ("postgres://jobd@db1,db2/jobs", "several hosts"),
         ("postgres://jobd@db/jobs/extra", "is not /DATABASE"),
         ("postgres://jobd@db/jobs?sslmode", "has no value"),
+        ("postgres://jobd:x@::1/jobs", "IPv6 address without brackets"),
+        ("postgres://jobd@db/jobs?sslrootcert=ca.pem", "not an absolute path"),
     ])
     func badURLsSayWhatIsWrongInOneLine(_ url: String, _ expected: String) {
         let error = #expect(throws: JobStoreError.self) { try PostgresStoreConfiguration(url: url, environment: Self.none) }
@@ -88,5 +90,36 @@ import Testing
     @Test func urlOrPath() {
         #expect(PostgresStoreConfiguration.isURL("postgres://x@y/z") && PostgresStoreConfiguration.isURL("postgresql://x@y/z"))
         #expect(!PostgresStoreConfiguration.isURL("../var/jobd.sqlite"))
+    }
+
+    /// Mistyped URLs are never file paths (jobd would make folders named
+    /// after them, password and all); the problem never quotes them.
+    @Test(arguments: [
+        "postgresql:/jobd:secretPW1@127.0.0.1:54329/jobs", "postgre://jobd:secretPW1@db/jobs",
+        "POSTGRES://jobd:secretPW1@db/jobs", "pg://jobd:secretPW1@db/jobs", " postgres://jobd:secretPW1@db/jobs",
+        "Postgresql:jobd:secretPW1@db", "mysql://jobd:secretPW1@db/jobs",
+    ])
+    func mistypedURLsAreRefusedWithoutShowingThem(_ text: String) {
+        let problem = PostgresStoreConfiguration.mistypedURLProblem(text)
+        #expect(problem != nil, "\(text)")
+        #expect(problem?.contains("secretPW1") == false, "\(problem ?? "")")
+    }
+
+    @Test(arguments: ["../var/jobd.sqlite", "/var/lib/jobd/jobd.sqlite", "postgres.sqlite", "pgdata/jobs.db", "data:2/x.sqlite"])
+    func pathsAreNotMistypedURLs(_ path: String) {
+        #expect(PostgresStoreConfiguration.mistypedURLProblem(path) == nil, "\(path)")
+    }
+
+    /// The description can be pasted back as a URL: a unix socket's port and the CA file stay in it.
+    @Test func theDescriptionKeepsTheSocketPortAndTheCAFile() throws {
+        let socket = try PostgresStoreConfiguration(url: "postgres://jobd@/jobs?host=/tmp/pg&port=54329", environment: Self.none)
+        #expect(socket.description == "postgres://jobd@/jobs?host=/tmp/pg&port=54329&schema=jobd")
+        #expect(try PostgresStoreConfiguration(url: socket.description, environment: Self.none).endpoint == socket.endpoint)
+        let standard = try PostgresStoreConfiguration(url: "postgres://jobd@/jobs?host=/tmp/pg", environment: Self.none)
+        #expect(standard.description == "postgres://jobd@/jobs?host=/tmp/pg&schema=jobd")
+        let verified = try PostgresStoreConfiguration(
+            url: "postgres://jobd@db/jobs?sslmode=verify-full&sslrootcert=/etc/jobd/ca.pem", environment: Self.none)
+        #expect(verified.rootCertificates == "/etc/jobd/ca.pem")
+        #expect(verified.description == "postgres://jobd@db:5432/jobs?sslmode=verify-full&sslrootcert=/etc/jobd/ca.pem&schema=jobd")
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 @_spi(Maintenance) @testable import JobStore
 import Spawn
 import Synchronization
+import TestSupport
 import Testing
 
 /// A folder of its own for each test, removed at the end.
@@ -122,5 +123,43 @@ final class ChildProcess: Sendable {
             parsed.bytes = start
             return parsed.lines
         }
+    }
+}
+
+/// `body`'s value, or a ``TestFailure`` once `limit` passed without it. A
+/// call that hangs (and ignores cancellation, as a store call waiting on
+/// the server may) fails the test instead of holding the suite for ever;
+/// it is left running.
+func answered<T: Sendable>(
+    within limit: Duration, _ what: String, _ body: @escaping @Sendable () async throws -> T
+) async throws -> T {
+    let first = FirstResult<T>()
+    return try await withCheckedThrowingContinuation { continuation in
+        first.set(continuation)
+        let timer = Task {
+            try? await Task.sleep(for: limit)
+            first.resume(.failure(TestFailure("\(what): no answer within \(limit)")))
+        }
+        Task {
+            do { first.resume(.success(try await body())) } catch { first.resume(.failure(error)) }
+            timer.cancel()
+        }
+    }
+}
+
+/// Resumes its continuation with the first result given.
+private final class FirstResult<T: Sendable>: Sendable {
+    private let continuation = Mutex<CheckedContinuation<T, any Error>?>(nil)
+
+    func set(_ continuation: CheckedContinuation<T, any Error>) {
+        self.continuation.withLock { $0 = continuation }
+    }
+
+    func resume(_ result: Result<T, any Error>) {
+        let waiting = continuation.withLock { continuation in
+            defer { continuation = nil }
+            return continuation
+        }
+        waiting?.resume(with: result)
     }
 }

@@ -141,6 +141,15 @@ public final class TestPostgres: Sendable {
         _ = try? Self.run(Self.bin + "/pg_ctl", ["-D", data, "-m", "immediate", "-w", "stop"])
     }
 
+    /// Stops the server as `pg_ctl stop` does by default (fast: every
+    /// session is told 57P01 and ended); keeps its files.
+    public func shutDown() async {
+        await onOwnThread {
+            guard self.serverPID.withLock({ $0 }) > 0 else { return }
+            _ = try? Self.run(Self.bin + "/pg_ctl", ["-D", self.data, "-m", "fast", "-w", "stop"])
+        }
+    }
+
     /// Stops the server and removes its folder.
     public func stop() {
         kill()
@@ -158,6 +167,28 @@ public final class TestPostgres: Sendable {
     }
 
     private static let psqlTurn = Mutex(())
+
+    /// A psql session (its `application_name` is `name`) that runs `sql` in
+    /// a transaction, then sleeps in it, keeping the locks `sql` took, as an
+    /// operator's session left open would; ``releaseLocks(of:)`` ends it.
+    public func holdLocks(_ sql: String, name: String, database: String = "jobd_test") throws -> SpawnedProcess {
+        let argv = ["/usr/bin/psql", "-X", "-q", "-h", folder, "-p", "\(port)", "-U", "postgres", "-d", database,
+                    "-c", "BEGIN; \(sql); SELECT pg_sleep(3600); ROLLBACK"]
+        let command = geteuid() == 0
+            ? ["/usr/bin/setpriv", "--reuid=postgres", "--regid=postgres", "--init-groups"] + argv : argv
+        var environment = ProcessInfo.processInfo.environment
+        environment["PGAPPNAME"] = name
+        do {
+            return try SpawnedProcess(command[0], Array(command.dropFirst()), environment: environment, stdout: .null, stderr: .null)
+        } catch {
+            throw TestPostgresError("cannot run psql: \(error)")
+        }
+    }
+
+    /// Ends the sessions ``holdLocks(_:name:database:)`` started as `name`: their locks go.
+    public func releaseLocks(of name: String) async throws {
+        try await psql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = '\(name)'")
+    }
 
     private func psqlNow(_ sql: String, database: String) throws(TestPostgresError) {
         try Self.run("/usr/bin/psql", ["-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", folder, "-p", "\(port)", "-U", "postgres",

@@ -66,6 +66,9 @@ private struct ConfigParser {
                     } else {
                         config.database = text
                     }
+                } else if let problem = PostgresStoreConfiguration.mistypedURLProblem(text) {
+                    // Never a SQLite path: jobd would make folders named after it, password and all.
+                    reader.error(.invalidValue, at: value, "'database': \(problem)")
                 } else {
                     config.database = ConfigPaths.resolve(text, against: folder)
                 }

@@ -1,29 +1,45 @@
+import Locking
+internal import NIOCore
 internal import PostgresNIO
 import Synchronization
 
 extension PostgresClient {
-    /// Runs `body` on a pooled connection, and gives up on it in two cases:
+    /// Runs `body` on a pooled connection (set up by `settings` on its first
+    /// use), and gives up on it in three cases:
     ///
     /// - No connection within `timeout`: the caller gets `noConnection()`
     ///   (the wait for a pooled connection ends at once).
     /// - The connection closes while `body` still waits: the caller gets
-    ///   `lost()` within about a second. No other bound applies once `body`
-    ///   holds the connection (a transaction of a thousand submits may take
-    ///   long).
+    ///   `lost()` within about a second.
+    /// - A statement `body` sent stays unanswered for longer than
+    ///   `silence`: the connection is closed (the pool drops it) and the
+    ///   caller gets `silent()`. A network path that stops passing data
+    ///   without closing the connection (a NAT or a proxy that dropped its
+    ///   state, a failover behind a virtual address) looks like this; the
+    ///   server itself answers every statement within its
+    ///   `statement_timeout`, shorter than `silence`. Time between
+    ///   statements does not count: a transaction of a thousand submits may
+    ///   take long, each statement of it may not.
     ///
-    /// The second case guards against a query that is never answered:
+    /// The last two guard against a query that is never answered:
     /// PostgresNIO 1.33.2 can leave a query sent just as the server goes
     /// away waiting for ever, on a connection already closed. Given up on,
     /// such a query stays suspended (a task, and a pool lease the pool has
     /// already dropped with the connection); the caller goes on.
     func withWatchedConnection<T: Sendable>(
-        waitingAtMost timeout: Duration, noConnection: @escaping @Sendable () -> any Error,
-        lost: @escaping @Sendable () -> any Error, _ body: @escaping @Sendable (PostgresConnection) async throws -> T
+        waitingAtMost timeout: Duration, silence: Duration, settings: PGConnectionSettings,
+        noConnection: @escaping @Sendable () -> any Error, lost: @escaping @Sendable () -> any Error,
+        silent: @escaping @Sendable () -> any Error,
+        _ body: @escaping @Sendable (PostgresConnection, StatementClock) async throws -> T
     ) async throws -> T {
         try await withDeadline(timeout, timedOut: noConnection, lost: lost) { deadline in
             try await self.withConnection { connection in
-                deadline.watch { connection.isClosed }
-                return try await body(connection)
+                let clock = StatementClock()
+                deadline.watch({ connection.isClosed }, silence: Silence(clock: clock, bound: silence, error: silent) {
+                    let _: EventLoopFuture<Void> = connection.close()
+                })
+                try await settings.prepare(connection, clock: clock)
+                return try await body(connection, clock)
             }
         }
     }
@@ -31,23 +47,58 @@ extension PostgresClient {
 
 extension PostgresConnection {
     /// Runs `body` on this connection, given up on (with `lost()`) should
-    /// the connection close while `body` still waits, as above.
+    /// the connection close while `body` still waits, and (with `silent()`,
+    /// the connection closed) should a statement sent with `clock` stay
+    /// unanswered for longer than `silence`, as above.
     func watched<T: Sendable>(
-        lost: @escaping @Sendable () -> any Error, _ body: @escaping @Sendable (PostgresConnection) async throws -> T
+        silence: Duration, lost: @escaping @Sendable () -> any Error, silent: @escaping @Sendable () -> any Error,
+        _ body: @escaping @Sendable (PostgresConnection, StatementClock) async throws -> T
     ) async throws -> T {
         try await withDeadline(nil, timedOut: lost, lost: lost) { deadline in
-            deadline.watch { self.isClosed }
-            return try await body(self)
+            let clock = StatementClock()
+            deadline.watch({ self.isClosed }, silence: Silence(clock: clock, bound: silence, error: silent) {
+                let _: EventLoopFuture<Void> = self.close()
+            })
+            return try await body(self, clock)
         }
     }
 }
 
+/// When the statement a session sent and has no answer to yet was sent.
+final class StatementClock: Sendable {
+    private let sentAt = Mutex<ContinuousClock.Instant?>(nil)
+
+    func sent() {
+        sentAt.withAnnouncedLock { $0 = .now }
+    }
+
+    func answered() {
+        sentAt.withAnnouncedLock { $0 = nil }
+    }
+
+    /// How long the statement in flight has waited for its answer; nil when none is in flight.
+    var waiting: Duration? {
+        sentAt.withAnnouncedLock { sent in sent.map { .now - $0 } }
+    }
+}
+
+/// How long a statement on a watched connection may stay unanswered, and
+/// what then happens.
+struct Silence: Sendable {
+    let clock: StatementClock
+    let bound: Duration
+    /// The caller's error.
+    let error: @Sendable () -> any Error
+    /// Closes the connection given up on.
+    let close: @Sendable () -> Void
+}
+
 /// Runs `body`, and gives up on it after `timeout` (nil: no timer) unless
 /// `body` switched the race to watching its connection with
-/// ``Deadline/watch(_:)`` by then: the caller gets `timedOut()` and
+/// ``Deadline/watch(_:silence:)`` by then: the caller gets `timedOut()` and
 /// `body`'s task is cancelled. Once watching, the caller gets `lost()`
 /// should the connection be found closed twice in a row while `body` still
-/// waits.
+/// waits, or the silence's error should a statement stay unanswered too long.
 func withDeadline<T: Sendable>(
     _ timeout: Duration?, timedOut: @escaping @Sendable () -> any Error,
     lost: @escaping @Sendable () -> any Error,
@@ -65,10 +116,15 @@ func withDeadline<T: Sendable>(
 
 /// Lets the work switch the race from the timer to watching its connection.
 struct Deadline: Sendable {
-    /// How often a watched connection is looked at.
+    /// How often a watched connection is looked at (more often for a silence bound under 2 s).
     static let watchInterval: Duration = .milliseconds(500)
 
-    let watch: @Sendable (_ isClosed: @escaping @Sendable () -> Bool) -> Void
+    fileprivate let start: @Sendable (_ isClosed: @escaping @Sendable () -> Bool, _ silence: Silence?) -> Void
+
+    /// From now on, the race watches the connection instead of the timer.
+    func watch(_ isClosed: @escaping @Sendable () -> Bool, silence: Silence? = nil) {
+        start(isClosed, silence)
+    }
 }
 
 /// The first of the work, the timer and the watch to finish resumes the caller.
@@ -88,20 +144,10 @@ private final class Race<T: Sendable>: Sendable {
         timedOut: @escaping @Sendable () -> any Error, lost: @escaping @Sendable () -> any Error,
         _ body: @escaping @Sendable (Deadline) async throws -> T
     ) {
-        state.withLock { $0.continuation = continuation }
-        let deadline = Deadline { [self] isClosed in
-            let watcher = Task {
-                // Closed at two looks in a row: a query still waiting then was
-                // not failed with the connection, and never will be.
-                var closedBefore = false
-                while !Task.isCancelled {
-                    do { try await Task.sleep(for: Deadline.watchInterval) } catch { return }
-                    let closed = isClosed()
-                    if closed && closedBefore { self.finish(with: .failure(lost())) }
-                    closedBefore = closed
-                }
-            }
-            let (timer, finished) = state.withLock { state in
+        state.withAnnouncedLock { $0.continuation = continuation }
+        let deadline = Deadline { [self] isClosed, silence in
+            let watcher = Task { await self.watch(isClosed, silence: silence, lost: lost) }
+            let (timer, finished) = state.withAnnouncedLock { state in
                 state.watching = true
                 defer { state.timer = watcher }
                 return (state.timer, state.continuation == nil)
@@ -117,11 +163,11 @@ private final class Race<T: Sendable>: Sendable {
         let timer = timeout.map { timeout in
             Task {
                 do { try await Task.sleep(for: timeout) } catch { return }
-                guard !self.state.withLock({ $0.watching }) else { return }
+                guard !self.state.withAnnouncedLock({ $0.watching }) else { return }
                 self.finish(with: .failure(timedOut()))
             }
         }
-        let (finished, cancelled, watching) = state.withLock { state in
+        let (finished, cancelled, watching) = state.withAnnouncedLock { state in
             state.work = work
             if !state.watching { state.timer = timer }
             return (state.continuation == nil, state.cancelled, state.watching)
@@ -130,8 +176,26 @@ private final class Race<T: Sendable>: Sendable {
         if cancelled { work.cancel() }
     }
 
+    /// Looks at the connection until the race is over.
+    private func watch(_ isClosed: @Sendable () -> Bool, silence: Silence?, lost: @Sendable () -> any Error) async {
+        let interval = silence.map { min(Deadline.watchInterval, $0.bound / 4) } ?? Deadline.watchInterval
+        // Closed at two looks in a row: a query still waiting then was
+        // not failed with the connection, and never will be.
+        var closedBefore = false
+        while !Task.isCancelled {
+            do { try await Task.sleep(for: interval) } catch { return }
+            let closed = isClosed()
+            if closed && closedBefore { return finish(with: .failure(lost())) }
+            closedBefore = closed
+            if let silence, let waited = silence.clock.waiting, waited > silence.bound {
+                silence.close()
+                return finish(with: .failure(silence.error()))
+            }
+        }
+    }
+
     func cancel() {
-        let work = state.withLock { state in
+        let work = state.withAnnouncedLock { state in
             state.cancelled = true
             return state.work
         }
@@ -139,7 +203,7 @@ private final class Race<T: Sendable>: Sendable {
     }
 
     private func finish(with result: Result<T, any Error>) {
-        let (continuation, work, timer) = state.withLock { state in
+        let (continuation, work, timer) = state.withAnnouncedLock { state in
             defer { state.continuation = nil }
             return (state.continuation, state.work, state.timer)
         }

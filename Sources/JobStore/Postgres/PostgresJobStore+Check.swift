@@ -31,11 +31,15 @@ extension PostgresJobStore {
     /// `permission-denied` (login refused, privileges missing),
     /// `unavailable` (no server there now), `cannot-open` (no such
     /// database, not UTF8), `schema-too-new`.
-    public static func check(_ configuration: PostgresStoreConfiguration) async throws -> CheckReport {
+    /// `doing` names the check in its errors (jobd at its start checks the
+    /// same things before it opens the store).
+    public static func check(
+        _ configuration: PostgresStoreConfiguration, doing what: String = "check the job database"
+    ) async throws -> CheckReport {
         try PostgresStoreConfiguration.checkSchemaName(configuration.schema)
-        let target = describe(configuration)
+        let target = PGTarget(configuration)
         let connector = try PostgresConnector(configuration, logger: silent)
-        let connection = try await connector.connect(target: target, doing: "check the job database")
+        let connection = try await connector.connect(target: target, doing: what)
         do {
             let session = PGSession(connection: connection, schema: configuration.schema, logger: silent)
             let migrator = PostgresMigrator(schema: configuration.schema, target: target, logger: silent)
@@ -49,12 +53,12 @@ extension PostgresJobStore {
             return CheckReport(serverVersion: server ?? "?", schemaVersion: version, latestVersion: latest, schema: configuration.schema)
         } catch {
             try? await connection.close()
-            throw JobStoreError.wrapPostgres(error, target: target, doing: "check the job database")
+            throw JobStoreError.wrapPostgres(error, target: target, doing: what)
         }
     }
 
     /// What the user lacks to create (`version` 0), upgrade or use the schema.
-    static func checkPrivileges(_ session: PGSession, version: Int, latest: Int, target: String) async throws {
+    static func checkPrivileges(_ session: PGSession, version: Int, latest: Int, target: PGTarget) async throws {
         let schema = session.schema
         let user = try await session.firstRow("SELECT current_user::text") { try $0.decode(String.self) } ?? "?"
         let exists = try await session.execute("SELECT 1 FROM pg_namespace WHERE nspname = $1", schema) > 0
@@ -64,7 +68,7 @@ extension PostgresJobStore {
                 : try await session.firstRow("SELECT has_database_privilege(current_database(), 'CREATE')") { try $0.decode(Bool.self) }
             if may != true {
                 let grant = exists ? "GRANT CREATE ON SCHEMA \(schema) TO \(user) (or make \(user) its owner)"
-                    : "GRANT CREATE ON DATABASE <database> TO \(user), or create the schema for it: CREATE SCHEMA \(schema) AUTHORIZATION \(user)"
+                    : "GRANT CREATE ON DATABASE \(PGTarget.identifier(target.database)) TO \(PGTarget.identifier(user)), or create the schema for it: CREATE SCHEMA \(schema) AUTHORIZATION \(user)"
                 throw JobStoreError(
                     .permissionDenied,
                     "user \(user) may not \(exists ? "upgrade" : "create") the schema \(schema) in \(target): \(grant) "

@@ -102,7 +102,9 @@ extension PostgresJobStore {
 
     public func acquireLeadership(of role: String, owner: String, for duration: Duration) async throws -> Bool {
         try JobStoreError.checkLeadership(role: role, owner: owner, duration: duration)
-        return try await write(atomic: false) { session in
+        // Outside the writer's queue, as a lease renewal: a write held up by
+        // a locked row does not hold the leader lease up with it.
+        return try await read(doing: "take the \(role) leader lease", silence: Self.silence(renewing: duration)) { session in
             // Taken when free, expired, or already ours (then renewed), by the server's clock.
             let holder = try await session.firstRow(
                 """
@@ -120,7 +122,7 @@ extension PostgresJobStore {
     }
 
     public func releaseLeadership(of role: String, owner: String) async throws {
-        try await write(atomic: false) { session in
+        _ = try await read(doing: "let the \(role) leader lease go") { session in
             try await session.execute("DELETE FROM {s}.leaders WHERE role = $1 AND owner = $2", role, owner)
         }
     }

@@ -43,39 +43,80 @@ extension PostgresJobStore {
         return Dictionary(grouping: stages, by: \.jobID)
     }
 
+    /// Renews outside the writer's queue, on a connection of its own, and
+    /// passes over a job whose row another session has locked (an
+    /// operator's `SELECT … FOR UPDATE`, a host requeueing it): such a
+    /// lease is neither renewed nor lost this time (``LeaseRenewal/heldUp``).
+    /// So neither a locked row nor a write waiting for one holds up the
+    /// renewal of the other leases. A statement unanswered for a third of
+    /// the lease gives its connection up: the next renewal gets another.
     public func renew(
         _ leases: [Lease], leaseDuration: Duration,
         completion: @escaping @Sendable (Result<LeaseRenewal, any Error>) -> Void
     ) {
-        writer.enqueue(atomic: false, { session in
+        do {
             try JobStoreError.checkLeaseDuration(leaseDuration)
-            guard !leases.isEmpty else { return LeaseRenewal(renewed: [], lost: [], cancellationRequested: []) }
-            let held = try await session.rows(
+        } catch {
+            return completion(.failure(error))
+        }
+        guard !leases.isEmpty else { return completion(.success(LeaseRenewal(renewed: [], lost: [], cancellationRequested: []))) }
+        Task {
+            do {
+                completion(.success(try await renew(leases, leaseDuration: leaseDuration)))
+            } catch {
+                completion(.failure(error))
+            }
+        }
+    }
+
+    private func renew(_ leases: [Lease], leaseDuration: Duration) async throws -> LeaseRenewal {
+        let rows = try await read(doing: "renew leases", silence: Self.silence(renewing: leaseDuration)) { session in
+            try await session.rows(
                 """
-                UPDATE {s}.jobs SET lease_expires_at = now() + $1::float8 * interval '1 millisecond'
-                FROM unnest($2::int8[], $3::text[], $4::int8[]) AS lease(job_id, owner, claim)
-                WHERE id = lease.job_id AND state = 'running' AND lease_owner = lease.owner AND claims = lease.claim
-                RETURNING id, cancel_requested, lease_expires_at
+                WITH lease AS (
+                    SELECT * FROM unnest($2::int8[], $3::text[], $4::int8[]) AS lease(job_id, owner, claim)),
+                mine AS (
+                    SELECT id FROM {s}.jobs JOIN lease ON id = lease.job_id
+                    WHERE state = 'running' AND lease_owner = lease.owner AND claims = lease.claim
+                    FOR NO KEY UPDATE OF jobs SKIP LOCKED),
+                renewed AS (
+                    UPDATE {s}.jobs SET lease_expires_at = now() + $1::float8 * interval '1 millisecond'
+                    FROM mine WHERE jobs.id = mine.id
+                    RETURNING jobs.id, cancel_requested, lease_expires_at)
+                SELECT lease.job_id, renewed.id IS NOT NULL, coalesce(renewed.cancel_requested, false),
+                       renewed.lease_expires_at,
+                       renewed.id IS NULL AND EXISTS (
+                           SELECT 1 FROM {s}.jobs WHERE id = lease.job_id AND state = 'running'
+                           AND lease_owner = lease.owner AND claims = lease.claim)
+                FROM lease LEFT JOIN renewed ON renewed.id = lease.job_id
                 """,
                 Double(leaseDuration.milliseconds), leases.map(\.jobID), leases.map(\.owner), leases.map { Int64($0.claim) }
-            ) { row -> (Int64, (Bool, Date?)) in
+            ) { row -> (Int64, (renewed: Bool, cancel: Bool, expiry: Date?, locked: Bool)) in
                 let row = PGRow(row)
-                return (try row.int64(0), (try row.bool(1), try row.date(2)))
+                return (try row.int64(0), (try row.bool(1), try row.bool(2), try row.date(3), try row.bool(4)))
             }
-            let byID = Dictionary(held, uniquingKeysWith: { first, _ in first })
-            var renewal = LeaseRenewal(renewed: [], lost: [], cancellationRequested: [])
-            for lease in leases {
-                guard let (cancel, expiry) = byID[lease.jobID] else {
-                    renewal.lost.append(lease.jobID)
-                    continue
-                }
-                var renewed = lease
-                renewed.expiresAt = expiry ?? lease.expiresAt
-                renewal.renewed.append(renewed)
-                if cancel { renewal.cancellationRequested.append(lease.jobID) }
+        }
+        let byID = Dictionary(rows, uniquingKeysWith: { first, _ in first })
+        var renewal = LeaseRenewal(renewed: [], lost: [], cancellationRequested: [])
+        for lease in leases {
+            guard let row = byID[lease.jobID], row.renewed else {
+                // Still ours, its row locked by another session: looked at again next time.
+                if byID[lease.jobID]?.locked == true { renewal.heldUp.append(lease.jobID) } else { renewal.lost.append(lease.jobID) }
+                continue
             }
-            return renewal
-        }, completion: completion)
+            var renewed = lease
+            renewed.expiresAt = row.expiry ?? lease.expiresAt
+            renewal.renewed.append(renewed)
+            if row.cancel { renewal.cancellationRequested.append(lease.jobID) }
+        }
+        return renewal
+    }
+
+    /// How long renewing a lease of `duration` may wait for an answer
+    /// before its connection counts as silent: a third of it (at least 1 s),
+    /// so that the next renewal, on a new connection, still comes in time.
+    static func silence(renewing duration: Duration) -> Duration {
+        max(.seconds(1), duration / 3)
     }
 
     public func requeueExpiredLeases(completion: @escaping @Sendable (Result<[Int64], any Error>) -> Void) {

@@ -19,19 +19,25 @@ import ServiceLifecycle
 ///
 /// Opening connects once on a connection of its own — so that a wrong
 /// password, a missing database or missing privileges fail here, with one
-/// clear line — and creates or upgrades the schema. Every later call needs
-/// ``run()`` to be running: it drives the connection pool and the LISTEN
-/// connection. Calls wait up to `operationTimeout` for a connection, then
-/// fail with ``JobStoreError/Code/unavailable`` (retryable); the pool
-/// reconnects with a backoff by itself.
+/// clear line — and creates or upgrades the schema (unless
+/// `createsSchema` is off: then it must exist, at this version). Every
+/// later call needs ``run()`` to be running: it drives the connection pool
+/// and the LISTEN connection. Calls wait up to `operationTimeout` for a
+/// connection, then fail with ``JobStoreError/Code/unavailable``
+/// (retryable); the pool reconnects with a backoff by itself. A statement
+/// held up by another session's lock fails after `lockTimeout` with
+/// ``JobStoreError/Code/busy`` (retryable); one left unanswered past
+/// `statementTimeout` and a margin gives its connection up (closed,
+/// `unavailable`).
 public final class PostgresJobStore: JobStore, Service {
     public let configuration: PostgresStoreConfiguration
     let client: PostgresClient
     let writer: PostgresWriter
     let listener: PostgresWakeUpListener
+    let settings: PGConnectionSettings
     let logger: Logger
     /// The database, without the password, for messages.
-    let target: String
+    let target: PGTarget
 
     var schema: String { configuration.schema }
     var cap: Int { configuration.maxValueBytes }
@@ -55,35 +61,39 @@ public final class PostgresJobStore: JobStore, Service {
         }
         self.configuration = configuration
         self.logger = logger
-        let target = Self.describe(configuration)
+        let target = PGTarget(configuration)
         self.target = target
         let connector = try PostgresConnector(configuration, logger: logger)
         let connection = try await connector.connect(target: target, doing: "open the job database")
         do {
-            try await PostgresMigrator(schema: configuration.schema, target: target, logger: logger)
-                .migrate(connection, migrations: migrations)
+            let migrator = PostgresMigrator(schema: configuration.schema, target: target, logger: logger)
+            if configuration.createsSchema {
+                try await migrator.migrate(connection, migrations: migrations)
+            } else {
+                try await migrator.requireCurrent(connection, latest: migrations.last?.version ?? 0)
+            }
             try await connection.close()
         } catch {
             try? await connection.close()
-            throw JobStoreError.wrapPostgres(error, target: target, doing: "open the job database")
+            throw JobStoreError.wrapPostgres(error, target: target, doing: "open the job database", creating: true)
         }
         client = PostgresClient(configuration: connector.poolConfiguration, backgroundLogger: logger)
+        let settings = PGConnectionSettings(
+            lockTimeout: configuration.lockTimeout, statementTimeout: configuration.statementTimeout, logger: logger)
+        self.settings = settings
         writer = PostgresWriter(
-            client: client, schema: configuration.schema, target: target, timeout: configuration.operationTimeout,
+            client: client, settings: settings, schema: configuration.schema, target: target,
+            timeout: configuration.operationTimeout, silence: configuration.silenceBound,
             maxPerTransaction: configuration.maxWritesPerTransaction, logger: logger)
-        listener = PostgresWakeUpListener(channel: PGWakeUps.channel(schema: configuration.schema), logger: logger)
+        listener = PostgresWakeUpListener(
+            channel: PGWakeUps.channel(schema: configuration.schema), silence: configuration.silenceBound, logger: logger)
         self.connector = connector
     }
 
     let connector: PostgresConnector
 
     static func describe(_ configuration: PostgresStoreConfiguration) -> String {
-        switch configuration.endpoint {
-        case let .tcp(host, port):
-            "PostgreSQL database \(configuration.database) at \(host):\(port) (user \(configuration.user), schema \(configuration.schema))"
-        case let .unixSocket(path):
-            "PostgreSQL database \(configuration.database) at \(path) (user \(configuration.user), schema \(configuration.schema))"
-        }
+        PGTarget(configuration).description
     }
 
     /// Drives the connection pool and the LISTEN connection until the task
@@ -144,16 +154,28 @@ public final class PostgresJobStore: JobStore, Service {
         try await writer.write(atomic: atomic, body)
     }
 
-    func read<T: Sendable>(doing what: String, _ body: @escaping @Sendable (PGSession) async throws -> T) async throws -> T {
-        let (client, schema, logger, target) = (self.client, self.schema, self.logger, self.target)
+    /// Runs `body` on a pooled connection of its own, outside the writer's
+    /// queue (autocommit: each statement its own transaction): reads, and
+    /// the single-statement writes that must not wait behind others (lease
+    /// renewals, the leader lease). `silence`: how long one of its
+    /// statements may stay unanswered before the connection is given up on
+    /// (default: `statementTimeout` and a margin).
+    func read<T: Sendable>(
+        doing what: String, silence: Duration? = nil, _ body: @escaping @Sendable (PGSession) async throws -> T
+    ) async throws -> T {
+        let (client, schema, logger, target, settings) = (self.client, self.schema, self.logger, self.target, self.settings)
+        let bound = silence ?? configuration.silenceBound
         do {
             let timeout = configuration.operationTimeout
-            return try await client.withWatchedConnection(waitingAtMost: timeout, noConnection: {
-                JobStoreError.unavailable(target, what, "no connection within \(timeout)")
-            }, lost: {
-                JobStoreError.unavailable(target, what, "the connection closed with the query unanswered")
-            }) { connection in
-                try await body(PGSession(connection: connection, schema: schema, logger: logger))
+            return try await client.withWatchedConnection(
+                waitingAtMost: timeout, silence: bound, settings: settings,
+                noConnection: { JobStoreError.unavailable(target, what, "no connection within \(timeout)") },
+                lost: { JobStoreError.unavailable(target, what, "the connection closed with the query unanswered") },
+                silent: { JobStoreError.silent(target, what, bound) }
+            ) { connection, clock in
+                var session = PGSession(connection: connection, schema: schema, logger: logger)
+                session.clock = clock
+                return try await body(session)
             }
         } catch {
             throw JobStoreError.wrapPostgres(error, target: target, doing: what)
@@ -176,12 +198,20 @@ struct PostgresConnector: Sendable {
         self.logger = logger
         var tls = TLSConfiguration.makeClientConfiguration()
         if configuration.sslMode != .verifyFull { tls.certificateVerification = .none }
+        if let file = configuration.rootCertificates { tls.trustRoots = .file(file) }
         let password = configuration.password
         var single: PostgresConnection.Configuration
         var pool: PostgresClient.Configuration
         switch configuration.endpoint {
         case let .tcp(host, port):
-            let context = try NIOSSLContext(configuration: tls)
+            let context: NIOSSLContext
+            do { context = try NIOSSLContext(configuration: tls) } catch {
+                throw JobStoreError(
+                    .cannotOpen,
+                    "cannot set up TLS for \(PGTarget(configuration)): \(error)"
+                        + (configuration.rootCertificates.map { " (is sslrootcert=\($0) a readable file of PEM certificates?)" } ?? ""),
+                    underlying: error)
+            }
             let (singleTLS, poolTLS): (PostgresConnection.Configuration.TLS, PostgresClient.Configuration.TLS) =
                 switch configuration.sslMode {
                 case .disable: (.disable, .disable)
@@ -202,11 +232,16 @@ struct PostgresConnector: Sendable {
         pool.options.connectTimeout = configuration.connectTimeout
         pool.options.additionalStartupParameters = startup
         pool.options.maximumConnections = configuration.maxConnections
+        // No pool keep-alive query: one sent on a connection gone silent
+        // would wait for ever, holding that connection from the pool. Idle
+        // connections are closed after a minute instead, and every call's
+        // statements are watched (`withWatchedConnection`).
+        pool.options.keepAliveBehavior = nil
         connection = single
         poolConfiguration = pool
     }
 
-    func connect(target: String, doing what: String) async throws -> PostgresConnection {
+    func connect(target: PGTarget, doing what: String) async throws -> PostgresConnection {
         do {
             return try await PostgresConnection.connect(configuration: connection, id: 0, logger: logger)
         } catch {

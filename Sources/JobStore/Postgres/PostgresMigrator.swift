@@ -7,7 +7,7 @@ internal import PostgresNIO
 /// other, and the second finds nothing left to do.
 struct PostgresMigrator {
     let schema: String
-    let target: String
+    let target: PGTarget
     let logger: Logger
 
     func migrate(_ connection: PostgresConnection, migrations: [(version: Int, name: String, sql: String)]) async throws {
@@ -35,6 +35,27 @@ struct PostgresMigrator {
         } catch {
             await session.rollBack(after: error)
             throw error
+        }
+    }
+
+    /// For a store that never creates or upgrades the schema (jobctl):
+    /// the schema must be there, at `latest`.
+    func requireCurrent(_ connection: PostgresConnection, latest: Int) async throws {
+        let session = PGSession(connection: connection, schema: schema, logger: logger)
+        try await checkEncoding(session)
+        let current = try await version(session)
+        if current > latest { throw tooNew(current, latest: latest) }
+        if current == 0 {
+            throw JobStoreError(
+                .databaseMissing,
+                "\(target) holds no job database: the schema \(schema) has no jobd tables. jobd creates them when it "
+                    + "first starts there; start jobd, or check schema= in the URL of 'database' in jobd.yaml")
+        }
+        if current < latest {
+            throw JobStoreError(
+                .cannotOpen,
+                "the schema \(schema) of \(target) has schema version \(current), older than this jobctl's \(latest): "
+                    + "start the new jobd once (it upgrades the schema), then try again")
         }
     }
 

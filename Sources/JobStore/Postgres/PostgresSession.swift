@@ -8,6 +8,9 @@ struct PGSession {
     let connection: PostgresConnection
     let schema: String
     let logger: Logger
+    /// Told when each statement is sent and answered: a watched connection
+    /// is given up on when an answer is overdue (see `withWatchedConnection`).
+    var clock: StatementClock?
 
     /// `sql` with `{s}` replaced by the schema, and its values bound in order (`nil` binds NULL).
     func query(_ sql: String, _ values: [(any PostgresThrowingDynamicTypeEncodable)?] = []) throws -> PostgresQuery {
@@ -25,27 +28,45 @@ struct PGSession {
     /// Runs a statement to its end; returns how many rows it gave.
     @discardableResult
     func execute(_ sql: String, _ values: (any PostgresThrowingDynamicTypeEncodable)?...) async throws -> Int {
-        var count = 0
-        for try await _ in try await connection.query(query(sql, values), logger: logger) { count += 1 }
-        return count
+        let query = try query(sql, values)
+        return try await answered {
+            var count = 0
+            for try await _ in try await connection.query(query, logger: logger) { count += 1 }
+            return count
+        }
     }
 
     /// Decodes every row.
     func rows<T>(
         _ sql: String, _ values: (any PostgresThrowingDynamicTypeEncodable)?..., decode: (PostgresRow) throws -> T
     ) async throws -> [T] {
-        try await connection.query(query(sql, values), logger: logger).decode(decode)
+        try await rows(query(sql, values), decode: decode)
+    }
+
+    /// Decodes every row of `query` (its SQL already in this schema).
+    func rows<T>(_ query: PostgresQuery, decode: (PostgresRow) throws -> T) async throws -> [T] {
+        try await answered { try await connection.query(query, logger: logger).decode(decode) }
     }
 
     /// The first row, decoded; the others are read and dropped.
     func firstRow<T>(
         _ sql: String, _ values: (any PostgresThrowingDynamicTypeEncodable)?..., decode: (PostgresRow) throws -> T
     ) async throws -> T? {
-        var first: T?
-        for try await row in try await connection.query(query(sql, values), logger: logger) where first == nil {
-            first = try decode(row)
+        let query = try query(sql, values)
+        return try await answered {
+            var first: T?
+            for try await row in try await connection.query(query, logger: logger) where first == nil {
+                first = try decode(row)
+            }
+            return first
         }
-        return first
+    }
+
+    /// Runs one statement, its sending and its answer told to the clock.
+    private func answered<T>(_ statement: () async throws -> T) async throws -> T {
+        clock?.sent()
+        defer { clock?.answered() }
+        return try await statement()
     }
 
     /// Ends the transaction that `error` interrupted: ROLLBACK, unless the

@@ -23,7 +23,8 @@ public struct PostgresStoreConfiguration: Sendable {
         case prefer
         /// TLS or nothing, without checking the server's certificate.
         case require
-        /// TLS, with the certificate checked against the system's roots and the host name.
+        /// TLS, with the certificate checked against the system's roots (or
+        /// ``PostgresStoreConfiguration/rootCertificates``) and the host name.
         case verifyFull = "verify-full"
     }
 
@@ -51,11 +52,31 @@ public struct PostgresStoreConfiguration: Sendable {
     /// How long opening one connection may take.
     public var connectTimeout: Duration
     /// How long a call waits for a connection to the server before failing
-    /// with ``JobStoreError/Code/unavailable`` (once it has one, its queries
-    /// run to their end, or fail as soon as the connection does).
+    /// with ``JobStoreError/Code/unavailable``.
     public var operationTimeout: Duration
+    /// How long a statement waits for a lock another session holds (the
+    /// server's `lock_timeout`) before it fails with
+    /// ``JobStoreError/Code/busy``. Default 10 s.
+    public var lockTimeout: Duration
+    /// How long the server lets one statement run (its `statement_timeout`)
+    /// before it fails with ``JobStoreError/Code/busy``. A statement left
+    /// unanswered for ``answerMargin`` longer than this means the
+    /// connection went silent: it is closed and the call fails with
+    /// ``JobStoreError/Code/unavailable``. Default 15 s.
+    public var statementTimeout: Duration
+    /// A file of PEM certificates that `sslmode=verify-full` checks the
+    /// server's certificate against, instead of the system's roots (the
+    /// URL's `sslrootcert=`).
+    public var rootCertificates: String?
     /// Shown in `pg_stat_activity.application_name`.
     public var applicationName: String
+    /// Whether opening the store creates the schema, or brings an older
+    /// one up to this version (jobd, `copy-database`). Without, a missing
+    /// schema is ``JobStoreError/Code/databaseMissing`` and an older one
+    /// ``JobStoreError/Code/cannotOpen`` (jobctl: only jobd creates and
+    /// upgrades it, so a `schema=` typo is an error rather than a new queue
+    /// no jobd reads). Default true.
+    public var createsSchema: Bool
     /// Never printed; see ``hasPassword``.
     var password: String?
 
@@ -77,8 +98,18 @@ public struct PostgresStoreConfiguration: Sendable {
         maxWritesPerTransaction = 1024
         connectTimeout = .seconds(10)
         operationTimeout = .seconds(10)
+        lockTimeout = .seconds(10)
+        statementTimeout = .seconds(15)
         applicationName = "jobd"
+        createsSchema = true
     }
+
+    /// How much longer than ``statementTimeout`` a statement may stay
+    /// unanswered before its connection counts as silent.
+    public static let answerMargin = Duration.seconds(5)
+
+    /// How long a statement may stay unanswered before its connection counts as silent.
+    var silenceBound: Duration { statementTimeout + Self.answerMargin }
 
     /// Replaces the password.
     public mutating func setPassword(_ password: String?) {
@@ -88,6 +119,27 @@ public struct PostgresStoreConfiguration: Sendable {
     /// Whether `text` is a PostgreSQL URL rather than a file path.
     public static func isURL(_ text: String) -> Bool {
         text.hasPrefix("postgres://") || text.hasPrefix("postgresql://")
+    }
+
+    /// Why `text`, not a PostgreSQL URL, still looks meant as a URL (so it
+    /// must not be taken for a SQLite file path), or nil: it holds `://`,
+    /// or starts with a scheme like `postgresql:`, `postgre:` or `pg:` (in
+    /// any case), or is a URL with white space before it. Never quotes
+    /// `text`, which may hold a password.
+    public static func mistypedURLProblem(_ text: String) -> String? {
+        guard !isURL(text) else { return nil }
+        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let hint = "a PostgreSQL URL starts with postgres:// or postgresql:// (lowercase), as in "
+            + "postgres://USER@HOST/DATABASE; a SQLite database is a file path"
+        if trimmed != text, isURL(trimmed) { return "it has white space around the PostgreSQL URL; remove it" }
+        let scheme = trimmed.firstIndex(of: ":").map { trimmed[..<$0].lowercased() } ?? ""
+        let isScheme = !scheme.isEmpty && scheme.first!.isLetter
+            && scheme.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) }
+        if isScheme && (scheme.hasPrefix("postg") || scheme == "pg" || scheme == "pgsql") {
+            return "it starts like a PostgreSQL URL but is not one: \(hint)"
+        }
+        if trimmed.contains("://") { return "it looks like a URL, but jobd takes no other kind: \(hint)" }
+        return nil
     }
 
     /// Parses `url`; a bad one is refused with an ``JobStoreError/Code/invalidArgument``
@@ -130,6 +182,11 @@ public struct PostgresStoreConfiguration: Sendable {
                 schema = value
             case "application_name":
                 applicationName = value
+            case "sslrootcert":
+                guard value.hasPrefix("/") else {
+                    throw Self.badURL("sslrootcert '\(value)' is not an absolute path (a file of PEM CA certificates)")
+                }
+                rootCertificates = value
             case "connect_timeout":
                 guard let seconds = Int(value), seconds > 0 else {
                     throw Self.badURL("connect_timeout '\(value)' is not a positive number of seconds")
@@ -137,7 +194,7 @@ public struct PostgresStoreConfiguration: Sendable {
                 connectTimeout = .seconds(seconds)
             default:
                 throw Self.badURL(
-                    "the option '\(name)' is unknown (known: sslmode, host, port, user, schema, "
+                    "the option '\(name)' is unknown (known: sslmode, sslrootcert, host, port, user, schema, "
                         + "application_name, connect_timeout)")
             }
         }
@@ -186,8 +243,12 @@ extension PostgresStoreConfiguration: CustomStringConvertible, CustomDebugString
         var text = "postgres://\(user)\(password == nil ? "" : ":***")@"
         switch endpoint {
         case let .tcp(host, port): text += (host.contains(":") ? "[\(host)]" : host) + ":\(port)/\(database)?sslmode=\(sslMode.rawValue)&"
-        case let .unixSocket(path): text += "/\(database)?host=\((path as NSString).deletingLastPathComponent)&"
+        case let .unixSocket(path):
+            text += "/\(database)?host=\((path as NSString).deletingLastPathComponent)&"
+            let file = (path as NSString).lastPathComponent
+            if file.hasPrefix(".s.PGSQL."), let port = Int(file.dropFirst(9)), port != 5432 { text += "port=\(port)&" }
         }
+        if let rootCertificates { text += "sslrootcert=\(rootCertificates)&" }
         return text + "schema=\(schema)"
     }
 

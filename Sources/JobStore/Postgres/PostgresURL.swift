@@ -56,6 +56,9 @@ struct PostgresURL {
             if after.hasPrefix(":") { port = String(after.dropFirst()) } else if !after.isEmpty {
                 throw PostgresStoreConfiguration.badURL("'\(after)' after the IPv6 address is not :PORT")
             }
+        } else if authority.filter({ $0 == ":" }).count > 1 {
+            throw PostgresStoreConfiguration.badURL(
+                "the host looks like an IPv6 address without brackets: write it in brackets, postgres://USER@[::1]:5432/DATABASE")
         } else if let colon = authority.lastIndex(of: ":") {
             hostPart = authority[..<colon]
             port = String(authority[authority.index(after: colon)...])

@@ -41,10 +41,18 @@ final class PostgresWakeUpListener: Sendable {
 
     private let state = Mutex(State())
     private let channel: String
+    /// How long a ping may go unanswered before the connection counts as silent.
+    private let silence: Duration
     private let logger: Logger
 
-    init(channel: String, logger: Logger) {
+    /// How often the LISTEN connection is pinged: a connection that went
+    /// silent (a network path that stopped passing data without closing it)
+    /// would otherwise never be heard from again, nor noticed.
+    static let pingInterval = Duration.seconds(15)
+
+    init(channel: String, silence: Duration, logger: Logger) {
         self.channel = channel
+        self.silence = silence
         self.logger = logger
     }
 
@@ -71,6 +79,31 @@ final class PostgresWakeUpListener: Sendable {
         for subscriber in subscribers { subscriber.yield(wakeUp) }
     }
 
+    /// Hands what `connection` hears to the streams, until it fails.
+    private func listen(on connection: PostgresConnection) async throws {
+        try await connection.listen(on: channel) { notifications in
+            let reconnected = state.withAnnouncedLock { state -> Bool in
+                state.listening = true
+                state.connections += 1
+                return state.connections > 1
+            }
+            if reconnected { broadcast(.resync) }
+            for try await notification in notifications {
+                if let wakeUp = PGWakeUps.wakeUp(notification.payload) { broadcast(wakeUp) }
+            }
+        }
+    }
+
+    /// A round trip on `connection` every ``pingInterval``, told to `clock`.
+    private static func ping(_ connection: PostgresConnection, clock: StatementClock, logger: Logger) async throws {
+        var session = PGSession(connection: connection, schema: "", logger: logger)
+        session.clock = clock
+        while true {
+            try await Task.sleep(for: pingInterval)
+            try await session.execute("SELECT 1")
+        }
+    }
+
     /// Listens until cancelled, reconnecting with a backoff (0.1 s doubling
     /// to 5 s); then ends every stream.
     func run(connect: @escaping @Sendable () async throws -> PostgresConnection) async {
@@ -81,20 +114,19 @@ final class PostgresWakeUpListener: Sendable {
                 backoff = .milliseconds(100)
                 do {
                     // Should the connection close with LISTEN left
-                    // unanswered, it is given up on and another one made.
-                    try await connection.watched(lost: {
+                    // unanswered, or a ping stay unanswered, it is given up
+                    // on and another one made.
+                    try await connection.watched(silence: silence, lost: {
                         JobStoreError(.unavailable, "the LISTEN connection closed with LISTEN unanswered")
-                    }) { [self, channel] connection in
-                        try await connection.listen(on: channel) { notifications in
-                            let reconnected = state.withAnnouncedLock { state -> Bool in
-                                state.listening = true
-                                state.connections += 1
-                                return state.connections > 1
-                            }
-                            if reconnected { broadcast(.resync) }
-                            for try await notification in notifications {
-                                if let wakeUp = PGWakeUps.wakeUp(notification.payload) { broadcast(wakeUp) }
-                            }
+                    }, silent: { [silence] in
+                        JobStoreError(.unavailable, "the LISTEN connection sent no answer to a ping for \(silence)")
+                    }) { [self] connection, clock in
+                        try await withThrowingTaskGroup(of: Void.self) { group in
+                            group.addTask { try await self.listen(on: connection) }
+                            group.addTask { try await Self.ping(connection, clock: clock, logger: self.logger) }
+                            // Either ends only by an error (or cancellation): the other goes with it.
+                            defer { group.cancelAll() }
+                            try await group.next()
                         }
                     }
                 } catch {

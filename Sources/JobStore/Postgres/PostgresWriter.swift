@@ -46,17 +46,24 @@ final class PostgresWriter: Sendable {
 
     private let state = Mutex(State())
     private let client: PostgresClient
+    private let settings: PGConnectionSettings
     private let schema: String
-    private let target: String
+    private let target: PGTarget
     private let timeout: Duration
+    private let silence: Duration
     private let maxPerTransaction: Int
     private let logger: Logger
 
-    init(client: PostgresClient, schema: String, target: String, timeout: Duration, maxPerTransaction: Int, logger: Logger) {
+    init(
+        client: PostgresClient, settings: PGConnectionSettings, schema: String, target: PGTarget, timeout: Duration,
+        silence: Duration, maxPerTransaction: Int, logger: Logger
+    ) {
         self.client = client
+        self.settings = settings
         self.schema = schema
         self.target = target
         self.timeout = timeout
+        self.silence = silence
         self.maxPerTransaction = max(1, maxPerTransaction)
         self.logger = logger
     }
@@ -158,13 +165,19 @@ final class PostgresWriter: Sendable {
         while !remaining.isEmpty {
             let (attempt, alone) = (remaining, solo)
             do {
-                let outcome = try await client.withWatchedConnection(waitingAtMost: timeout, noConnection: { [target, timeout] in
-                    JobStoreError.unavailable(target, "write", "no connection within \(timeout)")
-                }, lost: { [target] in
-                    JobStoreError.unavailable(target, "write", "the connection closed with the transaction unanswered")
-                }) { [self] connection in
-                    try await transaction(
-                        batch, attempt, solo: alone, PGSession(connection: connection, schema: schema, logger: logger))
+                let outcome = try await client.withWatchedConnection(
+                    waitingAtMost: timeout, silence: silence, settings: settings,
+                    noConnection: { [target, timeout] in
+                        JobStoreError.unavailable(target, "write", "no connection within \(timeout)")
+                    },
+                    lost: { [target] in
+                        JobStoreError.unavailable(target, "write", "the connection closed with the transaction unanswered")
+                    },
+                    silent: { [target, silence] in JobStoreError.silent(target, "write", silence) }
+                ) { [self] connection, clock in
+                    var session = PGSession(connection: connection, schema: schema, logger: logger)
+                    session.clock = clock
+                    return try await transaction(batch, attempt, solo: alone, session)
                 }
                 switch outcome {
                 case let .committed(done):

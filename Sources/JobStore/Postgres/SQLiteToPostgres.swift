@@ -15,26 +15,30 @@ public struct DatabaseCopyReport: Sendable, Hashable {
 extension PostgresJobStore {
     /// Copies the SQLite database at `path` into the PostgreSQL schema of
     /// `configuration`, which must hold no job and no event (it is created if
-    /// missing): every job with its stages, history and events, ids kept, and
-    /// the id sequences set past the highest id SQLite ever gave out. One
-    /// transaction: all or nothing. Leader leases are not copied.
+    /// missing): every job with its stages, history and events, ids kept,
+    /// the schedules' marks (replacing those a jobd that started on the
+    /// target made: it fired nothing there), and the id sequences set past
+    /// the highest id SQLite ever gave out. One transaction: all or nothing.
+    /// Leader leases are not copied. The SQLite file is brought up to this
+    /// version's schema first if it is older (its WAL is then checkpointed);
+    /// otherwise only read.
     ///
     /// Stop jobd first: jobs running then are copied as `running`, and are
     /// requeued by the first jobd on PostgreSQL once their lease expired.
     public static func copySQLiteDatabase(
         at path: String, into configuration: PostgresStoreConfiguration
     ) async throws -> DatabaseCopyReport {
-        // Brings the SQLite file up to this jobd's schema, then reads it without writing.
-        try await SQLiteJobStore(JobStoreConfiguration(path: path, checkpointInterval: nil, connections: .single)).close()
-        var readOnly = Configuration()
-        readOnly.readonly = true
-        let source: DatabaseQueue
-        do { source = try DatabaseQueue(path: path, configuration: readOnly) } catch {
-            throw JobStoreError.wrap(error, path: path, doing: "open the SQLite database to copy")
+        // Read without writing; an older file is first brought up to this jobd's schema.
+        var source = try openReadOnly(path)
+        if try read(source, path, { try Int.fetchOne($0, sql: "PRAGMA user_version") ?? 0 }) < Schema.latestVersion {
+            try? source.close()
+            try await SQLiteJobStore(JobStoreConfiguration(
+                path: path, checkpointInterval: nil, connections: .single, createIfMissing: false)).close()
+            source = try openReadOnly(path)
         }
         defer { try? source.close() }
         let logger = Logger(label: "jobd.copy", factory: { _ in SwiftLogNoOpLogHandler() })
-        let target = describe(configuration)
+        let target = PGTarget(configuration)
         let connector = try PostgresConnector(configuration, logger: logger)
         let connection = try await connector.connect(target: target, doing: "copy into the job database")
         do {
@@ -52,14 +56,15 @@ extension PostgresJobStore {
         }
     }
 
-    private static func copy(from source: DatabaseQueue, path: String, into session: PGSession, target: String) async throws -> DatabaseCopyReport {
-        let present = try await session.firstRow(
-            "SELECT (SELECT count(*) FROM {s}.jobs) + (SELECT count(*) FROM {s}.events)") { try PGRow($0).int(0) } ?? 0
-        guard present == 0 else {
+    private static func copy(from source: DatabaseQueue, path: String, into session: PGSession, target: PGTarget) async throws -> DatabaseCopyReport {
+        let (jobs, events) = try await session.firstRow(
+            "SELECT (SELECT count(*) FROM {s}.jobs), (SELECT count(*) FROM {s}.events)"
+        ) { (try PGRow($0).int(0), try PGRow($0).int(1)) } ?? (0, 0)
+        guard jobs == 0 && events == 0 else {
             throw JobStoreError(
                 .invalidState,
-                "cannot copy \(path) into \(target): it already holds \(present) jobs and events; copy only into an "
-                    + "empty schema (a new database, or another schema= in the URL)")
+                "cannot copy \(path) into \(target): it already holds \(jobs) job(s) and \(events) event(s); copy only "
+                    + "into a schema without jobs (a new database, or another schema= in the URL)")
         }
         var counts: [Int] = []
         for table in CopiedTable.all { counts.append(try await copy(table, from: source, path: path, into: session)) }
@@ -72,8 +77,12 @@ extension PostgresJobStore {
                 return max(used, try Int64.fetchOne(db, sql: "SELECT max(id) FROM \(table)") ?? 0)
             }
             if highest > 0 {
+                // Past both: a schema whose jobs were all pruned gave out ids too.
                 try await session.execute(
-                    "SELECT setval(pg_get_serial_sequence($1, 'id'), $2)", "\"\(session.schema)\".\(table)", highest)
+                    """
+                    SELECT setval(sequence, greatest($2, coalesce(pg_sequence_last_value(sequence), 0)))
+                    FROM (SELECT pg_get_serial_sequence($1, 'id')::regclass AS sequence) AS s
+                    """, "\"\(session.schema)\".\(table)", highest)
             }
         }
         return report
@@ -104,12 +113,25 @@ extension PostgresJobStore {
                 }
                 tuples.append("(" + placeholders.joined(separator: ", ") + ")")
             }
-            _ = try await session.connection.query(
-                session.query("INSERT INTO {s}.\(table.name) (\(table.targetColumns)) VALUES \(tuples.joined(separator: ", "))", binds: binds),
-                logger: session.logger
-            ).decode { _ in () }
+            // Marks a jobd made on the target (it ran there, but fired
+            // nothing: no job is there) give way to those copied.
+            let conflict = table.name == "schedule_marks"
+                ? " ON CONFLICT (definition, schedule) DO UPDATE SET fired_through = excluded.fired_through" : ""
+            _ = try await session.rows(
+                session.query(
+                    "INSERT INTO {s}.\(table.name) (\(table.targetColumns)) VALUES \(tuples.joined(separator: ", "))\(conflict)",
+                    binds: binds)
+            ) { _ in () }
             after = table.keys.map { key in last[key] }
             copied += rows.count
+        }
+    }
+
+    private static func openReadOnly(_ path: String) throws -> DatabaseQueue {
+        var readOnly = Configuration()
+        readOnly.readonly = true
+        do { return try DatabaseQueue(path: path, configuration: readOnly) } catch {
+            throw JobStoreError.wrap(error, path: path, doing: "open the SQLite database to copy")
         }
     }
 

@@ -12,7 +12,8 @@ struct CopyDatabase: AsyncParsableCommand {
             For moving from one host on SQLite to several sharing PostgreSQL. Every job is copied with its \
             stages, earlier attempts and events, ids kept, in one transaction: all or nothing. The target is \
             --to URL, else the database of jobd.yaml (which must then be a postgres:// URL); its schema is \
-            created if missing and must hold no job. The password comes from the URL, $PGPASSWORD or \
+            created if missing and must hold no job and no event (schedule marks left by a jobd that only \
+            started there are replaced by those copied). The password comes from the URL, $PGPASSWORD or \
             $CREDENTIALS_DIRECTORY/db-password, as for jobd. Stop jobd first: jobs running then are copied as \
             running and resume once their leases expire. The SQLite file is only read (upgraded to this \
             jobd's schema first, if older).
@@ -57,7 +58,8 @@ struct CopyDatabase: AsyncParsableCommand {
         var config: DaemonConfig
         if let to {
             guard PostgresStoreConfiguration.isURL(to) else {
-                throw JobctlError(.usage, "--to takes a postgres:// or postgresql:// URL, not \(to)")
+                // Not quoted: it may hold a password.
+                throw JobctlError(.usage, "--to takes a URL that starts with postgres:// or postgresql:// (lowercase)")
             }
             config = DaemonConfig.defaults(relativeTo: FileManager.default.currentDirectoryPath)
             // The value cap of jobd.yaml if there is one: the copy refuses what jobd would.

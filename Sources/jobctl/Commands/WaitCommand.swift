@@ -14,8 +14,11 @@ struct Wait: AsyncParsableCommand {
             --json, prints the job with its stages, whatever the outcome. On a terminal, stderr shows \
             which stage runs and for how long.
 
-            Exit status: 0 fulfilled, 1 rejected or cancelled, 75 --timeout ran out (the job goes on), \
-            67 no such job.
+            A database that stops answering (a PostgreSQL server restarting) is waited out, for up to 60 s \
+            without an answer.
+
+            Exit status: 0 fulfilled, 1 rejected or cancelled, 75 --timeout ran out or the database did not \
+            answer for 60 s (the job goes on either way; the message says which), 67 no such job.
 
             Examples:
               jobctl wait 42

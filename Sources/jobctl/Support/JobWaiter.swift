@@ -1,5 +1,6 @@
 import Foundation
 import JobStore
+import JobValues
 
 #if canImport(Glibc)
 import Glibc
@@ -7,12 +8,21 @@ import Glibc
 
 /// Waits for a job to resolve by reading it from the database, and — when
 /// stderr is a terminal — shows on one line which stage runs and for how long.
+///
+/// A database that stops answering for a while (a PostgreSQL server
+/// restarting, a connection dropped) is ridden out: the reads are tried
+/// again, within the timeout, for up to ``outageLimit``; only then does the
+/// wait give up, with its own error (not the timeout's).
 struct JobWaiter {
     let session: Session
     let store: any JobStore
     let id: Int64
     var timeout: Duration?
     var pollInterval: Duration = .milliseconds(100)
+    /// How long the database may go without answering before the wait gives up.
+    var outageLimit: Duration = JobWaiter.defaultOutageLimit
+
+    static let defaultOutageLimit = Duration.seconds(60)
 
     enum Outcome {
         case resolved(JobDetail)
@@ -24,10 +34,28 @@ struct JobWaiter {
         let showProgress = session.console.stderrIsTerminal
         if showProgress { ProgressLine.installInterruptHandler() }
         defer { if showProgress { ProgressLine.clear() } }
+        var last: JobDetail?
+        var unansweredSince: ContinuousClock.Instant?
         while true {
-            guard let detail = try await store.job(id) else {
+            let read: JobDetail?
+            do {
+                read = try await store.job(id)
+                unansweredSince = nil
+            } catch let error as JobStoreError where error.code.isRetryable {
+                let since = unansweredSince ?? .now
+                unansweredSince = since
+                if let timeout, ContinuousClock.now - started >= timeout {
+                    guard let last else { throw unanswered(error, for: ContinuousClock.now - since) }
+                    return .timedOut(last)
+                }
+                guard ContinuousClock.now - since < outageLimit else { throw unanswered(error, for: outageLimit) }
+                try await Task.sleep(for: max(pollInterval, .milliseconds(500)))
+                continue
+            }
+            guard let detail = read else {
                 throw JobctlError(.unknownJob, "job \(id) disappeared while waiting for it (pruned?)")
             }
+            last = detail
             if detail.job.state.isResolved { return .resolved(detail) }
             if let timeout, ContinuousClock.now - started >= timeout { return .timedOut(detail) }
             if showProgress {
@@ -35,6 +63,14 @@ struct JobWaiter {
             }
             try await Task.sleep(for: pollInterval)
         }
+    }
+
+    /// The database stopped answering for `duration` (``outageLimit``, or until the timeout).
+    private func unanswered(_ error: JobStoreError, for duration: Duration) -> JobctlError {
+        JobctlError(
+            .databaseUnavailable,
+            "stopped waiting for job \(id): the database has not answered for \(Duration.seconds(duration.components.seconds).jobdText) "
+                + "(\(error.message)); the job goes on: jobctl wait \(id) waits again")
     }
 
     /// `job 12 running: stage 2/4 shout (map), attempt 2, 1.4s`

@@ -99,8 +99,11 @@ struct Session: Sendable {
     /// jobctl never creates a SQLite database: only jobd does, so that the
     /// file jobctl writes is always the one jobd has open. A missing database
     /// is an error (exit 74) that says so. A PostgreSQL database is
-    /// connected to directly (its schema created or upgraded if this is the
-    /// first use): jobctl works the same from a host without a jobd.
+    /// connected to directly, so jobctl works the same from a host without a
+    /// jobd; its schema is never created or upgraded by jobctl (a missing
+    /// one is exit 74, as a missing SQLite file: a `schema=` typo must not
+    /// make a queue no jobd reads). A statement waits at most 10 s for a
+    /// lock another session holds, then the command exits 75.
     func withStore<T: Sendable>(_ config: DaemonConfig, _ body: (any JobStore) async throws -> T) async throws -> T {
         if config.usesPostgres { return try await withPostgres(config, body) }
         let path = config.database
@@ -126,10 +129,16 @@ struct Session: Sendable {
         }
     }
 
+    /// How long a statement waits for a lock another session holds
+    /// (PostgreSQL), as SQLite's busy timeout: then exit 75.
+    static let lockTimeout = Duration.seconds(10)
+
     private func withPostgres<T: Sendable>(_ config: DaemonConfig, _ body: (any JobStore) async throws -> T) async throws -> T {
-        let configuration: PostgresStoreConfiguration
+        var configuration: PostgresStoreConfiguration
         do {
             configuration = try config.postgresConfiguration(environment: environment, applicationName: "jobctl \(config.node)")
+            configuration.createsSchema = false
+            configuration.lockTimeout = Session.lockTimeout
         } catch let error as JobStoreError {
             throw JobctlError(error)
         }
