@@ -32,6 +32,9 @@ final class Maintenance: Sendable {
     }
 
     let state = Mutex(State())
+    /// Steps of the wall clock between rounds: after one forward, every
+    /// live lease looks expired until its runner renews it.
+    let clockSteps = WallClockSteps(wall: { Date() })
 
     /// How long the leader lease lasts unless renewed (every round): the
     /// jobs' lease, so that the role passes on from a leader that died as
@@ -84,6 +87,7 @@ extension Daemon {
             let leader = try await store.acquireLeadership(
                 of: Maintenance.role, owner: owner, for: Maintenance.leaderLease(lease: lease))
             noteAnswered(leader: leader, lease: lease)
+            noteClockStep(lease: lease)
             guard leader else { return }
             // The database answers again after a while: so may the other
             // hosts' connections, a moment later. Their leases expired
@@ -94,7 +98,8 @@ extension Daemon {
                 return state.requeueAfter != nil
             }
             guard !waiting else { return }
-            let requeued = try await store.requeueExpiredLeases()
+            // This jobd's own running jobs are alive whatever their expiry reads.
+            let requeued = try await store.requeueExpiredLeases(sparing: engine.runningLeases)
             if !requeued.isEmpty {
                 logger.notice("requeued \(requeued.count) job(s) whose runner stopped renewing its lease: \(requeued.prefix(20).map(String.init).joined(separator: ", ")); each resumes at its first stage without a fulfilled result")
                 engine.nudge()
@@ -103,6 +108,19 @@ extension Daemon {
         } catch {
             noteFailed(error)
         }
+    }
+
+    /// After the wall clock stepped forward (or the machine slept), every
+    /// lease looks expired until its runner renews it: the other jobds get a
+    /// lease's time to do so before any is requeued, and pruning waits an
+    /// hour, in case the clock was set wrong and is set back.
+    private func noteClockStep(lease: Duration) {
+        guard let step = maintenance.clockSteps.look().step, step > 0 else { return }
+        maintenance.state.withAnnouncedLock { state in
+            state.requeueAfter = max(state.requeueAfter ?? .now, .now + lease)
+            state.nextPrune = max(state.nextPrune, .now + Maintenance.pruneInterval)
+        }
+        logger.warning("the clock moved forward by \(WallClockSteps.text(step)) (a clock step or a suspend): expired leases are requeued once \(lease.jobdText) has passed, so that live runners renew theirs first; pruning waits an hour")
     }
 
     private func pruneIfDue() async throws {

@@ -34,9 +34,10 @@ extension Engine {
         case let .runnable(pool):
             pools[pool]?.fill()
         case let .cancellationRequested(id):
-            guard let run = run(of: id) else { return }
+            let runs = runs(of: id)
+            guard !runs.isEmpty else { return }
             context.log(.info, "cancellation requested: stopping the job", job: id)
-            run.stop(EngineError(.cancelled, "cancelled: a cancellation was requested", jobID: id))
+            for run in runs { run.stop(EngineError(.cancelled, "cancelled: a cancellation was requested", jobID: id)) }
         case .resync:
             context.log(.notice, "wake-ups from other hosts resumed (the LISTEN connection to the database was lost and is made again; what was sent meanwhile is made up for): claiming and renewing leases now")
             nudge()

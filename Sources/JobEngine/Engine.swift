@@ -44,7 +44,10 @@ public final class Engine: Sendable {
 
     private struct State {
         var started = false
-        var running: [Int64: (run: JobRun, pool: PoolScheduler)] = [:]
+        /// By job and claim: a job this engine claimed again while an
+        /// earlier run of it still ends (its lease was lost meanwhile) is
+        /// two runs, each tracked to its end.
+        var running: [RunKey: (run: JobRun, pool: PoolScheduler)] = [:]
         var drainWaiters: [@Sendable () -> Void] = []
         /// Drained: timers stop rescheduling.
         var finished = false
@@ -245,13 +248,20 @@ public final class Engine: Sendable {
         let run = JobRun(context: current, claimed: claimed, definition: definition, drain: drainFlag) { [weak self] run in
             self?.ended(run)
         }
-        state.withAnnouncedLock { $0.running[run.id] = (run, pool) }
+        let earlier = state.withAnnouncedLock { state -> [JobRun] in
+            state.running[RunKey(run.lease)] = (run, pool)
+            return state.running.values.map(\.run).filter { $0.id == run.id && $0 !== run }
+        }
+        for stale in earlier {
+            stale.stop(EngineError(
+                .leaseLost, "job \(run.id) was claimed again (its lease had expired): its earlier run here stops", jobID: run.id))
+        }
         run.start()
     }
 
     private func ended(_ run: JobRun) {
         let (pool, waiters) = state.withAnnouncedLock { state -> (PoolScheduler?, [@Sendable () -> Void]) in
-            let pool = state.running.removeValue(forKey: run.id)?.pool
+            let pool = state.running.removeValue(forKey: RunKey(run.lease))?.pool
             guard drainFlag.isDraining, state.running.isEmpty else { return (pool, []) }
             state.finished = true
             defer { state.drainWaiters = [] }
@@ -273,9 +283,16 @@ public final class Engine: Sendable {
         }
     }
 
-    /// The run of job `id`, if it runs in this engine now.
-    func run(of id: Int64) -> JobRun? {
-        state.withAnnouncedLock { $0.running[id]?.run }
+    /// The runs of job `id` in this engine now (more than one only while
+    /// an earlier run of a job claimed again ends).
+    func runs(of id: Int64) -> [JobRun] {
+        state.withAnnouncedLock { $0.running.values.map(\.run).filter { $0.id == id } }
+    }
+
+    /// The leases of the jobs running here, for ``JobStore/requeueExpiredLeases(sparing:completion:)``
+    /// to leave alone, whatever the wall clock says of their expiry.
+    public var runningLeases: [Lease] {
+        state.withAnnouncedLock { $0.running.values.map(\.run.lease) }
     }
 
     /// Extends the running jobs' leases; stops the jobs whose lease was lost
@@ -283,22 +300,28 @@ public final class Engine: Sendable {
     /// one waits for the database, the next is skipped. A failure is logged
     /// once, and the recovery when a renewal goes through again.
     func renewLeases() {
-        let runs = state.withAnnouncedLock { state -> [Int64: JobRun]? in
+        let runs = state.withAnnouncedLock { state -> [JobRun]? in
             guard !state.running.isEmpty, !state.renewal.underWay else { return nil }
             state.renewal.underWay = true
-            return Dictionary(uniqueKeysWithValues: state.running.map { ($0.key, $0.value.run) })
+            return state.running.values.map(\.run)
         }
         guard let runs else { return }
-        context.store.renew(runs.values.map(\.lease), leaseDuration: context.configuration.leaseDuration) { result in
+        context.store.renew(runs.map(\.lease), leaseDuration: context.configuration.leaseDuration) { result in
             let notes = self.state.withAnnouncedLock { $0.renewal.finished(result) }
             for note in notes { self.context.log(note.level, note.message, job: note.job) }
             guard case let .success(renewal) = result else { return }
-            for id in renewal.lost {
-                runs[id]?.stop(EngineError(
-                    .leaseLost, "job \(id) is no longer this engine's: its lease expired and another runner may hold it", jobID: id))
-            }
-            for id in renewal.cancellationRequested {
-                runs[id]?.stop(EngineError(.cancelled, "cancelled: a cancellation was requested", jobID: id))
+            // By lease, not by job: of two runs of one job, the earlier claim's is the one lost.
+            let renewed = Set(renewal.renewed.map(RunKey.init))
+            let (lost, cancelled) = (Set(renewal.lost), Set(renewal.cancellationRequested))
+            for run in runs {
+                let held = renewed.contains(RunKey(run.lease))
+                if !held, lost.contains(run.id) {
+                    run.stop(EngineError(
+                        .leaseLost, "job \(run.id) is no longer this engine's: its lease expired and another runner may hold it",
+                        jobID: run.id))
+                } else if held, cancelled.contains(run.id) {
+                    run.stop(EngineError(.cancelled, "cancelled: a cancellation was requested", jobID: run.id))
+                }
             }
         }
     }
@@ -313,7 +336,7 @@ public final class Engine: Sendable {
 
     /// Puts the jobs of runners whose lease expired back to pending, then claims.
     private func requeueExpired() {
-        context.store.requeueExpiredLeases { result in
+        context.store.requeueExpiredLeases(sparing: runningLeases) { result in
             switch result {
             case let .success(ids) where !ids.isEmpty:
                 self.context.log(.info, "requeued \(ids.count) job(s) whose runner stopped: \(ids.prefix(20).map(String.init).joined(separator: ", "))")
@@ -333,4 +356,14 @@ private final class LaunchRelay: @unchecked Sendable {
     // before any pool can claim (claims start in `start()`); it is only
     // read after that.
     weak var engine: Engine?
+}
+
+/// A run of a job, as its lease names it: the job and the claim.
+struct RunKey: Hashable, Sendable {
+    var jobID: Int64
+    var claim: Int
+
+    init(_ lease: Lease) {
+        (jobID, claim) = (lease.jobID, lease.claim)
+    }
 }

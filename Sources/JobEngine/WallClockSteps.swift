@@ -12,10 +12,10 @@ import Synchronization
 /// After a step forward, jobd's wall-clock times look older than they are:
 /// schedule occurrences the clock jumped over seem due, and every lease
 /// seems expired until its runner renews it.
-final class WallClockSteps: Sendable {
+public final class WallClockSteps: Sendable {
     /// A difference between the clocks up to this is drift or a late
     /// reading, not a step.
-    static let threshold: TimeInterval = 5
+    public static let threshold: TimeInterval = 5
 
     private let wall: @Sendable () -> Date
     private let monotonic: @Sendable () -> TimeInterval
@@ -24,7 +24,7 @@ final class WallClockSteps: Sendable {
     /// - Parameters:
     ///   - wall: the wall clock (the engine's).
     ///   - monotonic: seconds on a clock no step moves (tests inject one).
-    init(
+    public init(
         wall: @escaping @Sendable () -> Date,
         monotonic: @escaping @Sendable () -> TimeInterval = WallClockSteps.suspendingSeconds
     ) {
@@ -35,7 +35,7 @@ final class WallClockSteps: Sendable {
     /// How far the wall clock stepped since the last look (forward is
     /// positive), when more than ``threshold`` either way; nil otherwise
     /// and at the first look. `now` is the wall clock's reading.
-    func look() -> (now: Date, step: TimeInterval?) {
+    public func look() -> (now: Date, step: TimeInterval?) {
         let now = (wall: wall(), monotonic: monotonic())
         let previous = last.withAnnouncedLock { last in
             defer { last = now }
@@ -47,7 +47,7 @@ final class WallClockSteps: Sendable {
     }
 
     /// CLOCK_MONOTONIC in seconds.
-    static let suspendingSeconds: @Sendable () -> TimeInterval = {
+    public static let suspendingSeconds: @Sendable () -> TimeInterval = {
         let elapsed = SuspendingClock.now - origin
         return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
     }
@@ -55,7 +55,7 @@ final class WallClockSteps: Sendable {
     private static let origin = SuspendingClock.now
 
     /// A step's size as jobd writes durations (`1d2h`, `45s`).
-    static func text(_ step: TimeInterval) -> String {
+    public static func text(_ step: TimeInterval) -> String {
         Duration.seconds(Int64(abs(step).rounded())).jobdText
     }
 }

@@ -46,7 +46,11 @@ public protocol JobStore: Sendable {
     /// pending (its fulfilled stages kept, so it resumes from its first stage
     /// without a fulfilled result), or to cancelled if a cancellation was
     /// requested. Gives the ids of the jobs it changed.
-    func requeueExpiredLeases(completion: @escaping @Sendable (Result<[Int64], any Error>) -> Void)
+    ///
+    /// The leases in `sparing` are left alone whatever their expiry says:
+    /// the caller runs those jobs and renews their leases (after the wall
+    /// clock stepped forward, every live lease looks expired until renewed).
+    func requeueExpiredLeases(sparing: [Lease], completion: @escaping @Sendable (Result<[Int64], any Error>) -> Void)
 
     /// The owners holding leases on running jobs now, with how many jobs each.
     func leaseOwners() async throws -> [String: Int]
@@ -213,9 +217,9 @@ extension JobStore {
         }
     }
 
-    public func requeueExpiredLeases() async throws -> [Int64] {
+    public func requeueExpiredLeases(sparing: [Lease] = []) async throws -> [Int64] {
         try await withCheckedThrowingContinuation { continuation in
-            requeueExpiredLeases { continuation.resume(with: $0) }
+            requeueExpiredLeases(sparing: sparing) { continuation.resume(with: $0) }
         }
     }
 

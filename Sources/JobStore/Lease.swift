@@ -22,6 +22,22 @@ public struct Lease: Sendable, Hashable {
     }
 }
 
+/// A lease as `requeueExpiredLeases(sparing:)` matches it: without its
+/// expiry, which the caller's copy and the database's may read differently.
+struct SparedLease: Hashable {
+    var jobID: Int64
+    var owner: String
+    var claim: Int
+
+    init(jobID: Int64, owner: String, claim: Int) {
+        (self.jobID, self.owner, self.claim) = (jobID, owner, claim)
+    }
+
+    init(_ lease: Lease) {
+        self.init(jobID: lease.jobID, owner: lease.owner, claim: lease.claim)
+    }
+}
+
 /// A job handed to an engine by ``JobStore/claim(pool:owner:limit:leaseDuration:)``.
 public struct ClaimedJob: Sendable, Hashable {
     public var job: Job

@@ -110,16 +110,20 @@ extension SQLiteJobStore {
         }, completion: completion)
     }
 
-    public func requeueExpiredLeases(completion: @escaping @Sendable (Result<[Int64], any Error>) -> Void) {
+    public func requeueExpiredLeases(
+        sparing: [Lease], completion: @escaping @Sendable (Result<[Int64], any Error>) -> Void
+    ) {
+        let spared = Set(sparing.map(SparedLease.init))
         writer.enqueue(atomic: true, { db in
             let now = Timestamp.now()
             let expired = try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT id, cancel_requested, lease_owner, lease_expires_at FROM jobs
+                    SELECT id, cancel_requested, lease_owner, lease_expires_at, claims FROM jobs
                     WHERE state = 'running' AND lease_expires_at < ?
                     """,
-                arguments: [now])
+                arguments: [now]
+            ).filter { !spared.contains(SparedLease(jobID: $0[0], owner: $0[2] ?? "", claim: $0[4])) }
             for row in expired {
                 let id: Int64 = row[0]
                 let cancel: Bool = row[1]

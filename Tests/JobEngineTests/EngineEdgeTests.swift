@@ -79,6 +79,50 @@ import Testing
     }
 }
 
+/// A job this engine claims again while its earlier run still ends (the
+/// lease lapsed and the job was requeued, as another jobd does after a
+/// clock step): the earlier run is stopped, each run is tracked to its own
+/// end, and the pool gets every slot back.
+@Suite struct EngineClaimedAgainTests {
+    @Test func aJobClaimedAgainStopsItsEarlierRunAndLeaksNoPoolSlot() async throws {
+        let out = try makeTemporaryFolder()
+        // SIGTERM is ignored: the earlier run lasts the kill grace after it is told to stop.
+        let harness = try EngineHarness([
+            """
+            name: again
+            pipeline:
+              - then: long
+                shell: 'trap "" TERM; echo $$ >> \(out)/pids; exec sleep 600'
+            """,
+        ], killGrace: .seconds(3))
+        let id = try await harness.submit("again")
+        _ = try await harness.waitFor(id) { $0.stage("long")?.state == .running }
+        try await harness.store.executeInWriteTransaction(
+            "UPDATE jobs SET state = 'pending', lease_owner = NULL, lease_expires_at = NULL WHERE id = \(id)")
+        harness.engine.nudge()
+        func pids() -> [Int32] {
+            ((try? String(contentsOfFile: out + "/pids", encoding: .utf8)) ?? "").split(separator: "\n").compactMap { Int32($0) }
+        }
+        let deadline = ContinuousClock.now + .seconds(60)
+        while pids().count < 2, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        let (first, second) = (try #require(pids().first), try #require(pids().last))
+        #expect(first != second, "claimed and run again")
+        #expect(await processGroupGone(first), "the earlier run was stopped")
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(harness.engine.runningCount == 1, "the later run is still tracked")
+        #expect(try await harness.engine.status().runningByPool["default"] == 1)
+        #expect(try await harness.store.job(id)?.job.claims == 2)
+
+        _ = try await harness.store.requestCancellation(of: id)
+        let detail = try await harness.resolved(id, within: .seconds(60))
+        #expect(detail.job.state == .cancelled)
+        #expect(await processGroupGone(second))
+        #expect(harness.engine.runningCount == 0)
+        #expect(try await harness.engine.status().runningByPool["default"] == 0, "no slot leaked")
+        await harness.stop()
+    }
+}
+
 /// Leases are renewed while a job runs longer than one lease.
 @Suite struct EngineLeaseTests {
     @Test func aLongStageKeepsItsLease() async throws {

@@ -34,6 +34,24 @@ import Testing
         #expect(try await store.job(later)?.job.state == .pending)
     }
 
+    /// The caller's own leases are spared, whatever their expiry reads (a
+    /// wall clock stepped forward); the same job under an older claim is not.
+    @Test(arguments: StoreKind.allCases)
+    func requeueingSparesTheLeasesItIsGiven(_ kind: StoreKind) async throws {
+        let (store, scope) = try await makeStore(kind)
+        _ = scope
+        let ids = try await store.submit((0..<3).map { _ in job() }).map(\.id)
+        let claimed = try await store.claim(pool: "default", owner: "me", limit: 3, leaseDuration: .milliseconds(1))
+        try #require(claimed.map(\.job.id) == ids)
+        try await Task.sleep(for: .milliseconds(20))
+        var stale = claimed[2].lease
+        stale.claim -= 1
+        let requeued = try await store.requeueExpiredLeases(sparing: [claimed[0].lease, stale])
+        #expect(requeued.sorted() == [ids[1], ids[2]])
+        #expect(try await store.job(ids[0])?.job.state == .running, "spared")
+        #expect(try await store.requeueExpiredLeases() == [ids[0]], "spared only when given")
+    }
+
     @Test(arguments: StoreKind.allCases)
     func staleLeaseCannotWrite(_ kind: StoreKind) async throws {
         let (store, scope) = try await makeStore(kind)

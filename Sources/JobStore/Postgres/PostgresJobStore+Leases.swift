@@ -119,21 +119,24 @@ extension PostgresJobStore {
         max(.seconds(1), duration / 3)
     }
 
-    public func requeueExpiredLeases(completion: @escaping @Sendable (Result<[Int64], any Error>) -> Void) {
+    public func requeueExpiredLeases(
+        sparing: [Lease], completion: @escaping @Sendable (Result<[Int64], any Error>) -> Void
+    ) {
+        let spared = Set(sparing.map(SparedLease.init))
         writer.enqueue(atomic: true, { session in
             // Jobs whose writer holds a lock now are alive: skipped, looked at next time.
             let expired = try await session.rows(
                 """
-                SELECT id, cancel_requested, lease_owner, lease_expires_at, pool FROM {s}.jobs
+                SELECT id, cancel_requested, lease_owner, lease_expires_at, pool, claims FROM {s}.jobs
                 WHERE state = 'running' AND lease_expires_at < now()
                 ORDER BY id
                 FOR UPDATE SKIP LOCKED
                 """
-            ) { row -> (id: Int64, cancel: Bool, owner: String, expiry: String, pool: String) in
+            ) { row -> (id: Int64, cancel: Bool, owner: String, expiry: String, pool: String, claim: Int) in
                 let row = PGRow(row)
                 return (try row.int64(0), try row.bool(1), try row.text(2) ?? "?",
-                        try row.date(3).map(Timestamp.text) ?? "?", try row.text(4) ?? "")
-            }
+                        try row.date(3).map(Timestamp.text) ?? "?", try row.text(4) ?? "", try row.int(5))
+            }.filter { !spared.contains(SparedLease(jobID: $0.id, owner: $0.owner, claim: $0.claim)) }
             var pools: Set<String> = []
             for job in expired {
                 if job.cancel {
