@@ -13,10 +13,10 @@ extension Engine {
     public static func leakHandler(logger: Logger) -> @Sendable (PMKLeakReport) -> Void {
         { leak in
             if leak.canReject {
-                logger.warning("\(leak.event) (made at \(leak.location)); rejecting it so its job goes on")
+                logger.warning("\(leak.event.message) (made at \(leak.location)); rejecting it so its job goes on")
                 leak.reject(PendingPromiseDeallocated(location: leak.location))
             } else {
-                logger.warning("\(leak.event) (made at \(leak.location))")
+                logger.warning("\(leak.event.message) (made at \(leak.location))")
             }
         }
     }

@@ -13,8 +13,13 @@ public enum LogEvent: Sendable {
     case cauterized(any Error)
 }
 
-extension LogEvent: CustomStringConvertible {
-    public var description: String {
+// No `CustomStringConvertible`: as in PromiseKit, `"\(event)"` is the case
+// (`pendingPromiseDeallocated`, `cauterized(…)`), so code that logs or
+// compares interpolated events behaves the same against either library.
+extension LogEvent {
+    /// The event as a sentence, as the default `logHandler` writes it
+    /// (`warning: pending promise deallocated`).
+    public var message: String {
         switch self {
         case .waitOnMainThread:
             return "warning: `wait()` called on main thread!"
@@ -58,7 +63,7 @@ public struct PMKLeakReport: Sendable, CustomStringConvertible {
     }
 
     public var description: String {
-        "\(event) (made at \(location))"
+        "\(event.message) (made at \(location))"
     }
 }
 

@@ -13,13 +13,13 @@ extension PMKConfiguration {
         switch event {
         case .pendingPromiseDeallocated, .pendingGuaranteeDeallocated:
             if let location = ThreadDrainState.leakBeingReported {
-                writeLine("Promises: \(event) (made at \(location))")
+                writeLine("Promises: \(event.message) (made at \(location))")
                 return
             }
         case .waitOnMainThread, .cauterized:
             break
         }
-        writeLine("Promises: \(event)")
+        writeLine("Promises: \(event.message)")
     }
 
     /// Writes `text` and a newline to stderr in as few `write`s as it takes,

@@ -117,7 +117,17 @@ final class ConfigurationTests: XCTestCase {
             done.fulfill()
         }
         wait(for: [done], timeout: 60)
-        XCTAssertEqual(log.all, ["cauterized-error: offline"])
+        XCTAssertEqual(log.all.count, 1)
+        XCTAssert(log.all.first?.hasPrefix("cauterized(") == true, "\(log.all)")
+        XCTAssert(log.all.first?.hasSuffix("FetchError.offline)") == true, "\(log.all)")
+    }
+
+    // As in PromiseKit, an interpolated event is its case: log lines and
+    // comparisons written against PromiseKit read the same here.
+    func testAnEventInterpolatesAsItsCase() {
+        XCTAssertEqual("\(LogEvent.waitOnMainThread)", "waitOnMainThread")
+        XCTAssertEqual("\(LogEvent.pendingPromiseDeallocated)", "pendingPromiseDeallocated")
+        XCTAssertEqual("\(LogEvent.pendingGuaranteeDeallocated)", "pendingGuaranteeDeallocated")
     }
 
     func testLeakEventsReachACustomLogHandler() {

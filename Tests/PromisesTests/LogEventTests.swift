@@ -11,13 +11,18 @@ import Testing
 extension GlobalConfiguration {
     @Suite("Log events")
     struct LogEventTests {
-        @Test("each event describes itself; .cauterized includes its error")
-        func descriptions() {
+        @Test("an event interpolates as its case, as in PromiseKit; .message is a sentence")
+        func interpolationAndMessage() {
+            #expect("\(LogEvent.waitOnMainThread)" == "waitOnMainThread")
+            #expect("\(LogEvent.pendingPromiseDeallocated)" == "pendingPromiseDeallocated")
+            #expect("\(LogEvent.pendingGuaranteeDeallocated)" == "pendingGuaranteeDeallocated")
+            #expect("\(LogEvent.cauterized(TestError.numbered(77)))".hasPrefix("cauterized("))
             let events: [LogEvent] = [.waitOnMainThread, .pendingPromiseDeallocated, .pendingGuaranteeDeallocated,
                                       .cauterized(TestError.numbered(77))]
-            let descriptions = events.map(\.description)
-            #expect(Set(descriptions).count == 4)
-            #expect(descriptions[3].contains("numbered(77)"))
+            let messages = events.map(\.message)
+            #expect(messages[1] == "warning: pending promise deallocated")
+            #expect(Set(messages).count == 4)
+            #expect(messages[3].contains("numbered(77)"))
         }
 
         @Test("conf.logHandler can be called directly and reaches the installed handler")
