@@ -62,6 +62,9 @@ final class ScheduleFirer: Sendable {
         /// The missed occurrences have been dealt with as `catch-up` says:
         /// later ticks need not look back again.
         var caughtUp = false
+        /// What `catch-up: all` did with the missed occurrences has been
+        /// logged (once: under `overlap: queue` they fire over many ticks).
+        var backlogLogged = false
         /// The schedule's next occurrence, as last computed.
         var upcoming: Upcoming?
     }
@@ -177,6 +180,8 @@ final class ScheduleFirer: Sendable {
         let missedThrough = min(now, watch.since)
         var due: [Date] = []
         var caughtUp = true
+        /// Under `catch-up: all`, what was missed, for the summary logged once the missed occurrences are fired.
+        var backlog: String?
         if !watch.caughtUp, mark < missedThrough {
             state.withAnnouncedLock { $0.lookBacks += 1 }
             switch schedule.catchUp {
@@ -202,12 +207,13 @@ final class ScheduleFirer: Sendable {
             case .all:
                 let missed = expression.latestOccurrences(
                     after: mark, through: missedThrough, in: zone, limit: ScheduleDefinition.maxCatchUp + 1)
-                if missed.count > ScheduleDefinition.maxCatchUp {
-                    log(.warning, "\(what): more than \(ScheduleDefinition.maxCatchUp) occurrences fell while no jobd ran this schedule; the latest \(ScheduleDefinition.maxCatchUp) run (catch-up: all)")
-                }
                 due += missed.suffix(ScheduleDefinition.maxCatchUp).map(Self.millisecond)
+                backlog = missed.count > ScheduleDefinition.maxCatchUp
+                    ? "more than \(ScheduleDefinition.maxCatchUp) occurrences fell while no jobd ran this schedule; catch-up: all fires the latest \(ScheduleDefinition.maxCatchUp)"
+                    : "\(missed.count) occurrence\(missed.count == 1 ? "" : "s") fell while no jobd ran this schedule; catch-up: all fires each"
             }
         }
+        let missedDue = due.count
         let onTimeAfter = max(due.last ?? mark, mark, missedThrough)
         if watch.upcoming?.covers(onTimeAfter) != true {
             watch.upcoming = Upcoming(after: onTimeAfter, next: expression.next(after: onTimeAfter, in: zone))
@@ -216,7 +222,27 @@ final class ScheduleFirer: Sendable {
             due += expression.occurrences(after: onTimeAfter, through: now, in: zone, limit: ScheduleDefinition.maxCatchUp)
                 .map(Self.millisecond).filter { $0 > mark }
         }
-        if try await fire(due, of: schedule, definition: definition, from: &mark, into: &tick) {
+        let before = (fired: tick.fired.count, skipped: tick.skipped)
+        var complete = try await fire(Array(due.prefix(missedDue)), of: schedule, definition: definition, from: &mark, into: &tick)
+        if let backlog, !watch.backlogLogged, missedDue > 0 {
+            watch.backlogLogged = true
+            let made = tick.fired.count - before.fired
+            let skipped = tick.skipped - before.skipped
+            var outcome = "\(made) made a job"
+            if skipped > 0 {
+                outcome += schedule.overlap == .skip
+                    ? ", \(skipped) \(skipped == 1 ? "was" : "were") skipped because an earlier job of \(definition.name) had not ended (overlap: skip; with overlap: queue or allow each of them runs)"
+                    : ", \(skipped) \(skipped == 1 ? "was" : "were") skipped (the notices above say why)"
+            }
+            if !complete {
+                outcome += ", \(missedDue - made - skipped) wait to fire one at a time, each once the previous job has ended (overlap: queue)"
+            }
+            log(backlog.hasPrefix("more") ? .warning : .notice, "\(what): \(backlog): \(outcome)")
+        }
+        if complete {
+            complete = try await fire(Array(due.dropFirst(missedDue)), of: schedule, definition: definition, from: &mark, into: &tick)
+        }
+        if complete {
             watch.caughtUp = watch.caughtUp || caughtUp
         }
         if watch.upcoming?.covers(now) != true {

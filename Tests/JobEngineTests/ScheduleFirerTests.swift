@@ -107,6 +107,24 @@ import Testing
         try await store.close()
     }
 
+    /// Under `overlap: skip` the first missed occurrence's job is still
+    /// pending when the next is fired: the log says how many made a job
+    /// and why the others did not, rather than that all of them run.
+    @Test(arguments: [("skip", 1), ("allow", 100)])
+    func catchUpAllSaysWhatItFired(overlap: String, made: Int) async throws {
+        let store = try store()
+        let logs = LogLines()
+        let report = try definition("every: 1m\ncatch-up: all\noverlap: \(overlap)")
+        _ = try await store.startSchedule(definition: "report", schedule: report.schedules[0].key, at: Self.t0)
+        let tick = await firer(store, logs: logs).tick(at: Self.t0 + 200 * 60, definitions: [report])
+        #expect(tick.fired.count == made)
+        let summary = try #require(logs.all.first { $0.contains("more than 100 occurrences fell while no jobd ran") })
+        #expect(summary.contains("catch-up: all fires the latest 100: \(made) made a job"), "\(summary)")
+        #expect(summary.contains("\(100 - made) were skipped because an earlier job of report had not ended") == (made < 100),
+                "\(summary)")
+        try await store.close()
+    }
+
     @Test func overlapSkipSkipsWhileThePreviousRunsAndSaysSo() async throws {
         let store = try store()
         let report = try definition("every: 1m\noverlap: skip")
