@@ -115,6 +115,12 @@ extension Diagnostic {
         public static let badSchedule = Code("bad-schedule")
         /// A warning: a `schedule:` expression with no occurrence after now.
         public static let scheduleNeverFires = Code("schedule-never-fires")
+        /// A file's problems past the first few: counted, not listed.
+        public static let tooManyProblems = Code("too-many-problems")
+        /// Schedules of one definition that are copies of one another.
+        public static let duplicateSchedule = Code("duplicate-schedule")
+        /// More schedules in one definition than jobd fires.
+        public static let tooManySchedules = Code("too-many-schedules")
         /// A warning: `$TZ` names no zone jobd can read, and schedules
         /// without `timezone:` are read in `/etc/localtime`'s zone instead.
         public static let unusableTZ = Code("unusable-tz")
