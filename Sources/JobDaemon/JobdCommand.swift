@@ -81,8 +81,8 @@ public struct JobdCommand: AsyncParsableCommand {
         let errors = result.diagnostics.filter { $0.severity == .error }.count
         let warnings = result.diagnostics.count - errors
         if let configuration = result.value {
-            let names = configuration.definitions.names.sorted()
-            print("ok: \(location.path): \(names.count) definition(s): \(names.joined(separator: ", "))"
+            let names = configuration.definitions.names
+            print("ok: \(location.path): \(names.count) definition(s): \(DefinitionSet.summary(of: names))"
                 + (warnings > 0 ? "; \(warnings) warning(s)" : ""))
             return JobdExit.ok
         }
