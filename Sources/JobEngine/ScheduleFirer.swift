@@ -65,6 +65,8 @@ final class ScheduleFirer: Sendable {
         /// What `catch-up: all` did with the missed occurrences has been
         /// logged (once: under `overlap: queue` they fire over many ticks).
         var backlogLogged = false
+        /// A mark ahead of the clock has been logged.
+        var aheadLogged = false
         /// The schedule's next occurrence, as last computed.
         var upcoming: Upcoming?
     }
@@ -127,6 +129,7 @@ final class ScheduleFirer: Sendable {
                         mark = try await store.startSchedule(definition: definition.name, schedule: schedule.key, at: now)
                     }
                     var watch = watches[id] ?? Watch(since: now)
+                    try await check(&mark, of: schedule, definition: definition, watch: &watch, at: now)
                     try await fire(schedule, of: definition, watch: &watch, from: &mark, at: now, zone: zone, into: &tick)
                     state.withAnnouncedLock { state in
                         if state.watches[id] != nil { state.watches[id] = watch }
@@ -167,6 +170,31 @@ final class ScheduleFirer: Sendable {
             return state.watches
         }
     }
+
+    /// A mark jobd cannot have written — not a time (a hand-edited row reads
+    /// as before 1970) — is replaced by `now`: the schedule starts anew, as
+    /// one without a mark does. A mark ahead of the clock is kept (after a
+    /// step back, the occurrences up to it were fired) but said once, as
+    /// the schedule fires nothing until the clock reaches it.
+    private func check(
+        _ mark: inout Date, of schedule: ScheduleDefinition, definition: JobDefinition, watch: inout Watch, at now: Date
+    ) async throws {
+        let what = "schedule \(schedule.key) of \(definition.name)"
+        if mark < Date(timeIntervalSince1970: 0) {
+            let restart = Self.millisecond(now)
+            if try await store.skipOccurrences(definition: definition.name, schedule: schedule.key, through: restart) {
+                log(.warning, "\(what): its mark in schedule_marks (fired_through) is not a time jobd wrote; replaced by now, \(Self.text(restart)): the schedule starts anew, and what it missed is not caught up")
+            }
+            mark = restart
+            watch = Watch(since: now)
+        } else if mark > now + Self.markAheadTolerance, !watch.aheadLogged {
+            watch.aheadLogged = true
+            log(.warning, "\(what): fired through \(Self.text(mark)), after now (\(Self.text(now))): it fires nothing until then. The clock went back, or the mark was written by a host whose clock ran ahead or by hand; to start the schedule anew from now, delete its row from schedule_marks (definition \(definition.name), schedule \(schedule.key))")
+        }
+    }
+
+    /// How far a mark may be ahead of the clock before it is worth a warning.
+    static let markAheadTolerance: TimeInterval = 60
 
     /// Fires the due occurrences of one schedule; notes in `watch` whether
     /// the occurrences missed before `watch.since` have been dealt with, and
