@@ -78,11 +78,18 @@ import Glibc
     /// told so (the reply jobd wrote before closing), not "Broken pipe".
     @Test func aClientPastTheConnectionLimitIsToldWhy() async throws {
         let sandbox = try Sandbox()
-        let daemon = try FakeDaemon(path: sandbox.socketPath)
+        // Each held connection asks for metrics, which are slow to come:
+        // it counts against the limit until answered, past the 2 s a
+        // connection has to send its request.
+        let daemon = try FakeDaemon(path: sandbox.socketPath, metricsDelay: .seconds(30))
         defer { daemon.stop() }
-        let held = try (0..<ControlServer.maxConnections).map { _ in try connect(sandbox.socketPath) }
+        let request = Array(#"{"command":"metrics"}"#.utf8) + [UInt8(ascii: "\n")]
+        let held = try (0..<ControlServer.maxConnections).map { _ in try connect(sandbox.socketPath, sending: request) }
         defer { held.forEach { close($0) } }
-        try await Task.sleep(for: .milliseconds(100))
+        let deadline = ContinuousClock.now + .seconds(30)
+        while daemon.received.count < ControlServer.maxConnections, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
         // Each of a few tries: whether jobd closes before or after jobctl
         // has sent its request is a race.
         for _ in 0..<3 {
