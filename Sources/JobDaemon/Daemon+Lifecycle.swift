@@ -43,7 +43,7 @@ extension Daemon {
         }
         let current = state.withAnnouncedLock { $0.config }
         guard let loaded = result.value else {
-            let count = result.diagnostics.filter { $0.severity == .error }.count
+            let count = result.diagnostics.errorCount
             logger.error("reload refused: \(count) error(s) in the new configuration (above); the running configuration stays in force")
             notifier.ready(status: "reload refused, see the log; " + state.withAnnouncedLock { $0.lastStatus })
             return

@@ -312,6 +312,7 @@ import Testing
         #expect(last.severity == .error && last.code == .tooManyProblems)
         #expect(last.position.line == 4 + 3 * most, "where the next problem is: \(last)")
         #expect(last.message.hasPrefix("\(50 - most) errors not shown, from here on"), "\(last)")
+        #expect(result.diagnostics.errorCount == 50 && result.diagnostics.warningCount == 0)
     }
 
     @Test func namesAreSummarisedPastTwenty() {

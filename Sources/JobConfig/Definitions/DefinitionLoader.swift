@@ -153,10 +153,12 @@ public struct DefinitionLoader: Sendable {
         let errors = rest.filter { $0.severity == .error }.count
         let counts = [(errors, "error"), (rest.count - errors, "warning")].filter { $0.0 > 0 }
             .map { "\($0.0) \($0.1)\($0.0 == 1 ? "" : "s")" }.joined(separator: " and ")
-        return Array(diagnostics.prefix(maxDiagnosticsPerFile)) + [Diagnostic(
+        var summary = Diagnostic(
             errors > 0 ? .error : .warning, code: .tooManyProblems, at: rest.first?.position ?? .file(path),
             "\(counts) not shown, from here on: only the first \(maxDiagnosticsPerFile) problems of a file are reported; "
-                + "fix those (often one mistake repeated) and check again")]
+                + "fix those (often one mistake repeated) and check again")
+        summary.notShown = (errors, rest.count - errors)
+        return Array(diagnostics.prefix(maxDiagnosticsPerFile)) + [summary]
     }
 
     /// Joins per-file results, reporting job names declared twice.
