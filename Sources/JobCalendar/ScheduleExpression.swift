@@ -36,14 +36,22 @@ public enum ScheduleExpression: Sendable, Hashable, CustomStringConvertible {
     /// (systemd's limit for calendar events).
     static let maxListItems = 240
 
-    /// Parses `text` as a `kind` expression.
+    /// The least time two occurrences of one expression may be apart, of
+    /// every kind: a schedule fires at most once a second.
+    public static let minimumSpacing: Duration = .seconds(1)
+
+    /// Parses `text` as a `kind` expression whose occurrences are at least
+    /// ``minimumSpacing`` apart.
     ///
     /// `every` takes jobd's durations (`15m`, `1h30m`, `90s`, `1d`) of at
-    /// least one second.
+    /// least one second; a calendar event's seconds may not repeat faster
+    /// (`*:*:00/0.5` and `*:*:00,00.5` are refused, `*:*:00.5` is not);
+    /// cron counts whole minutes.
     public static func parse(kind: ScheduleKind, text: String) throws(ScheduleParseError) -> ScheduleExpression {
         switch kind {
         case .cron: .cron(try CronExpression(parsing: text))
-        case .calendar: .calendar(try CalendarEvent(parsing: text))
+        case .calendar: .calendar(try CalendarEvent(
+            parsing: text, minimumSpacing: Int(minimumSpacing.components.seconds) * CalendarParser.usecPerSecond))
         case .every: .every(try EveryInterval.parse(text))
         }
     }

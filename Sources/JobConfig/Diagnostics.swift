@@ -45,6 +45,9 @@ public struct Diagnostic: Sendable, Hashable, CustomStringConvertible {
     public var position: SourcePosition
     /// What is wrong and, where it helps, what to write instead.
     public var message: String
+    /// For a line that stands for problems not shown (a file's past the
+    /// first few): how many errors and warnings it stands for.
+    public var notShown = (errors: 0, warnings: 0)
 
     public init(_ severity: Severity = .error, code: Code, at position: SourcePosition, _ message: String) {
         self.severity = severity
@@ -55,6 +58,20 @@ public struct Diagnostic: Sendable, Hashable, CustomStringConvertible {
 
     public var description: String {
         "\(position): \(severity.rawValue): \(message)"
+    }
+
+    public static func == (lhs: Diagnostic, rhs: Diagnostic) -> Bool {
+        (lhs.severity, lhs.code, lhs.position, lhs.message) == (rhs.severity, rhs.code, rhs.position, rhs.message)
+            && lhs.notShown == rhs.notShown
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(severity)
+        hasher.combine(code)
+        hasher.combine(position)
+        hasher.combine(message)
+        hasher.combine(notShown.errors)
+        hasher.combine(notShown.warnings)
     }
 }
 
@@ -115,6 +132,12 @@ extension Diagnostic {
         public static let badSchedule = Code("bad-schedule")
         /// A warning: a `schedule:` expression with no occurrence after now.
         public static let scheduleNeverFires = Code("schedule-never-fires")
+        /// A file's problems past the first few: counted, not listed.
+        public static let tooManyProblems = Code("too-many-problems")
+        /// Schedules of one definition that are copies of one another.
+        public static let duplicateSchedule = Code("duplicate-schedule")
+        /// More schedules in one definition than jobd fires.
+        public static let tooManySchedules = Code("too-many-schedules")
         /// A warning: `$TZ` names no zone jobd can read, and schedules
         /// without `timezone:` are read in `/etc/localtime`'s zone instead.
         public static let unusableTZ = Code("unusable-tz")
@@ -124,6 +147,20 @@ extension Diagnostic {
 extension Sequence<Diagnostic> {
     /// Whether any of these is an error (warnings do not stop a load).
     public var containsErrors: Bool { contains { $0.severity == .error } }
+
+    /// How many errors these report, those a line stands for included.
+    public var errorCount: Int {
+        reduce(0) { count, diagnostic in
+            count + (diagnostic.code == .tooManyProblems ? diagnostic.notShown.errors : diagnostic.severity == .error ? 1 : 0)
+        }
+    }
+
+    /// How many warnings these report, those a line stands for included.
+    public var warningCount: Int {
+        reduce(0) { count, diagnostic in
+            count + (diagnostic.code == .tooManyProblems ? diagnostic.notShown.warnings : diagnostic.severity == .warning ? 1 : 0)
+        }
+    }
 }
 
 /// Thrown by the throwing loaders: every diagnostic found, in file order.

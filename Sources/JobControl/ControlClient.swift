@@ -37,9 +37,12 @@ public struct ControlError: Error, Sendable, Hashable, CustomStringConvertible {
 /// The jobctl end of the control socket: connect, send one request, read
 /// one reply. Blocking, with a deadline; for a command-line tool.
 public enum ControlClient {
+    /// Sends `request` and reads jobd's reply, all within `timeout` (by
+    /// default the command's ``ControlRequest/Command/deadline``).
     public static func send(
-        _ request: ControlRequest, to socketPath: String, timeout: Duration = .seconds(2)
+        _ request: ControlRequest, to socketPath: String, timeout: Duration? = nil
     ) throws(ControlError) -> ControlReply {
+        let timeout = timeout ?? request.command.deadline
         let deadline = ContinuousClock.now + timeout
         let fd = try connect(to: socketPath, timeout: timeout)
         defer { close(fd) }
@@ -50,11 +53,23 @@ public enum ControlClient {
             throw ControlError(.failed, socketPath: socketPath, "could not encode the request: \(error)")
         }
         let answer: Data
+        let limit = request.command.replyLimit
         do {
             try ControlSocket.sendAll(line, to: fd, deadline: deadline)
-            answer = try ControlSocket.readLine(from: fd, deadline: deadline, limit: ControlCoding.maximumReply)
         } catch {
-            throw Self.error(error, socketPath: socketPath)
+            // jobd may have refused the connection before reading the
+            // request (it serves too many), and closed it: its reply says
+            // why, where a bare "Broken pipe" would not.
+            if let reply = try? ControlSocket.readLine(from: fd, deadline: deadline, limit: limit),
+               let refusal = try? ControlCoding.decodeLine(ControlReply.self, from: reply), !refusal.ok {
+                throw ControlError(.failed, socketPath: socketPath, "jobd at \(socketPath) refused the request: \(refusal.error ?? "no reason given")")
+            }
+            throw Self.error(error, socketPath: socketPath, command: request.command, timeout: timeout)
+        }
+        do {
+            answer = try ControlSocket.readLine(from: fd, deadline: deadline, limit: limit)
+        } catch {
+            throw Self.error(error, socketPath: socketPath, command: request.command, timeout: timeout)
         }
         let reply: ControlReply
         do {
@@ -69,7 +84,7 @@ public enum ControlClient {
     }
 
     /// `status`, or nil when jobd is not running.
-    public static func status(socketPath: String, timeout: Duration = .seconds(2)) throws(ControlError) -> DaemonStatus? {
+    public static func status(socketPath: String, timeout: Duration? = nil) throws(ControlError) -> DaemonStatus? {
         do {
             return try send(ControlRequest(.status), to: socketPath, timeout: timeout).status
         } catch where error.code == .notRunning {
@@ -108,17 +123,28 @@ public enum ControlClient {
         return fd
     }
 
-    private static func error(_ failure: ControlSocket.Failure, socketPath: String) -> ControlError {
+    private static func error(
+        _ failure: ControlSocket.Failure, socketPath: String, command: ControlRequest.Command, timeout: Duration
+    ) -> ControlError {
         switch failure {
         case .timedOut:
-            ControlError(.timedOut, socketPath: socketPath, "jobd at \(socketPath) did not answer in time")
+            ControlError(.timedOut, socketPath: socketPath, "jobd at \(socketPath) did not answer within \(Self.text(timeout)) (jobctl's deadline for a \(command) request)")
         case .closed:
             ControlError(.failed, socketPath: socketPath, "jobd at \(socketPath) closed the connection without answering")
         case .tooLong:
-            ControlError(.failed, socketPath: socketPath, "jobd at \(socketPath) sent a reply over \(ControlCoding.maximumReply) bytes")
+            ControlError(.failed, socketPath: socketPath, "jobd at \(socketPath) sent a reply over \(ControlCoding.text(bytes: command.replyLimit)) (jobctl's limit for a \(command) reply)")
         case .system:
             ControlError(.failed, socketPath: socketPath, "could not talk to jobd at \(socketPath): \(failure.message)")
         }
+    }
+}
+
+extension ControlClient {
+    /// `2 s`, `0.5 s`: a deadline as an error names it.
+    static func text(_ duration: Duration) -> String {
+        let (seconds, attoseconds) = duration.components
+        guard attoseconds != 0 else { return "\(seconds) s" }
+        return "\(Double(seconds) + Double(attoseconds) / 1e18) s"
     }
 }
 

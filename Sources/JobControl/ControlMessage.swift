@@ -31,12 +31,28 @@ public struct ControlRequest: Codable, Sendable, Hashable {
     }
 
     public var command: Command
-    /// The job a `cancel` is about.
+    /// The job a `cancel` is about: its id, a positive integer.
     public var job: Int64?
 
     public init(_ command: Command, job: Int64? = nil) {
         self.command = command
         self.job = job
+    }
+}
+
+extension ControlRequest.Command {
+    /// The longest reply to this command either end handles: a metrics
+    /// exposition grows with the definitions (about 2 KB for each that has
+    /// run a job), every other reply is small.
+    public var replyLimit: Int {
+        self == .metrics ? ControlCoding.maximumMetricsReply : ControlCoding.maximumReply
+    }
+
+    /// How long jobctl waits for the whole exchange, and jobd for the
+    /// client to read the reply: rendering a large exposition takes
+    /// seconds, every other answer comes at once.
+    public var deadline: Duration {
+        self == .metrics ? .seconds(30) : .seconds(2)
     }
 }
 
@@ -104,8 +120,15 @@ public struct DaemonStatus: Codable, Sendable, Hashable {
 public enum ControlCoding {
     /// The longest request jobd reads.
     public static let maximumLine = 64 * 1024
-    /// The longest reply jobctl reads (a metrics exposition is long).
+    /// The longest reply to any command but `metrics`.
     public static let maximumReply = 16 << 20
+    /// The longest reply to `metrics`.
+    public static let maximumMetricsReply = 256 << 20
+
+    /// `16 MiB`: a limit as the errors and docs name it.
+    public static func text(bytes: Int) -> String {
+        bytes >= 1 << 20 && bytes % (1 << 20) == 0 ? "\(bytes >> 20) MiB" : "\(bytes) bytes"
+    }
 
     public static func encodeLine(_ value: some Encodable) throws -> Data {
         let encoder = JSONEncoder()

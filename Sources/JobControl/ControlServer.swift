@@ -17,17 +17,20 @@ public struct ControlServerError: Error, Sendable, CustomStringConvertible {
 ///
 /// One thread polls the listening socket and every connection still
 /// sending its request: no thread waits on an idle client. Each request
-/// must arrive whole within ``requestDeadline`` of its connection, and at
-/// most ``maxConnections`` connections are served at once; a connection
-/// past that, a request over ``ControlCoding/maximumLine`` bytes, a request
-/// that is not complete in time, or one that is not a request, gets an
-/// error reply (never a bare reset) and is closed.
+/// must arrive whole within ``requestDeadline`` of its connection, ended by
+/// a newline or by the client shutting its end down, and at most
+/// ``maxConnections`` connections are served at once; a connection past
+/// that, a request over ``ControlCoding/maximumLine`` bytes, a request that
+/// is not complete in time, or one that is not a request, gets an error
+/// reply (never a bare reset) and is closed. A reply is bounded by its
+/// command (``ControlRequest/Command/replyLimit`` and `deadline`).
 public final class ControlServer: Sendable {
     public typealias Handler = @Sendable (ControlRequest, @escaping @Sendable (ControlReply) -> Void) -> Void
 
     /// How long a client has to send its whole request, from `accept`.
     public static let requestDeadline: Duration = .seconds(2)
-    /// How long a reply may take to write.
+    /// How long a refusal may take to write (a reply to a command: its
+    /// ``ControlRequest/Command/deadline``).
     public static let replyDeadline: Duration = .seconds(2)
     /// Connections read or answered at once.
     public static let maxConnections = 64
@@ -142,8 +145,14 @@ public final class ControlServer: Sendable {
                         continue
                     }
                     guard count > 0 else {
-                        // Closed (or failed) before a whole request: nobody to answer.
-                        finish(connection.fd)
+                        if count == 0, let request = connection.line.rest {
+                            // The client shut down its end after a request
+                            // without a newline: that ends the request.
+                            handle(request, on: connection.fd)
+                        } else {
+                            // Closed (or failed) before sending anything: nobody to answer.
+                            finish(connection.fd)
+                        }
                         continue
                     }
                     switch buffer.withUnsafeBytes({ connection.line.append(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }) {
@@ -202,17 +211,26 @@ public final class ControlServer: Sendable {
             return
         }
         handler(request) { [self] reply in
-            replies.async { self.reply(reply, to: client) }
+            replies.async { self.reply(reply, to: client, command: request.command) }
         }
     }
 
     private func refuse(_ client: Int32, _ reason: String) {
-        replies.async { self.reply(ControlReply(ok: false, error: reason), to: client) }
+        replies.async { self.reply(ControlReply(ok: false, error: reason), to: client, command: nil) }
     }
 
-    private func reply(_ reply: ControlReply, to client: Int32) {
-        if let data = try? ControlCoding.encodeLine(reply) {
-            try? ControlSocket.sendAll(data, to: client, deadline: .now + Self.replyDeadline)
+    /// Writes `reply` within the command's deadline; one over the command's
+    /// limit is replaced by an error that names the limit.
+    private func reply(_ reply: ControlReply, to client: Int32, command: ControlRequest.Command?) {
+        let limit = command?.replyLimit ?? ControlCoding.maximumReply
+        if var data = try? ControlCoding.encodeLine(reply) {
+            if data.count - 1 > limit {
+                let what = command.map { "the \($0) reply" } ?? "the reply"
+                let refusal = ControlReply(ok: false, error: "\(what) is \(data.count - 1) bytes, over the control socket's limit of \(ControlCoding.text(bytes: limit)) for it"
+                    + (command == .metrics ? "; read /metrics over HTTP (http: in jobd.yaml) instead" : ""))
+                data = (try? ControlCoding.encodeLine(refusal)) ?? Data()
+            }
+            try? ControlSocket.sendAll(data, to: client, deadline: .now + (command?.deadline ?? Self.replyDeadline))
         }
         finish(client)
     }

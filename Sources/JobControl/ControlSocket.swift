@@ -98,6 +98,12 @@ public struct LineBuffer: Sendable {
         self.limit = limit
     }
 
+    /// The bytes gathered without a newline, when the peer ended the
+    /// connection after them: nil if there are none.
+    public var rest: Data? {
+        bytes.isEmpty ? nil : bytes
+    }
+
     public mutating func append(_ chunk: UnsafeRawBufferPointer) -> Outcome {
         if let newline = chunk.firstIndex(of: UInt8(ascii: "\n")) {
             bytes.append(contentsOf: chunk[..<newline])

@@ -22,7 +22,7 @@ extension Daemon {
         logger.info("jobd \(JobdVersion.string) ready (pid \(getpid())): \(status)", metadata: [
             "config": "\(location.path)", "database": "\(config.databaseDescription)", "node": "\(config.node)",
             "owner": "\(owner)", "socket": "\(config.socket)",
-            "definitions": "\(engine.definitionNames.joined(separator: ","))",
+            "definitions": "\(DefinitionSet.summary(of: engine.definitionNames))",
         ])
         state.withAnnouncedLock { $0.lastStatus = status }
         notifier.ready(status: status)
@@ -43,7 +43,7 @@ extension Daemon {
         }
         let current = state.withAnnouncedLock { $0.config }
         guard let loaded = result.value else {
-            let count = result.diagnostics.filter { $0.severity == .error }.count
+            let count = result.diagnostics.errorCount
             logger.error("reload refused: \(count) error(s) in the new configuration (above); the running configuration stays in force")
             notifier.ready(status: "reload refused, see the log; " + state.withAnnouncedLock { $0.lastStatus })
             return
@@ -67,8 +67,8 @@ extension Daemon {
             EngineConfiguration(applied, owner: owner, logger: logger, metrics: prometheus.metrics), definitions: loaded.definitions.definitions)
         configurePromises()
         state.withAnnouncedLock { $0.config = applied }
-        let names = loaded.definitions.names.sorted()
-        logger.notice("reloaded: \(names.count) definition(s) (\(names.joined(separator: ", "))); pools \(Self.describe(applied.pools)); Q \(Self.describe(applied.queues.mapValues(\.concurrency))); log level \(applied.log.level.rawValue)")
+        let names = loaded.definitions.names
+        logger.notice("reloaded: \(names.count) definition(s) (\(DefinitionSet.summary(of: names))); pools \(Self.describe(applied.pools)); Q \(Self.describe(applied.queues.mapValues(\.concurrency))); log level \(applied.log.level.rawValue)")
         output.minimumLevel = Logger.Level(applied.log.level)
         Task {
             let status = await statusText()

@@ -171,10 +171,25 @@ public final class Daemon: Sendable {
             engine.nudge()
             reply(ControlReply(ok: true))
         case .cancel:
+            guard let id = request.job, id > 0 else {
+                let given = request.job.map { " (got \($0))" } ?? ""
+                reply(ControlReply(ok: false, error: "cancel needs \"job\": the id of a job, a positive integer\(given), as in {\"command\":\"cancel\",\"job\":12}"))
+                return
+            }
             // The flag is in the store already (jobctl set it); the next
             // renewal would see it too.
-            if let id = request.job { engine.cancellationRequested(id) }
-            reply(ControlReply(ok: true))
+            engine.cancellationRequested(id)
+            Task {
+                do {
+                    if try await store.job(id) == nil {
+                        reply(ControlReply(ok: false, error: "there is no job \(id)"))
+                    } else {
+                        reply(ControlReply(ok: true))
+                    }
+                } catch {
+                    reply(ControlReply(ok: false, error: "could not look job \(id) up: \(error)"))
+                }
+            }
         case .metrics:
             Task { reply(ControlReply(ok: true, metrics: String(decoding: await metricsExposition(), as: UTF8.self))) }
         case .status:

@@ -67,7 +67,7 @@ public struct JobdCommand: AsyncParsableCommand {
         }
         guard let configuration = result.value else {
             for diagnostic in result.diagnostics { printError(diagnostic.description) }
-            printError("jobd: not started: \(result.diagnostics.filter { $0.severity == .error }.count) error(s) in the configuration (\(location))")
+            printError("jobd: not started: \(result.diagnostics.errorCount) error(s) in the configuration (\(location))")
             throw ArgumentParser.ExitCode(JobdExit.config)
         }
         let output = LogOutput(format: LogOutput.detectFormat(), level: Logger.Level(configuration.daemon.log.level))
@@ -78,11 +78,11 @@ public struct JobdCommand: AsyncParsableCommand {
     /// `--check`: every diagnostic, then a summary line. Gives the exit status.
     static func report(_ result: LoadResult<Configuration>, location: ConfigLocator.Location) -> Int32 {
         for diagnostic in result.diagnostics { print(diagnostic.description) }
-        let errors = result.diagnostics.filter { $0.severity == .error }.count
-        let warnings = result.diagnostics.count - errors
+        let errors = result.diagnostics.errorCount
+        let warnings = result.diagnostics.warningCount
         if let configuration = result.value {
-            let names = configuration.definitions.names.sorted()
-            print("ok: \(location.path): \(names.count) definition(s): \(names.joined(separator: ", "))"
+            let names = configuration.definitions.names
+            print("ok: \(location.path): \(names.count) definition(s): \(DefinitionSet.summary(of: names))"
                 + (warnings > 0 ? "; \(warnings) warning(s)" : ""))
             return JobdExit.ok
         }

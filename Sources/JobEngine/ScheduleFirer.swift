@@ -62,6 +62,11 @@ final class ScheduleFirer: Sendable {
         /// The missed occurrences have been dealt with as `catch-up` says:
         /// later ticks need not look back again.
         var caughtUp = false
+        /// What `catch-up: all` did with the missed occurrences has been
+        /// logged (once: under `overlap: queue` they fire over many ticks).
+        var backlogLogged = false
+        /// A mark ahead of the clock has been logged.
+        var aheadLogged = false
         /// The schedule's next occurrence, as last computed.
         var upcoming: Upcoming?
     }
@@ -124,6 +129,7 @@ final class ScheduleFirer: Sendable {
                         mark = try await store.startSchedule(definition: definition.name, schedule: schedule.key, at: now)
                     }
                     var watch = watches[id] ?? Watch(since: now)
+                    try await check(&mark, of: schedule, definition: definition, watch: &watch, at: now)
                     try await fire(schedule, of: definition, watch: &watch, from: &mark, at: now, zone: zone, into: &tick)
                     state.withAnnouncedLock { state in
                         if state.watches[id] != nil { state.watches[id] = watch }
@@ -165,6 +171,31 @@ final class ScheduleFirer: Sendable {
         }
     }
 
+    /// A mark jobd cannot have written — not a time (a hand-edited row reads
+    /// as before 1970) — is replaced by `now`: the schedule starts anew, as
+    /// one without a mark does. A mark ahead of the clock is kept (after a
+    /// step back, the occurrences up to it were fired) but said once, as
+    /// the schedule fires nothing until the clock reaches it.
+    private func check(
+        _ mark: inout Date, of schedule: ScheduleDefinition, definition: JobDefinition, watch: inout Watch, at now: Date
+    ) async throws {
+        let what = "schedule \(schedule.key) of \(definition.name)"
+        if mark < Date(timeIntervalSince1970: 0) {
+            let restart = Self.millisecond(now)
+            if try await store.skipOccurrences(definition: definition.name, schedule: schedule.key, through: restart) {
+                log(.warning, "\(what): its mark in schedule_marks (fired_through) is not a time jobd wrote; replaced by now, \(Self.text(restart)): the schedule starts anew, and what it missed is not caught up")
+            }
+            mark = restart
+            watch = Watch(since: now)
+        } else if mark > now + Self.markAheadTolerance, !watch.aheadLogged {
+            watch.aheadLogged = true
+            log(.warning, "\(what): fired through \(Self.text(mark)), after now (\(Self.text(now))): it fires nothing until then. The clock went back, or the mark was written by a host whose clock ran ahead or by hand; to start the schedule anew from now, delete its row from schedule_marks (definition \(definition.name), schedule \(schedule.key))")
+        }
+    }
+
+    /// How far a mark may be ahead of the clock before it is worth a warning.
+    static let markAheadTolerance: TimeInterval = 60
+
     /// Fires the due occurrences of one schedule; notes in `watch` whether
     /// the occurrences missed before `watch.since` have been dealt with, and
     /// the schedule's next occurrence after `now`.
@@ -177,6 +208,8 @@ final class ScheduleFirer: Sendable {
         let missedThrough = min(now, watch.since)
         var due: [Date] = []
         var caughtUp = true
+        /// Under `catch-up: all`, what was missed, for the summary logged once the missed occurrences are fired.
+        var backlog: String?
         if !watch.caughtUp, mark < missedThrough {
             state.withAnnouncedLock { $0.lookBacks += 1 }
             switch schedule.catchUp {
@@ -202,12 +235,13 @@ final class ScheduleFirer: Sendable {
             case .all:
                 let missed = expression.latestOccurrences(
                     after: mark, through: missedThrough, in: zone, limit: ScheduleDefinition.maxCatchUp + 1)
-                if missed.count > ScheduleDefinition.maxCatchUp {
-                    log(.warning, "\(what): more than \(ScheduleDefinition.maxCatchUp) occurrences fell while no jobd ran this schedule; the latest \(ScheduleDefinition.maxCatchUp) run (catch-up: all)")
-                }
                 due += missed.suffix(ScheduleDefinition.maxCatchUp).map(Self.millisecond)
+                backlog = missed.count > ScheduleDefinition.maxCatchUp
+                    ? "more than \(ScheduleDefinition.maxCatchUp) occurrences fell while no jobd ran this schedule; catch-up: all fires the latest \(ScheduleDefinition.maxCatchUp)"
+                    : "\(missed.count) occurrence\(missed.count == 1 ? "" : "s") fell while no jobd ran this schedule; catch-up: all fires each"
             }
         }
+        let missedDue = due.count
         let onTimeAfter = max(due.last ?? mark, mark, missedThrough)
         if watch.upcoming?.covers(onTimeAfter) != true {
             watch.upcoming = Upcoming(after: onTimeAfter, next: expression.next(after: onTimeAfter, in: zone))
@@ -216,7 +250,27 @@ final class ScheduleFirer: Sendable {
             due += expression.occurrences(after: onTimeAfter, through: now, in: zone, limit: ScheduleDefinition.maxCatchUp)
                 .map(Self.millisecond).filter { $0 > mark }
         }
-        if try await fire(due, of: schedule, definition: definition, from: &mark, into: &tick) {
+        let before = (fired: tick.fired.count, skipped: tick.skipped)
+        var complete = try await fire(Array(due.prefix(missedDue)), of: schedule, definition: definition, from: &mark, into: &tick)
+        if let backlog, !watch.backlogLogged, missedDue > 0 {
+            watch.backlogLogged = true
+            let made = tick.fired.count - before.fired
+            let skipped = tick.skipped - before.skipped
+            var outcome = "\(made) made a job"
+            if skipped > 0 {
+                outcome += schedule.overlap == .skip
+                    ? ", \(skipped) \(skipped == 1 ? "was" : "were") skipped because an earlier job of \(definition.name) had not ended (overlap: skip; with overlap: queue or allow each of them runs)"
+                    : ", \(skipped) \(skipped == 1 ? "was" : "were") skipped (the notices above say why)"
+            }
+            if !complete {
+                outcome += ", \(missedDue - made - skipped) wait to fire one at a time, each once the previous job has ended (overlap: queue)"
+            }
+            log(backlog.hasPrefix("more") ? .warning : .notice, "\(what): \(backlog): \(outcome)")
+        }
+        if complete {
+            complete = try await fire(Array(due.dropFirst(missedDue)), of: schedule, definition: definition, from: &mark, into: &tick)
+        }
+        if complete {
             watch.caughtUp = watch.caughtUp || caughtUp
         }
         if watch.upcoming?.covers(now) != true {

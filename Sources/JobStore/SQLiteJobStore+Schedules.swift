@@ -78,10 +78,16 @@ extension SQLiteJobStore {
         return try select.firstRow { $0.date(0) } ?? nil
     }
 
+    /// Moves the mark forward to `at`. A stored value that is not one of
+    /// jobd's timestamps (written by hand: `garbage` sorts after every
+    /// date as text) is replaced, never kept as the larger.
     private static func setMark(_ definition: String, _ schedule: String, _ at: Date, _ db: Database) throws {
         let upsert = try RawStatement(db, """
             INSERT INTO schedule_marks (definition, schedule, fired_through) VALUES (?, ?, ?)
-            ON CONFLICT (definition, schedule) DO UPDATE SET fired_through = max(fired_through, excluded.fired_through)
+            ON CONFLICT (definition, schedule) DO UPDATE SET fired_through = CASE
+                WHEN typeof(fired_through) = 'text' AND fired_through GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T*'
+                THEN max(fired_through, excluded.fired_through)
+                ELSE excluded.fired_through END
             """)
         try upsert.bind(1, definition)
         try upsert.bind(2, schedule)

@@ -101,4 +101,44 @@ import Testing
         #expect(expression.next(after: late, in: Self.utc) == Date(timeIntervalSince1970: 7_226_582_400))
         #expect(expression.next(after: Date(timeIntervalSince1970: 7_226_582_400), in: Self.utc) == nil)
     }
+
+    // MARK: The floor of one second, for every kind
+
+    /// A calendar event whose seconds may fire less than a second apart is
+    /// refused as a schedule, at the item of the seconds field at fault
+    /// (0-based column); systemd's own reading (``CalendarEvent/init(parsing:)``)
+    /// still accepts it.
+    @Test(arguments: [
+        ("*-*-* *:*:00/0.001", 10, "/0.001 fires more often"),
+        ("*-*-* *:*:00/0.000001", 10, "/0.000001 fires more often"),
+        ("*:*:0/0.5", 4, "/0.5 fires more often"),
+        ("*:*:10,10.5", 7, "10.5 is 0.5s after 10"),
+        ("*:*:30.2,05..20/1,20.7", 18, "20.7 is 0.7s after 20"),
+        ("*:*:00,59.5", 7, "59.5 is 0.5s before 0 of the next minute"),
+        ("*:*:0/2,59.5", 8, "59.5 is 0.5s before 0 of the next minute"),
+    ])
+    func calendarOccurrencesLessThanASecondApartAreRefused(_ example: (String, Int, String)) throws {
+        _ = try CalendarEvent(parsing: example.0)
+        #expect {
+            _ = try ScheduleExpression.parse(kind: .calendar, text: example.0)
+        } throws: { error in
+            guard let error = error as? ScheduleParseError else { return false }
+            return error.code == .outOfRange && error.field == "second" && error.column == example.1
+                && error.reason.contains(example.2) && error.reason.contains("1s")
+        }
+    }
+
+    @Test(arguments: ["*:*:*", "*:*:00/1", "*:*:0.5/1", "*-*-* *:*:00.5", "*:*:00,01,59", "*:*:10,11.25,12.5",
+                      "minutely", "@1900000000"])
+    func calendarOccurrencesASecondApartOrMoreAreAccepted(_ text: String) throws {
+        let expression = try ScheduleExpression.parse(kind: .calendar, text: text)
+        var times: [Date] = []
+        var cursor = Date(timeIntervalSince1970: 1_800_000_000)
+        for _ in 0..<120 {
+            guard let next = expression.next(after: cursor, in: Self.utc) else { break }
+            times.append(next)
+            cursor = next
+        }
+        #expect(zip(times, times.dropFirst()).allSatisfy { $1.timeIntervalSince($0) >= 1 }, "\(times)")
+    }
 }

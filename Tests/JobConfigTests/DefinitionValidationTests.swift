@@ -298,4 +298,27 @@ import Testing
         #expect(d.map(\.position.line) == [2, 3, 4, 7, 9, 12, 13, 15])
         #expect(d[0].description == "/defs/multi.yaml:2:7: error: unknown pool 'nowhere'; jobd.yaml's 'pools' declares 'batch', 'default'")
     }
+
+    /// A file of one mistake repeated is reported by its first problems and
+    /// a count of the rest, not by a line for each.
+    @Test func theProblemsReportedForOneFileAreCapped() throws {
+        let stages = (0..<50).map { "  - then: s\($0)\n    run: [true]\n    colour: red\n" }.joined()
+        let result = checkDefinition("pipeline:\n" + stages)
+        #expect(result.value == nil)
+        let most = DefinitionLoader.maxDiagnosticsPerFile
+        #expect(result.diagnostics.count == most + 1, "\(result.diagnostics)")
+        #expect(result.diagnostics.prefix(most).allSatisfy { $0.code == .unknownKey })
+        let last = try #require(result.diagnostics.last)
+        #expect(last.severity == .error && last.code == .tooManyProblems)
+        #expect(last.position.line == 4 + 3 * most, "where the next problem is: \(last)")
+        #expect(last.message.hasPrefix("\(50 - most) errors not shown, from here on"), "\(last)")
+        #expect(result.diagnostics.errorCount == 50 && result.diagnostics.warningCount == 0)
+    }
+
+    @Test func namesAreSummarisedPastTwenty() {
+        #expect(DefinitionSet.summary(of: ["b", "a"]) == "a, b")
+        let names = (0..<10_001).map { "d" + String(repeating: "0", count: 5 - String($0).count) + String($0) }
+        let line = DefinitionSet.summary(of: names.reversed())
+        #expect(line == names.prefix(20).joined(separator: ", ") + " and 9981 more")
+    }
 }

@@ -49,6 +49,8 @@ import Testing
         ("schedule:\n  cron: 61 * * * *\n", 2, 9, "minute"),
         ("schedule:\n  calendar: \"Mon..Fri *-*-* 25:00\"\n", 2, 0, "calendar"),
         ("schedule:\n  every: 500ms\n", 2, 0, "at least 1s"),
+        ("schedule:\n  calendar: \"*-*-* *:*:00/0.001\"\n", 2, 24, "a schedule fires at most once a second"),
+        ("schedule:\n  calendar: '*:*:10,10.5'\n", 2, 21, "10.5 is 0.5s after 10"),
         ("schedule:\n  every: 15m\n  timezone: Mars/Olympus\n", 3, 13, "unknown time zone"),
         ("schedule:\n  cron: \"* * * * *\"\n  every: 1m\n", 2, 3, "exactly one of"),
         ("schedule:\n  timezone: UTC\n", 2, 3, "exactly one of"),
@@ -139,5 +141,28 @@ import Testing
         #expect(result.diagnostics.allSatisfy { $0.severity == .warning })
         let cron = checkDefinition("schedule:\n  cron: \"0 9 * * *\"\n  timezone: Europe/Berlin\n" + Self.pipeline)
         #expect(cron.value != nil && cron.diagnostics.isEmpty, "\(cron.diagnostics)")
+    }
+
+    /// Copies of one schedule (YAML aliases make 20,000 of them in a line)
+    /// collapse into one, with one warning; different schedules past the
+    /// cap are refused at `schedule:`.
+    @Test func copiesOfAScheduleCollapseIntoOne() throws {
+        let aliases = Array(repeating: "*s", count: 2_000).joined(separator: ", ")
+        let result = checkDefinition("schedule: [&s {every: 1s}, *s, {every: 1s, input: x}, \(aliases)]\n" + Self.pipeline)
+        let definition = try result.get()
+        #expect(definition.schedules.map(\.input) == [Data(), Data("x".utf8)])
+        expectDiagnostic(result.diagnostics, .duplicateSchedule, line: 1,
+                         contains: "schedule every: 1s is listed 2002 times in this definition with the same options")
+        #expect(result.diagnostics.allSatisfy { $0.severity == .warning }, "\(result.diagnostics)")
+    }
+
+    @Test func moreSchedulesThanTheCapAreRefused() {
+        let most = ScheduleDefinition.maxPerDefinition
+        let list = { (count: Int) in (1...count).map { "{every: \($0)s}" }.joined(separator: ", ") }
+        #expect(checkDefinition("schedule: [\(list(most))]\n" + Self.pipeline).value?.schedules.count == most)
+        let result = checkDefinition("schedule: [\(list(most + 1))]\n" + Self.pipeline)
+        #expect(result.value == nil)
+        expectDiagnostic(result.diagnostics, .tooManySchedules, line: 1, column: 11,
+                         contains: "\(most + 1) different schedules in one definition, over the \(most)")
     }
 }

@@ -59,6 +59,19 @@ import Testing
         #expect(result.output.contains("2 definition(s): local, never; 2 warning(s)"), "\(result.output)")
     }
 
+    /// Many definitions are summarised on the `ok` line, not all listed.
+    @Test func manyDefinitionsAreSummarised() throws {
+        let names = (0..<25).map { String(format: "d%02d", $0) }
+        let harness = try DaemonHarness(definitions: Dictionary(uniqueKeysWithValues: names.map {
+            ($0, "pipeline:\n  - map: up\n    transform: upper\n")
+        }))
+        let result = try runCommand(jobdPath, ["--check", "--config", harness.configPath])
+        #expect(result.status == 0, "\(result)")
+        #expect(result.output.contains("ok: \(harness.configPath): 25 definition(s): d00, d01, "), "\(result.output)")
+        #expect(result.output.contains(", d19 and 5 more\n"), "\(result.output)")
+        #expect(!result.output.contains("d20"), "\(result.output)")
+    }
+
     @Test func aMissingExplicitConfigIsAnError() throws {
         let result = try runCommand(jobdPath, ["--check", "--config", "/nonexistent/jobd.yaml"])
         #expect(result.status == 1)

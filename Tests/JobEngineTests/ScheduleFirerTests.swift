@@ -107,6 +107,61 @@ import Testing
         try await store.close()
     }
 
+    /// Under `overlap: skip` the first missed occurrence's job is still
+    /// pending when the next is fired: the log says how many made a job
+    /// and why the others did not, rather than that all of them run.
+    @Test(arguments: [("skip", 1), ("allow", 100)])
+    func catchUpAllSaysWhatItFired(overlap: String, made: Int) async throws {
+        let store = try store()
+        let logs = LogLines()
+        let report = try definition("every: 1m\ncatch-up: all\noverlap: \(overlap)")
+        _ = try await store.startSchedule(definition: "report", schedule: report.schedules[0].key, at: Self.t0)
+        let tick = await firer(store, logs: logs).tick(at: Self.t0 + 200 * 60, definitions: [report])
+        #expect(tick.fired.count == made)
+        let summary = try #require(logs.all.first { $0.contains("more than 100 occurrences fell while no jobd ran") })
+        #expect(summary.contains("catch-up: all fires the latest 100: \(made) made a job"), "\(summary)")
+        #expect(summary.contains("\(100 - made) were skipped because an earlier job of report had not ended") == (made < 100),
+                "\(summary)")
+        try await store.close()
+    }
+
+    /// A hand-written mark that is not a time is replaced by the time it
+    /// was seen, and the schedule fires from there, as a new one does.
+    @Test func aMarkThatIsNotATimeIsReplaced() async throws {
+        let store = try store()
+        let logs = LogLines()
+        let report = try definition("every: 1m\ncatch-up: all\noverlap: allow")
+        let key = report.schedules[0].key
+        try await store.executeInWriteTransaction(
+            "INSERT INTO schedule_marks (definition, schedule, fired_through) VALUES ('report', '\(key)', 'garbage')")
+        let firer = firer(store, logs: logs)
+        let first = await firer.tick(at: Self.t0 + 30, definitions: [report])
+        #expect(first.fired.isEmpty, "nothing is caught up from a mark that is not a time")
+        #expect(logs.all.contains { $0.contains("is not a time jobd wrote; replaced by now") }, "\(logs.all)")
+        #expect(try await store.scheduleMarks().map(\.firedThrough) == [Self.t0 + 30])
+        #expect(await firer.tick(at: Self.t0 + 61, definitions: [report]).fired.count == 1)
+        #expect(try await scheduled(store) == [Self.t0 + 60])
+        try await store.close()
+    }
+
+    /// A mark ahead of the clock silences the schedule until then, and the
+    /// log says so, once.
+    @Test func aMarkAheadOfTheClockIsSaidOnce() async throws {
+        let store = try store()
+        let logs = LogLines()
+        let report = try definition("every: 1m")
+        let ahead = Date(timeIntervalSince1970: 4_070_908_800)  // 2099-01-01
+        _ = try await store.startSchedule(definition: "report", schedule: report.schedules[0].key, at: ahead)
+        let firer = firer(store, logs: logs)
+        for minute in 1...3 {
+            #expect(await firer.tick(at: Self.t0 + Double(minute * 60) + 1, definitions: [report]).fired.isEmpty)
+        }
+        let said = logs.all.filter { $0.contains("fired through 2099-01-01T00:00:00Z, after now") }
+        #expect(said.count == 1, "\(logs.all)")
+        #expect(said.first?.contains("delete its row from schedule_marks") == true)
+        try await store.close()
+    }
+
     @Test func overlapSkipSkipsWhileThePreviousRunsAndSaysSo() async throws {
         let store = try store()
         let report = try definition("every: 1m\noverlap: skip")

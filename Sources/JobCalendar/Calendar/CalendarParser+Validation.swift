@@ -23,6 +23,7 @@ extension CalendarParser {
             ("second", microsecond, 0, 60 * usec - 1, false),
         ]
         var chains: [[CalendarComponent]?] = []
+        var seconds: [Located] = []
         for check in checks {
             guard let chain = check.chain else {
                 chains.append(nil)
@@ -34,11 +35,13 @@ extension CalendarParser {
                 try validate(component, at: located.offset, field: check.field, from: check.from, to: check.to,
                              endOfMonth: check.endOfMonth)
                 components.append(component)
+                if check.field == "second" { seconds.append(Located(component: component, offset: located.offset)) }
             }
             // Sorted and without duplicates, as systemd keeps them: the
             // order decides the order of its mktime calls for `~` days.
             chains.append(Array(Set(components)).sorted())
         }
+        if let minimumSpacing { try checkSpacing(seconds, minimum: minimumSpacing) }
         return CalendarEvent(
             text: text, weekdays: weekdays, year: chains[0], month: chains[1], day: chains[2], hour: chains[3],
             minute: chains[4], microsecond: chains[5], endOfMonth: endOfMonth, utc: utc,

@@ -11,6 +11,16 @@ extension CalendarEvent {
         var parser = CalendarParser(text: text)
         self = try parser.parse()
     }
+
+    /// Parses `text` as ``init(parsing:)`` does, and refuses an expression
+    /// two of whose occurrences may fall less than `minimumSpacing`
+    /// microseconds apart (see ``CalendarParser/checkSpacing(_:minimum:)``),
+    /// naming the item of the seconds field at fault.
+    init(parsing text: String, minimumSpacing: Int) throws(ScheduleParseError) {
+        var parser = CalendarParser(text: text)
+        parser.minimumSpacing = minimumSpacing
+        self = try parser.parse()
+    }
 }
 
 /// The state of one parse. Offsets are UTF-8 offsets into the text.
@@ -39,6 +49,8 @@ struct CalendarParser {
     var zone: TimeZone?
     /// A trailing word that is no known zone: a failure there is blamed on it.
     var unknownZone: (name: String, offset: Int, reason: String)?
+    /// The least time, in microseconds, two occurrences may be apart; nil: no floor.
+    var minimumSpacing: Int?
 
     static let usecPerSecond = 1_000_000
     static let maxComponents = ScheduleExpression.maxListItems

@@ -4,8 +4,6 @@ import JobValues
 /// epoch (1970-01-01T00:00:00Z), so every host computes the same times
 /// whatever its zone and whenever it started.
 enum EveryInterval {
-    static let minimumMilliseconds: Int64 = 1_000
-
     /// Parses a jobd duration (`15m`, `1h30m`, `90s`, `1d`, `1500ms`) of at
     /// least 1s; the duration grammar is JobValues' (`Duration(parsing:)`).
     static func parse(_ text: String) throws(ScheduleParseError) -> Duration {
@@ -21,7 +19,7 @@ enum EveryInterval {
             }
             throw ScheduleParseError(code, .every, text, field: "duration", utf8Offset: 0, error.reason)
         }
-        guard duration >= .milliseconds(minimumMilliseconds) else {
+        guard duration >= ScheduleExpression.minimumSpacing else {
             throw ScheduleParseError(.outOfRange, .every, text, field: "duration", utf8Offset: 0, "an interval must be at least 1s")
         }
         return duration

@@ -19,6 +19,15 @@ public struct DefinitionSet: Sendable {
     }
 
     public var names: [String] { definitions.map(\.name) }
+
+    /// The names as one line of the log or of `jobd --check` shows them:
+    /// sorted, all of them up to `limit`, else the first `limit` and how
+    /// many more (`a, b, c and 9,998 more`) — `jobctl definitions` lists them all.
+    public static func summary(of names: [String], limit: Int = 20) -> String {
+        let sorted = names.sorted()
+        guard sorted.count > limit else { return sorted.joined(separator: ", ") }
+        return sorted.prefix(limit).joined(separator: ", ") + " and \(sorted.count - limit) more"
+    }
 }
 
 /// Loads job definitions (`jobs.d/*.yaml`, one job per file) and checks them
@@ -126,7 +135,30 @@ public struct DefinitionLoader: Sendable {
         var parser = JobFileParser(path: path, defaultName: Self.baseName(of: path), context: context)
         let definition = parser.parse(root)
         let diagnostics = parser.reader.diagnostics.sortedByPosition()
-        return LoadResult(value: diagnostics.containsErrors ? nil : definition, diagnostics: diagnostics)
+        return LoadResult(value: diagnostics.containsErrors ? nil : definition,
+                          diagnostics: Self.capped(diagnostics, path: path))
+    }
+
+    /// The most problems reported for one file: a file of 200,000 bad
+    /// stages is one mistake repeated, and a log of 200,000 lines hides
+    /// everything else.
+    public static let maxDiagnosticsPerFile = 20
+
+    /// The first ``maxDiagnosticsPerFile`` of `diagnostics` (sorted by
+    /// position), then one line, where the next would have been, that
+    /// counts the rest — an error if any of the rest is one.
+    static func capped(_ diagnostics: [Diagnostic], path: String) -> [Diagnostic] {
+        guard diagnostics.count > maxDiagnosticsPerFile else { return diagnostics }
+        let rest = diagnostics.dropFirst(maxDiagnosticsPerFile)
+        let errors = rest.filter { $0.severity == .error }.count
+        let counts = [(errors, "error"), (rest.count - errors, "warning")].filter { $0.0 > 0 }
+            .map { "\($0.0) \($0.1)\($0.0 == 1 ? "" : "s")" }.joined(separator: " and ")
+        var summary = Diagnostic(
+            errors > 0 ? .error : .warning, code: .tooManyProblems, at: rest.first?.position ?? .file(path),
+            "\(counts) not shown, from here on: only the first \(maxDiagnosticsPerFile) problems of a file are reported; "
+                + "fix those (often one mistake repeated) and check again")
+        summary.notShown = (errors, rest.count - errors)
+        return Array(diagnostics.prefix(maxDiagnosticsPerFile)) + [summary]
     }
 
     /// Joins per-file results, reporting job names declared twice.

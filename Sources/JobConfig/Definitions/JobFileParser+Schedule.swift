@@ -20,7 +20,47 @@ extension JobFileParser {
         for item in items {
             if let schedule = parseSchedule(item) { schedules.append(schedule) } else { valid = false }
         }
-        return valid ? schedules : nil
+        guard valid else { return nil }
+        schedules = collapsingCopies(schedules)
+        guard schedules.count <= ScheduleDefinition.maxPerDefinition else {
+            reader.error(.tooManySchedules, at: node,
+                         "\(schedules.count) different schedules in one definition, over the \(ScheduleDefinition.maxPerDefinition) "
+                            + "jobd fires for one: each is tracked and fired on its own; split them over definitions, "
+                            + "or write one expression that covers them (a list in a calendar or cron field)")
+            return nil
+        }
+        return schedules
+    }
+
+    /// `schedules` without the copies of an earlier one (the same
+    /// expression, zone and options — YAML aliases make them cheaply), with
+    /// one warning that counts them: a copy would fire the same occurrence
+    /// again, which the database turns into no job, at the cost of a
+    /// search and a transaction each time.
+    private mutating func collapsingCopies(_ schedules: [ScheduleDefinition]) -> [ScheduleDefinition] {
+        var kept: [ScheduleDefinition] = []
+        var seen: [ScheduleDefinition: Int] = [:]
+        var copies: [(first: ScheduleDefinition, copy: SourcePosition)] = []  // the kept schedule, the copy's place
+        for schedule in schedules {
+            var unplaced = schedule
+            unplaced.sourcePosition = .file("")
+            if let index = seen[unplaced] {
+                copies.append((kept[index], schedule.sourcePosition))
+            } else {
+                seen[unplaced] = kept.count
+                kept.append(schedule)
+            }
+        }
+        if let (first, copy) = copies.first {
+            let times = copies.filter { $0.first == first }.count + 1
+            let others = copies.count + 1 - times
+            reader.warning(.duplicateSchedule, at: copy,
+                           "schedule \(NodeReader.excerpt(first.key, limit: 64)) is listed \(times) times in this definition "
+                            + "with the same options (copies, or YAML aliases of one)"
+                            + (others > 0 ? ", and other schedules \(others) more times" : "")
+                            + ": jobd fires each schedule once; remove the copies")
+        }
+        return kept
     }
 
     private mutating func parseSchedule(_ node: Node) -> ScheduleDefinition? {

@@ -32,6 +32,10 @@ public struct ScheduleDefinition: Sendable, Hashable {
     /// The most occurrences `catch-up: all` fires after downtime.
     public static let maxCatchUp = 100
 
+    /// The most schedules one definition may have (copies of one schedule
+    /// count once).
+    public static let maxPerDefinition = 100
+
     public var expression: ScheduleExpression
     /// The zone cron and calendar expressions are read in; nil: the host's
     /// (a calendar expression that names its own zone uses that).

@@ -29,7 +29,11 @@ public struct ScheduleStatus: Sendable {
         let scheduled = definitions.filter { !$0.schedules.isEmpty }
         guard !scheduled.isEmpty else { return [] }
         var marks: [String: Date] = [:]
-        for mark in try await store.scheduleMarks() { marks[mark.definition + "\u{0}" + mark.schedule] = mark.firedThrough }
+        // A mark before 1970 is none jobd wrote (a hand-edited row that is
+        // not a time): shown as no mark, and the firer replaces it.
+        for mark in try await store.scheduleMarks() where mark.firedThrough >= Date(timeIntervalSince1970: 0) {
+            marks[mark.definition + "\u{0}" + mark.schedule] = mark.firedThrough
+        }
         let latest = try await store.latestScheduledJobs()
         return scheduled.flatMap { definition in
             definition.schedules.map { schedule in

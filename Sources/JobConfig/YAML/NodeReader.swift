@@ -36,6 +36,10 @@ struct NodeReader {
         diagnostics.append(Diagnostic(.warning, code: code, at: position(of: node), message))
     }
 
+    mutating func warning(_ code: Diagnostic.Code, at position: SourcePosition, _ message: String) {
+        diagnostics.append(Diagnostic(.warning, code: code, at: position, message))
+    }
+
     // MARK: Shapes
 
     /// The entries of a mapping, or nil (reported) if `node` is not one.

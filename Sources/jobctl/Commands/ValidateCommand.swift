@@ -36,8 +36,8 @@ struct Validate: AsyncParsableCommand {
         var names: [String] = []
         var diagnostics: [Diagnostic] = []
 
-        var errors: Int { diagnostics.filter { $0.severity == .error }.count }
-        var warnings: Int { diagnostics.count - errors }
+        var errors: Int { diagnostics.errorCount }
+        var warnings: Int { diagnostics.warningCount }
 
         /// `ok: /etc/jobd/jobd.yaml and 3 definitions`, or
         /// `2 errors, 1 warning; valid: 3 definitions`.

@@ -81,7 +81,7 @@ struct Session: Sendable {
     /// Says on stderr that some definitions of `set` were not loaded (a
     /// file with errors contributes none), if so.
     func noteUnloaded(_ set: DefinitionSet, of config: DaemonConfig) {
-        let errors = set.diagnostics.filter { $0.severity == .error }.count
+        let errors = set.diagnostics.errorCount
         guard errors > 0 else { return }
         console.note("\(Self.count(errors, "error")) in \(config.definitions): "
             + "some definitions were not loaded (jobctl validate lists them)")

@@ -14,7 +14,8 @@ import Glibc
 /// The jobd end of the control socket, for tests: jobd's own
 /// `ControlServer` on a unix socket, answering each request as jobd would
 /// and counting what it was asked. `onNudge` runs for each nudge and
-/// `onCancel` for each cancel (to reach an in-process engine).
+/// `onCancel` for each cancel (to reach an in-process engine); `metrics`
+/// is the exposition it answers with, after `metricsDelay`.
 final class FakeDaemon: Sendable {
     let path: String
     private let server: ControlServer
@@ -27,7 +28,8 @@ final class FakeDaemon: Sendable {
 
     init(
         path: String, status: DaemonStatus? = nil, onNudge: @escaping @Sendable () -> Void = {},
-        onCancel: @escaping @Sendable (Int64) -> Void = { _ in }
+        onCancel: @escaping @Sendable (Int64) -> Void = { _ in },
+        metrics: String = "# TYPE jobd_fake gauge\njobd_fake 1\n", metricsDelay: Duration = .zero
     ) throws {
         self.path = path
         let status = status ?? DaemonStatus(
@@ -48,7 +50,10 @@ final class FakeDaemon: Sendable {
                 case .status:
                     reply(ControlReply(ok: true, status: status))
                 case .metrics:
-                    reply(ControlReply(ok: true, metrics: "# TYPE jobd_fake gauge\njobd_fake 1\n"))
+                    Task {
+                        try? await Task.sleep(for: metricsDelay)
+                        reply(ControlReply(ok: true, metrics: metrics))
+                    }
                 }
             }
         } catch {
