@@ -157,6 +157,12 @@ extension JobRun {
     /// gone, or the store cannot be written. The job stops here unresolved.
     func storeFailure(_ error: any Error, doing what: String, position: Int?) -> EngineError {
         if let failure = error as? EngineError { return failure }
+        if let late = error as? JobStoreError, late.cameAfterOwnEnd {
+            // A retried write that lost the race with this run's own end:
+            // nothing was lost, there is nothing to stop or warn about.
+            log(.debug, "a write came after the job's end: \(late.message)", position: position)
+            return EngineError(.leaseLost, late.message, jobID: id, position: position)
+        }
         let lost = (error as? JobStoreError)?.code == .leaseLost
         let failure = EngineError(
             lost ? .leaseLost : .storeFailed,
