@@ -1,6 +1,5 @@
 import Foundation
 import JobStore
-import JobValues
 import Locking
 import Synchronization
 
@@ -77,11 +76,9 @@ final class DatabaseClock: Sendable {
         skew.map { abs($0) > skewThreshold } ?? false
     }
 
-    /// `5m 0s ahead of`, `1.3s behind`: how the host's clock stands to the database's.
+    /// `300.0s ahead of`, `1.3s behind`: how the host's clock stands to the
+    /// database's (as `jobctl daemon` and `jobd --check` say it).
     static func describe(_ skew: TimeInterval) -> String {
-        let amount = abs(skew) < 60
-            ? String(format: "%.1fs", abs(skew))
-            : Duration.milliseconds(Int64((abs(skew) * 1000).rounded())).jobdText
-        return "\(amount) \(skew > 0 ? "ahead of" : "behind")"
+        String(format: "%.1fs ", abs(skew)) + (skew > 0 ? "ahead of" : "behind")
     }
 }
