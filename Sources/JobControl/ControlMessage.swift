@@ -93,10 +93,14 @@ public struct DaemonStatus: Codable, Sendable, Hashable {
     /// The zone it reads schedules without `timezone:` in (its host's);
     /// nil from a jobd that does not say.
     public var timezone: String?
+    /// Its host's wall clock minus the database's, in seconds (positive:
+    /// ahead), at its last reading; nil before one, or from a jobd that
+    /// does not say.
+    public var clockSkew: Double?
 
     public init(
         version: String, pid: Int32, running: Int, pending: Int, pools: [String: Int], draining: Bool,
-        startedAt: String, config: String, timezone: String? = nil
+        startedAt: String, config: String, timezone: String? = nil, clockSkew: Double? = nil
     ) {
         self.version = version
         self.pid = pid
@@ -107,12 +111,14 @@ public struct DaemonStatus: Codable, Sendable, Hashable {
         self.startedAt = startedAt
         self.config = config
         self.timezone = timezone
+        self.clockSkew = clockSkew
     }
 
     enum CodingKeys: String, CodingKey {
         case version, pid, running, pending, pools, draining
         case startedAt = "started_at"
         case config, timezone
+        case clockSkew = "clock_skew_seconds"
     }
 }
 

@@ -200,7 +200,7 @@ public final class Daemon: Sendable {
                         version: JobdVersion.string, pid: getpid(), running: status.running, pending: status.pending,
                         pools: status.runningByPool, draining: status.draining,
                         startedAt: ISO8601DateFormatter().string(from: startedAt), config: location.path,
-                        timezone: engine.hostTimeZone.identifier)))
+                        timezone: engine.hostTimeZone.identifier, clockSkew: engine.clockSkew)))
                 } catch {
                     reply(ControlReply(ok: false, error: "could not read the job counts: \(error)"))
                 }

@@ -37,7 +37,11 @@ extension Engine {
             let firer = state.firer ?? ScheduleFirer(
                 store: context.store, hostZone: configuration.hostTimeZone, metrics: configuration.metrics,
                 log: { level, message in context.log(level, message) })
-            let steps = state.steps ?? WallClockSteps(wall: configuration.clock)
+            // Occurrences are fired by the database's clock, which stored
+            // marks and run_at are on: a host whose own clock is ahead
+            // must not fire early, nor one behind late.
+            let clock = context.databaseClock
+            let steps = state.steps ?? WallClockSteps(wall: { clock.now() })
             (state.firer, state.steps) = (firer, steps)
             return (firer, steps)
         }
@@ -53,7 +57,7 @@ extension Engine {
             // their pools claim now, not at the next poll.
             self.fill(tick.pools)
             if deferred {
-                let soon = configuration.clock() + configuration.pollInterval.timeInterval
+                let soon = context.databaseClock.now() + configuration.pollInterval.timeInterval
                 wake = min(wake ?? soon, soon)
             }
             self.scheduleNextTick(at: wake, deferred: deferred)
@@ -62,7 +66,7 @@ extension Engine {
 
     private func scheduleNextTick(at wake: Date?, deferred: Bool) {
         let context = baseContext
-        let now = context.configuration.clock()
+        let now = context.databaseClock.now()
         let (again, old) = scheduling.withAnnouncedLock { state -> (Bool, OneShotTimer?) in
             state.ticking = false
             state.deferred = deferred
@@ -72,8 +76,7 @@ extension Engine {
             guard !state.stopped else { return (false, old) }
             if let wake, !state.again {
                 // The timer counts on the monotonic clock from now.
-                let date = Date() + max(0, wake.timeIntervalSince(now))
-                state.timer = OneShotTimer.schedule(on: context.deadlines, at: date) { [weak self] in self?.tickSchedules() }
+                state.timer = OneShotTimer.schedule(on: context.deadlines, at: wake, now: now) { [weak self] in self?.tickSchedules() }
             }
             return (state.again, old)
         }

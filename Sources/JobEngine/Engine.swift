@@ -103,7 +103,8 @@ public final class Engine: Sendable {
                 killGrace: configuration.killGrace, outputLimit: configuration.outputLimit, customAction: customAction,
                 metrics: configuration.metrics),
             configuration: configuration, deadlines: deadlines,
-            timers: DispatchQueue(label: "jobd.engine.timers"), control: DispatchQueue(label: "jobd.engine.control"))
+            timers: DispatchQueue(label: "jobd.engine.timers"), control: DispatchQueue(label: "jobd.engine.control"),
+            databaseClock: DatabaseClock(host: configuration.clock))
         self.context = context
         let relay = LaunchRelay()
         launchRelay = { job, pool in relay.engine?.launch(job, pool: pool) }
@@ -169,10 +170,15 @@ public final class Engine: Sendable {
             return !state.started
         }
         guard first else { return }
-        if context.configuration.requeuesExpiredLeases { requeueExpired() } else { nudge() }
         scheduleRenewal()
         schedulePoll()
-        tickSchedules()
+        // Read the database's clock before the first claim and schedule
+        // tick: both compare with stored times. Should the database not
+        // answer, they go on with this host's clock until a later reading.
+        readDatabaseClock {
+            if self.context.configuration.requeuesExpiredLeases { self.requeueExpired() } else { self.nudge() }
+            self.tickSchedules()
+        }
     }
 
     /// New work was submitted: claim now instead of at the next poll.
@@ -239,7 +245,7 @@ public final class Engine: Sendable {
             let message = "no job definition named `\(claimed.job.definition)` is loaded; add jobs.d/\(claimed.job.definition).yaml and retry the job"
             context.log(.error, message, job: claimed.job.id)
             let metrics = context.configuration.metrics
-            store.finish(JobFinish(lease: claimed.lease, outcome: .rejected(message))) { result in
+            store.finish(JobFinish(lease: claimed.lease, outcome: .rejected(message), at: context.databaseClock.now())) { result in
                 if case .success = result { metrics.jobResolved(definition: claimed.job.definition, state: JobState.rejected) }
                 pool.jobEnded()
             }
@@ -279,6 +285,7 @@ public final class Engine: Sendable {
         context.timers.asyncAfter(deadline: .now() + context.configuration.renewInterval.dispatchInterval) { [weak self] in
             guard let self, !self.state.withAnnouncedLock({ $0.finished }) else { return }
             self.renewLeases()
+            self.readDatabaseClock()
             self.scheduleRenewal()
         }
     }

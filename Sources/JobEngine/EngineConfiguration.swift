@@ -50,7 +50,9 @@ public struct EngineConfiguration: Sendable {
     /// The zone schedules are read in when they name none: the host's
     /// (`$TZ`, `:Area/City` included, else /etc/localtime).
     public var hostTimeZone: TimeZone
-    /// What time it is, for schedules (tests pass their own).
+    /// The host's wall clock (tests pass a skewed one). The engine decides
+    /// by the database's clock (timeouts, schedules, the times it writes);
+    /// this one is only compared with it, to report the skew.
     public var clock: @Sendable () -> Date
     /// Called with a job's id when this engine is done with it: resolved,
     /// or left for later (drain, lost lease). For `--wait` and benchmarks.

@@ -19,6 +19,9 @@ struct EngineContext: Sendable {
     let timers: DispatchQueue
     /// Where claim results and other bookkeeping run (off the store's writer thread).
     let control: DispatchQueue
+    /// The database's clock: what stored times are compared with, and the
+    /// times the engine writes.
+    let databaseClock: DatabaseClock
 
     /// Logs `message` with the job and stage as metadata.
     func log(_ level: Logger.Level, _ message: String, job: Int64? = nil, stage: Int? = nil) {

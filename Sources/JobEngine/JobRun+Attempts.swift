@@ -28,7 +28,7 @@ extension JobRun {
             return
         }
         let control = AttemptControl()
-        let startedAt = Date()
+        let startedAt = self.context.databaseClock.now()
         begin(control, for: stage, attempt: Attempt(position: stage.position, number: number, startedAt: startedAt))
         let context = ActionContext(jobID: id, stage: stage, attempt: number, control: control)
         let executor = self.context.executor
@@ -77,11 +77,13 @@ extension JobRun {
                     self.log(.warning, "attempt \(number) of stage `\(stage.name)` failed, retrying in \(delay.jobdText): \(failure.message)", position: stage.position)
                     // The last attempt is timed when the stage's result is recorded; this one here.
                     self.context.configuration.metrics.stageAttemptFinished(
-                        definition: self.definition.name, kind: stage.kind, since: startedAt)
+                        definition: self.definition.name, kind: stage.kind, since: startedAt,
+                        until: self.context.databaseClock.now())
                     self.context.configuration.metrics.stageRetried(definition: self.definition.name)
                     self.context.store.recordEvent(NewEvent(
                         jobID: self.id, position: stage.position, kind: "stage-retry",
-                        message: "attempt \(number) failed: \(failure.message.prefix(2048)); attempt \(number + 1) in \(delay.jobdText)")) { _ in }
+                        message: "attempt \(number) failed: \(failure.message.prefix(2048)); attempt \(number + 1) in \(delay.jobdText)",
+                        at: self.context.databaseClock.now())) { _ in }
                     self.backOff(stage, delay: delay) {
                         // Attempts run on the stage's queue, as its first did.
                         queue.async {
@@ -140,7 +142,8 @@ extension JobRun {
             log(.warning, failure.message, position: stage.position)
             context.configuration.metrics.pendingPromiseDeallocated()
             context.store.recordEvent(NewEvent(
-                jobID: id, position: stage.position, kind: "finalizer-warning", message: failure.message)) { [context, id] result in
+                jobID: id, position: stage.position, kind: "finalizer-warning", message: failure.message,
+                at: context.databaseClock.now())) { [context, id] result in
                 if case let .failure(error) = result {
                     context.log(.error, "could not record the finalizer warning: \(error)", job: id, stage: stage.position)
                 }
@@ -157,6 +160,12 @@ extension JobRun {
     /// gone, or the store cannot be written. The job stops here unresolved.
     func storeFailure(_ error: any Error, doing what: String, position: Int?) -> EngineError {
         if let failure = error as? EngineError { return failure }
+        if let late = error as? JobStoreError, late.cameAfterOwnEnd {
+            // A retried write that lost the race with this run's own end:
+            // nothing was lost, there is nothing to stop or warn about.
+            log(.debug, "a write came after the job's end: \(late.message)", position: position)
+            return EngineError(.leaseLost, late.message, jobID: id, position: position)
+        }
         let lost = (error as? JobStoreError)?.code == .leaseLost
         let failure = EngineError(
             lost ? .leaseLost : .storeFailed,

@@ -86,7 +86,7 @@ extension JobRun {
         if let refusal = refusal(for: stage) { throw refusal }
         advance(to: stage.position)
         let number = firstAttemptNumber(at: stage.position)
-        note(Attempt(position: stage.position, number: number, startedAt: Date()))
+        note(Attempt(position: stage.position, number: number, startedAt: context.databaseClock.now()))
         guard case let .transform(transform) = stage.action else {
             throw EngineError(.stageFailed, "a `map` stage takes a `transform`, not `\(stage.action.keyword)`", jobID: id, position: stage.position)
         }
@@ -145,7 +145,7 @@ extension JobRun {
     }
 
     func finish(_ outcome: JobOutcome) {
-        let (store, finish) = (context.store, JobFinish(lease: lease, outcome: outcome))
+        let (store, finish) = (context.store, JobFinish(lease: lease, outcome: outcome, at: context.databaseClock.now()))
         persist("record the job's end", { store.finish(finish, completion: $0) }) { result, tries in
             switch result {
             case .success:

@@ -82,7 +82,8 @@ extension JobRun {
         let attempt = self.attempt(at: stage.position)
         let result = StageResult(
             lease: lease, position: stage.position, outcome: outcome, exitCode: exitCode,
-            errorCode: errorCode?.rawValue, attempt: attempt.number, startedAt: attempt.startedAt)
+            errorCode: errorCode?.rawValue, attempt: attempt.number, startedAt: attempt.startedAt,
+            at: context.databaseClock.now())
         // The completion runs on the store's writer thread: the common case
         // only resolves the promise (one box, one handler).
         let (promise, resolver) = Promise<Void>.pending()
@@ -92,7 +93,7 @@ extension JobRun {
             switch written {
             case .success:
                 if let startedAt = attempt.startedAt {
-                    metrics.stageAttemptFinished(definition: definition, kind: stage.kind, since: startedAt)
+                    metrics.stageAttemptFinished(definition: definition, kind: stage.kind, since: startedAt, until: result.at)
                 }
                 resolver.fulfill(())
             case let .failure(error): self.recordFailed(stage, outcome, exitCode: exitCode, error).pipe { resolver.resolve($0) }
@@ -127,9 +128,9 @@ extension Result {
 }
 
 extension JobMetrics {
-    /// One attempt of a stage of `kind`, started at `start`, ended now.
-    func stageAttemptFinished(definition: String, kind: StageKind, since start: Date) {
+    /// One attempt of a stage of `kind`, started at `start`, ended at `end` (by the same clock).
+    func stageAttemptFinished(definition: String, kind: StageKind, since start: Date, until end: Date) {
         stageAttemptFinished(
-            definition: definition, kind: kind.rawValue, duration: .seconds(max(0, Date().timeIntervalSince(start))))
+            definition: definition, kind: kind.rawValue, duration: .seconds(max(0, end.timeIntervalSince(start))))
     }
 }

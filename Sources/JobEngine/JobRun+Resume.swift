@@ -72,7 +72,9 @@ extension JobRun {
             return
         }
         if let timeout = definition.timeout {
-            armJobTimeout(deadline: (claimed.job.startedAt ?? Date()) + timeout.timeInterval, timeout)
+            // started_at is the database's time: so is the deadline.
+            let now = context.databaseClock.now()
+            armJobTimeout(deadline: (claimed.job.startedAt ?? now) + timeout.timeInterval, now: now, timeout)
         }
         var plan = ResumePlan(claimed: claimed, definition: definition)
         if let value = plan.doneValue { setDoneValue(value) }

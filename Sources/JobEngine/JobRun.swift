@@ -162,7 +162,7 @@ final class JobRun: Sendable {
         }
         let store = context.store
         for position in skipped {
-            let skip = StageResult(lease: lease, position: position, outcome: .skipped)
+            let skip = StageResult(lease: lease, position: position, outcome: .skipped, at: context.databaseClock.now())
             persist("record stage \(position) as skipped", position: position, { store.recordStageResult(skip, completion: $0) }) { result, _ in
                 if case let .failure(error) = result {
                     self.log(.warning, "could not record the stage as skipped: \(error)", position: position)
@@ -171,10 +171,11 @@ final class JobRun: Sendable {
         }
     }
 
-    func armJobTimeout(deadline: Date, _ timeout: Duration) {
+    /// Stops the job at `deadline`, a time of the clock that reads `now`.
+    func armJobTimeout(deadline: Date, now: Date, _ timeout: Duration) {
         let error = EngineError(
             .jobTimedOut, "job \(id) (\(definition.name)) ran past its timeout of \(timeout.jobdText)", jobID: id)
-        let timer = OneShotTimer.schedule(on: context.deadlines, at: deadline) { [weak self] in
+        let timer = OneShotTimer.schedule(on: context.deadlines, at: deadline, now: now) { [weak self] in
             self?.stop(error)
         }
         state.withAnnouncedLock { $0.jobTimer = timer }

@@ -27,13 +27,15 @@ final class OneShotTimer: Sendable {
         OneShotTimer(heap: heap, id: heap.add(deadline: .now() + delay, body))
     }
 
-    /// Runs `body` at `date`, at once if it is past. Safe for any date, even
-    /// one read back from the database: a wait longer than
-    /// ``Duration/jobdMaximum`` is cut to it (the timer then fires early and
-    /// whoever set it looks again), and a date that is not a number fires at once.
+    /// Runs `body` at `date` of the clock that reads `now` (the database's
+    /// for a stored time), at once if it is past; the wait is counted on the
+    /// monotonic clock. Safe for any date, even one read back from the
+    /// database: a wait longer than ``Duration/jobdMaximum`` is cut to it
+    /// (the timer then fires early and whoever set it looks again), and a
+    /// date that is not a number fires at once.
     @discardableResult
-    static func schedule(on heap: TimerHeap, at date: Date, _ body: @escaping @Sendable () -> Void) -> OneShotTimer {
-        schedule(on: heap, after: .until(date), body)
+    static func schedule(on heap: TimerHeap, at date: Date, now: Date, _ body: @escaping @Sendable () -> Void) -> OneShotTimer {
+        schedule(on: heap, after: .until(date, now: now), body)
     }
 
     /// Keeps the body from running, if it has not run yet, and lets it go.
@@ -43,9 +45,9 @@ final class OneShotTimer: Sendable {
 }
 
 extension DispatchTimeInterval {
-    /// From now until `date`, between zero and ``Duration/jobdMaximum``.
-    static func until(_ date: Date) -> DispatchTimeInterval {
-        let seconds = date.timeIntervalSinceNow
+    /// From `now` until `date`, between zero and ``Duration/jobdMaximum``.
+    static func until(_ date: Date, now: Date) -> DispatchTimeInterval {
+        let seconds = date.timeIntervalSince(now)
         // Also false for NaN.
         guard seconds > 0 else { return .milliseconds(0) }
         let maximum = Double(Duration.jobdMaximumMilliseconds) / 1000

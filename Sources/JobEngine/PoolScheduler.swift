@@ -74,7 +74,7 @@ final class PoolScheduler: Sendable {
         case let .failure(error):
             state.withAnnouncedLock { $0.claiming = false }
             context.log(.error, "could not claim jobs of pool \(name): \(error)")
-            wake(at: Date() + context.configuration.pollInterval.timeInterval)
+            wake(at: context.databaseClock.now() + context.configuration.pollInterval.timeInterval)
         }
     }
 
@@ -119,8 +119,9 @@ final class PoolScheduler: Sendable {
                 self.state.withAnnouncedLock { $0.probing = false }
                 switch result {
                 case let .success(date?):
-                    // Already due (submitted while the claim ran): claim again shortly.
-                    self.wake(at: max(date, Date() + 0.005))
+                    // Already due (submitted while the claim ran): claim again
+                    // shortly. run_at is the database's time.
+                    self.wake(at: max(date, self.context.databaseClock.now() + 0.005))
                 case .success(nil):
                     break
                 case let .failure(error):
@@ -137,7 +138,7 @@ final class PoolScheduler: Sendable {
             guard !state.stopped else { return .none }
             if let wake = state.wake, wake.at <= date { return .none }
             let old = state.wake?.timer
-            let timer = OneShotTimer.schedule(on: context.deadlines, at: date) { [weak self] in
+            let timer = OneShotTimer.schedule(on: context.deadlines, at: date, now: context.databaseClock.now()) { [weak self] in
                 guard let self else { return }
                 self.state.withAnnouncedLock { state in
                     if state.wake?.at == date { state.wake = nil }

@@ -32,6 +32,7 @@ public final class JobMetrics: Sendable {
     private let processesStarted: Counter
     private let processesFailed: Counter
     private let build: Gauge
+    private let skew: Gauge
 
     /// - Parameter version: jobd's version, the `version` label of `jobd_build_info`.
     public init(factory: any MetricsFactory, version: String) {
@@ -49,6 +50,7 @@ public final class JobMetrics: Sendable {
         commits = Timer(label: MetricFamily.storeCommit.name, factory: factory)
         processesStarted = Counter(label: MetricFamily.processesStarted.name, factory: factory)
         processesFailed = Counter(label: MetricFamily.processesFailedToStart.name, factory: factory)
+        skew = Gauge(label: MetricFamily.clockSkew.name, factory: factory)
         build = Gauge(label: MetricFamily.buildInfo.name, dimensions: [("version", version)], factory: factory)
         build.record(1)
     }
@@ -117,6 +119,11 @@ public final class JobMetrics: Sendable {
     /// A child process could not be started (spawn failed).
     public func processFailedToStart() {
         processesFailed.increment()
+    }
+
+    /// This host's wall clock minus the database's, in seconds, as just read.
+    public func setClockSkew(seconds: Double) {
+        skew.record(seconds)
     }
 
     /// A schedule occurrence came due and was fired or skipped.

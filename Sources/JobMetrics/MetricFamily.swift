@@ -68,6 +68,9 @@ extension MetricFamily {
     public static let scheduleOccurrences = MetricFamily(
         "jobd_schedule_occurrences_total", .counter, labels: ["definition", "outcome"],
         help: "Schedule occurrences, by definition and outcome: fired (a job was submitted) or skipped.")
+    public static let clockSkew = MetricFamily(
+        "jobd_clock_skew_seconds", .gauge,
+        help: "This host's wall clock minus the database's, at the last reading (positive: ahead). jobd decides by the database's clock.")
     public static let buildInfo = MetricFamily(
         "jobd_build_info", .gauge, labels: ["version"],
         help: "Always 1; its version label names the running jobd's version.")
@@ -75,7 +78,7 @@ extension MetricFamily {
     /// Every family, in the order docs/operations.md lists them.
     public static let all: [MetricFamily] = [
         jobsResolved, jobsPending, jobsRunning, stageDuration, stageRetries, pendingPromisesDeallocated,
-        storeCommit, processesStarted, processesFailedToStart, scheduleOccurrences, buildInfo,
+        storeCommit, processesStarted, processesFailedToStart, scheduleOccurrences, clockSkew, buildInfo,
     ]
 
     /// 1 ms … 1 h: a stage is a transform (under a millisecond) or a process

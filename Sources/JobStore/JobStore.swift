@@ -52,6 +52,10 @@ public protocol JobStore: Sendable {
     /// clock stepped forward, every live lease looks expired until renewed).
     func requeueExpiredLeases(sparing: [Lease], completion: @escaping @Sendable (Result<[Int64], any Error>) -> Void)
 
+    /// What time it is by the database's clock, the one stored times are
+    /// compared with (by default, the host's: SQLite).
+    func databaseTime() async throws -> DatabaseTime
+
     /// The owners holding leases on running jobs now, with how many jobs each.
     func leaseOwners() async throws -> [String: Int]
 

@@ -85,6 +85,11 @@ public struct JobStoreError: Error, Sendable, CustomStringConvertible {
     public let jobID: Int64?
     /// The error this one was made from (an SQLite error, an errno…), if any.
     public let underlying: (any Error)?
+    /// For ``Code/leaseLost``: the lease was not lost — the job was resolved
+    /// under this very claim, and this write (a retry of a stage's start
+    /// or result after a dropped connection) arrived after the job's end.
+    /// Nothing was lost and nobody else runs the job.
+    public internal(set) var cameAfterOwnEnd = false
     /// Where in jobd's source the error was made.
     public let file: String
     public let line: Int

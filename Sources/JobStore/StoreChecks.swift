@@ -78,6 +78,15 @@ extension JobStoreError {
         guard job.state != JobState.running.rawValue || job.owner != lease.owner || job.claims != lease.claim else {
             return nil
         }
+        if job.owner == lease.owner, job.claims == lease.claim, JobState(rawValue: job.state)?.isResolved == true {
+            var late = JobStoreError(
+                .leaseLost,
+                "cannot \(what) \(target): the job was already \(job.state) by this same claim (claim \(lease.claim) of "
+                    + "\(lease.owner)); this write came after the job's end and is not needed",
+                jobID: lease.jobID)
+            late.cameAfterOwnEnd = true
+            return late
+        }
         return JobStoreError(
             .leaseLost,
             "cannot \(what) \(target): the lease of \(lease.owner) (claim \(lease.claim)) is no longer the job's "

@@ -98,6 +98,35 @@ import Glibc
         #expect(await host.exitStatus() == 0, "\(host.log)")
     }
 
+    /// `jobctl wait` started while the server is down waits it out as a
+    /// wait under way does (it used to exit 75 at once), then gives the
+    /// job's outcome.
+    @Test(.timeLimit(.minutes(3)))
+    func waitStartedWhileTheServerIsDownRidesOutTheOutage() async throws {
+        let cluster = try await Cluster(hosts: 0, definitions: Self.definitions)
+        defer { cluster.tearDown() }
+        let (store, running) = try await cluster.openStore()
+        let id = try #require(Int64(try await cluster.jobctl(["submit", "slow", "--input", "x"])
+            .trimmingCharacters(in: .whitespacesAndNewlines)))
+        let lease = try #require(try await store.claim(pool: "default", owner: "test", limit: 1, leaseDuration: .seconds(600)).first).lease
+        try await store.finish(JobFinish(lease: lease, outcome: .fulfilled(Data("done".utf8))))
+        running.cancel()
+        await store.close()
+        await cluster.server.shutDown()
+        let output = cluster.client.folder + "/wait.out"
+        let started = ContinuousClock.now
+        let waiter = try SpawnedProcess(
+            builtProduct("jobctl"), ["wait", String(id), "--config", cluster.client.configPath],
+            stdout: .file(output), stderr: .file(output + ".err"))
+        try await Task.sleep(for: .seconds(3))
+        try await cluster.server.start()
+        let exit = await waiter.waitForExit(within: .seconds(60))
+        let error = (try? String(contentsOfFile: output + ".err", encoding: .utf8)) ?? ""
+        #expect(exit?.status == 0, "\(String(describing: exit)): \(error)")
+        #expect(ContinuousClock.now - started >= .seconds(3))
+        #expect((try? String(contentsOfFile: output, encoding: .utf8)) == "done")
+    }
+
     /// SIGTERM with the server down: the drain starts at once, and jobd
     /// stops within the grace and a few seconds, saying what was not
     /// written (the first stage ends during the grace; its result cannot be).

@@ -14,13 +14,14 @@ import Testing
     /// traps (an `Int(seconds * 1000)` of 2.3e18 s did).
     @Test(arguments: [1e300, 9.3e15, -1e300, .nan, .infinity])
     func aTimerForAnyDateIsSafe(secondsFromNow: Double) {
-        let date = Date(timeIntervalSinceNow: secondsFromNow)
-        let interval = DispatchTimeInterval.until(date)
+        let now = Date()
+        let date = now + secondsFromNow
+        let interval = DispatchTimeInterval.until(date, now: now)
         if secondsFromNow > 0 {
             #expect(interval == .milliseconds(Int(Duration.jobdMaximumMilliseconds)))
         } else {
             #expect(interval == .milliseconds(0))
         }
-        OneShotTimer.schedule(on: TimerHeap(), at: date) {}.cancel()
+        OneShotTimer.schedule(on: TimerHeap(), at: date, now: now) {}.cancel()
     }
 }

@@ -77,6 +77,32 @@ import Testing
         #expect(try await store.job(id)?.stages[0].value == Data("fresh".utf8))
     }
 
+    /// A stage's start or result made again after a dropped connection can
+    /// arrive after the same claim finished the job: refused, and said to
+    /// be late — not a lost lease (nothing expired, nobody requeued it).
+    @Test(arguments: StoreKind.allCases)
+    func aWriteAfterItsOwnClaimFinishedTheJobIsLateNotLost(_ kind: StoreKind) async throws {
+        let (store, scope) = try await makeStore(kind)
+        _ = scope
+        let id = try await store.submit(job()).id
+        let lease = try #require(try await store.claim(pool: "default", owner: "a", limit: 1, leaseDuration: .seconds(30)).first).lease
+        try await store.finish(JobFinish(lease: lease, outcome: .fulfilled(nil)))
+        let late = await expectStoreError(.leaseLost) {
+            try await store.recordStageStart(StageStart(lease: lease, position: 0, attempt: 1))
+        }
+        #expect(late?.cameAfterOwnEnd == true)
+        #expect(late?.message.contains("already fulfilled by this same claim") == true, "\(String(describing: late))")
+        #expect(late?.message.contains("expired") == false, "\(String(describing: late))")
+        #expect(try await store.job(id)?.job.state == .fulfilled)
+        // Another claim's late write is a lost lease.
+        var other = lease
+        other.claim += 1
+        let lost = await expectStoreError(.leaseLost) {
+            try await store.recordStageResult(StageResult(lease: other, position: 0, outcome: .skipped))
+        }
+        #expect(lost?.cameAfterOwnEnd == false)
+    }
+
     @Test(arguments: StoreKind.allCases)
     func renewExtendsHeldLeasesAndReportsLostAndCancelled(_ kind: StoreKind) async throws {
         let (store, scope) = try await makeStore(kind)

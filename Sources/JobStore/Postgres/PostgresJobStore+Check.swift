@@ -13,6 +13,19 @@ extension PostgresJobStore {
         /// The version this build creates or upgrades to.
         public var latestVersion: Int
         public var schema: String
+        /// This host's wall clock minus the server's, in seconds (positive:
+        /// ahead), read over one round trip.
+        public var clockSkew: TimeInterval = 0
+
+        /// Whether ``clockSkew`` is more than a second either way: jobd
+        /// still decides by the server's clock, but the host's time is wrong.
+        public var clockSkewIsReported: Bool { abs(clockSkew) > 1 }
+
+        /// `within 1s of`, `300.0s ahead of`: how this host's clock stands to the server's.
+        public var clockText: String {
+            guard clockSkewIsReported else { return "within 1s of" }
+            return String(format: "%.1fs ", abs(clockSkew)) + (clockSkew > 0 ? "ahead of" : "behind")
+        }
 
         public var description: String {
             let state = switch schemaVersion {
@@ -20,7 +33,7 @@ extension PostgresJobStore {
             case latestVersion: "schema \(schema) at version \(schemaVersion)"
             default: "schema \(schema) at version \(schemaVersion) (jobd upgrades it to \(latestVersion) at its start)"
             }
-            return "PostgreSQL \(serverVersion), \(state)"
+            return "PostgreSQL \(serverVersion), \(state); this host's wall clock is \(clockText) the server's"
         }
     }
 
@@ -49,8 +62,15 @@ extension PostgresJobStore {
             if version > latest { throw migrator.tooNew(version, latest: latest) }
             try await checkPrivileges(session, version: version, latest: latest, target: target)
             let server = try await session.firstRow("SELECT current_setting('server_version')") { try $0.decode(String.self) }
+            let sent = ContinuousClock.now
+            let serverTime = try await session.firstRow("SELECT clock_timestamp()") { try $0.decode(Date.self) }
+            let trip = ContinuousClock.now - sent
+            // The server read its clock about halfway through the round trip.
+            let skew = serverTime.map { Date().addingTimeInterval(-trip.timeInterval / 2).timeIntervalSince($0) } ?? 0
             try? await connection.close()
-            return CheckReport(serverVersion: server ?? "?", schemaVersion: version, latestVersion: latest, schema: configuration.schema)
+            return CheckReport(
+                serverVersion: server ?? "?", schemaVersion: version, latestVersion: latest, schema: configuration.schema,
+                clockSkew: skew)
         } catch {
             try? await connection.close()
             throw JobStoreError.wrapPostgres(error, target: target, doing: what)

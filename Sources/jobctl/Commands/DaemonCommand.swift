@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import JobConfig
 import JobControl
 
@@ -48,6 +49,7 @@ struct Daemon: AsyncParsableCommand {
                 "\(name) \(running)" + (config.pools[name].map { "/\($0)" } ?? "")
             }
             if !pools.isEmpty { text += "  pools   \(pools.joined(separator: ", "))\n" }
+            if let skew = status.clockSkew { text += "  clock   \(Self.clockText(skew))\n" }
             text += "  config  \(status.config)\n"
             session.console.out(text)
         }
@@ -65,6 +67,15 @@ struct Daemon: AsyncParsableCommand {
             ("draining", .bool(status.draining)),
             ("started_at", .string(status.startedAt)),
             ("config", .string(status.config)),
+            ("clock_skew_seconds", status.clockSkew.map { .number(String(format: "%.3f", $0)) } ?? .null),
         ])
+    }
+
+    /// How jobd's host clock stands to the database's; more than a second
+    /// off is flagged (jobd decides by the database's clock either way).
+    static func clockText(_ skew: Double) -> String {
+        guard abs(skew) > 1 else { return "within 1s of the database's" }
+        let side = skew > 0 ? "ahead of" : "behind"
+        return String(format: "%.1fs ", abs(skew)) + side + " the database's: jobd goes by the database's clock; fix the host's time"
     }
 }

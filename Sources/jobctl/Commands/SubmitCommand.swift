@@ -85,11 +85,10 @@ struct Submit: AsyncParsableCommand {
             let config = try session.daemonConfig()
             let definition = try Self.definition(named: name, config: config, session)
             let cap = config.store.valueCap.bytes
-            // Now unless delayed: given explicitly, so that --json can print it.
-            let runAt = Date(timeIntervalSinceNow: Double(delay?.wholeMilliseconds ?? 0) / 1000)
+            // run_at is set once the database is open, by its clock.
             if let batch {
                 let jobs = try InputReader.batch(from: batch, cap: cap).map {
-                    definition.newJob(input: $0, priority: priority, runAt: runAt)
+                    definition.newJob(input: $0, priority: priority, runAt: nil)
                 }
                 try await submitBatch(jobs, config: config, session)
                 return
@@ -101,13 +100,24 @@ struct Submit: AsyncParsableCommand {
             } else {
                 nil
             }
-            let job = definition.newJob(input: data, priority: priority, runAt: runAt, idempotencyKey: key)
+            let job = definition.newJob(input: data, priority: priority, runAt: nil, idempotencyKey: key)
             try await submitOne(job, config: config, session)
         }
     }
 
+    /// Now, or `--delay` from now, by the database's clock (as `retry
+    /// --delay`): stored times are compared with the database's clock, so
+    /// a host whose own clock is off must not move the job's start.
+    /// Given explicitly, so that --json can print it.
+    private func runAt(_ store: any JobStore) async throws -> Date {
+        let now = try await store.databaseTime().now()
+        return now + Double(delay?.wholeMilliseconds ?? 0) / 1000
+    }
+
     private func submitOne(_ job: NewJob, config: DaemonConfig, _ session: Session) async throws {
         try await session.withStore(config) { store in
+            var job = job
+            job.runAt = try await runAt(store)
             let submission = try await store.submit(job)
             let daemon: Session.NudgeOutcome? = submission.created
                 ? session.nudge(config, notRunningNote: "jobd is not running: job \(submission.id) is queued and will start when jobd runs")
@@ -134,6 +144,12 @@ struct Submit: AsyncParsableCommand {
             return
         }
         try await session.withStore(config) { store in
+            let runAt = try await runAt(store)
+            let jobs = jobs.map { job in
+                var job = job
+                job.runAt = runAt
+                return job
+            }
             let submissions = try await store.submit(jobs)
             let daemon = session.nudge(
                 config, notRunningNote: "jobd is not running: the \(jobs.count) jobs are queued and will start when jobd runs")

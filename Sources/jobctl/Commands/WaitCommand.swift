@@ -36,10 +36,22 @@ struct Wait: AsyncParsableCommand {
 
     func run() async throws {
         try await options.run { session in
-            try await session.withJobStore(job: id) { config, store in
-                guard try await store.job(id) != nil else { throw Session.unknownJob(id, config) }
-                let outcome = try await JobWaiter(session: session, store: store, id: id, timeout: timeout).wait()
-                try Self.report(outcome, timeout: timeout, session)
+            // A database that does not answer yet is waited out as one
+            // that stops answering during the wait.
+            let started = ContinuousClock.now
+            var waiting = false
+            try await JobWaiter.riding(id: id, timeout: timeout, started: started) {
+                // Once the wait has begun, it rides out outages itself: an
+                // error after it (closing the database) is not a reason to
+                // wait again.
+                guard !waiting else { return }
+                try await session.withJobStore(job: id) { config, store in
+                    guard try await store.job(id) != nil else { throw Session.unknownJob(id, config) }
+                    waiting = true
+                    let left = timeout.map { max(.zero, $0 - (ContinuousClock.now - started)) }
+                    let outcome = try await JobWaiter(session: session, store: store, id: id, timeout: left).wait()
+                    try Self.report(outcome, timeout: timeout, session)
+                }
             }
         }
     }

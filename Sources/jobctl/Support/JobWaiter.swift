@@ -65,8 +65,34 @@ struct JobWaiter {
         }
     }
 
+    /// Runs `body` — opening the database and the first read of a wait —
+    /// again while the database does not answer, as ``wait()`` does with
+    /// its reads: a wait started during an outage rides it out the same
+    /// way, for up to `outageLimit` and within `timeout` (counted from
+    /// `started`), then gives up with the same error.
+    static func riding<T: Sendable>(
+        id: Int64, timeout: Duration?, started: ContinuousClock.Instant, outageLimit: Duration = defaultOutageLimit,
+        pause: Duration = .milliseconds(500), _ body: () async throws -> T
+    ) async throws -> T {
+        let since = ContinuousClock.now
+        while true {
+            do {
+                return try await body()
+            } catch let error as JobStoreError where error.code.isRetryable {
+                let now = ContinuousClock.now
+                if let timeout, now - started >= timeout { throw unanswered(id, error, for: now - since) }
+                guard now - since < outageLimit else { throw unanswered(id, error, for: outageLimit) }
+                try await Task.sleep(for: pause)
+            }
+        }
+    }
+
     /// The database stopped answering for `duration` (``outageLimit``, or until the timeout).
     private func unanswered(_ error: JobStoreError, for duration: Duration) -> JobctlError {
+        Self.unanswered(id, error, for: duration)
+    }
+
+    private static func unanswered(_ id: Int64, _ error: JobStoreError, for duration: Duration) -> JobctlError {
         JobctlError(
             .databaseUnavailable,
             "stopped waiting for job \(id): the database has not answered for \(Duration.seconds(duration.components.seconds).jobdText) "
