@@ -10,7 +10,8 @@ import Glibc
 /// Several hosts on one PostgreSQL under faults, with the real binaries
 /// (the cluster of ``SeveralHostsDaemonTests``, lease 3 s): a host frozen
 /// inside a transaction holds up neither the takeover of its jobs nor the
-/// other hosts' schedules.
+/// other hosts' schedules; a host cut off from the database stops its
+/// stages before another host starts them.
 @Suite(.serialized) struct SeveralHostsFaultTests {
     typealias Cluster = SeveralHostsDaemonTests.Cluster
 
@@ -20,6 +21,15 @@ import Glibc
         pipeline:
           - then: tick
             run: ['true']
+        """
+
+    /// One stage that runs for 30 s and writes, to the file its host's
+    /// `$JOBD_TEST_STAMPS` names, a line when it starts and one when it ends
+    /// (SIGTERM included): `JOB start|end SECONDS`.
+    static let stamped = """
+        pipeline:
+          - then: stamped
+            run: [sh, -c, 'f="$JOBD_TEST_STAMPS"; trap ''echo "$JOBD_JOB_ID end $(date +%s.%N)" >> "$f"; exit 143'' TERM; echo "$JOBD_JOB_ID start $(date +%s.%N)" >> "$f"; sleep 30; echo "$JOBD_JOB_ID end $(date +%s.%N)" >> "$f"']
         """
 
     /// host-0 stops itself (SIGSTOP, the debug builds' hook
@@ -93,6 +103,65 @@ import Glibc
         for host in cluster.hosts.dropFirst() { #expect(await host.exitStatus() == 0, "\(host.log)") }
         _ = await frozenHost.exitStatus()
         await store.close()
+    }
+
+    /// host-0's link goes down while it runs stages: it stops them before
+    /// their leases can expire, and so before host-1 starts them again.
+    @Test(.timeLimit(.minutes(2)))
+    func aCutOffHostStopsItsStagesBeforeAnotherHostStartsThem() async throws {
+        let cluster = try await Cluster(hosts: 2, definitions: ["stamped": Self.stamped], inNamespaces: true)
+        defer { cluster.tearDown() }
+        for (index, host) in cluster.hosts.enumerated() {
+            host.environment["JOBD_TEST_STAMPS"] = host.folder + "/stamps-\(index)"
+        }
+        // host-0 first, alone: it runs all three jobs; then host-1 starts.
+        try cluster.hosts[0].start()
+        _ = try #require(await cluster.hosts[0].notify.waitFor("READY", "1"), "jobd did not start: \(cluster.hosts[0].log)")
+        let ids = try await cluster.jobctl(["submit", "stamped"], stdin: "1\n2\n3\n")
+            .split(separator: "\n").compactMap { Int64($0) }
+        #expect(ids.count == 3)
+        let (store, running) = try await cluster.openStore()
+        defer { running.cancel() }
+        try await waitUntil(.seconds(20)) {
+            let started = Self.stamps(cluster.hosts[0].read("stamps-0"))
+            return ids.allSatisfy { started[$0]?.start != nil }
+        }
+        try cluster.hosts[1].start()
+        _ = try #require(await cluster.hosts[1].notify.waitFor("READY", "1"), "jobd did not start: \(cluster.hosts[1].log)")
+        let onHost0 = ids
+        try cluster.hostNamespaces[0].setLink(up: false)
+
+        // host-1 starts each of them.
+        try await waitUntil(.seconds(20)) {
+            let started = Self.stamps(cluster.hosts[1].read("stamps-1"))
+            return onHost0.allSatisfy { started[$0]?.start != nil }
+        }
+        let cutOff = Self.stamps(cluster.hosts[0].read("stamps-0"))
+        let taken = Self.stamps(cluster.hosts[1].read("stamps-1"))
+        for id in onHost0 {
+            let ended = try #require(cutOff[id]?.end, "job \(id): its stage on the cut-off host never ended")
+            let started = try #require(taken[id]?.start, "job \(id) never started on host-1")
+            let gap = started - ended
+            #expect(gap > 0, "job \(id): host-1 started its stage \(gap) s after host-0's ended")
+            print("cut-off host: job \(id): \(String(format: "%.3f", gap)) s between host-0's stage ending and host-1's starting")
+        }
+
+        for host in cluster.hosts { host.signal(SIGKILL) }
+        for host in cluster.hosts { _ = await host.exitStatus() }
+        await store.close()
+    }
+
+    /// `JOB start|end SECONDS` lines: each job's first start and last end.
+    static func stamps(_ text: String) -> [Int64: (start: Double?, end: Double?)] {
+        var result: [Int64: (start: Double?, end: Double?)] = [:]
+        for line in text.split(separator: "\n") {
+            let parts = line.split(separator: " ")
+            guard parts.count == 3, let id = Int64(parts[0]), let time = Double(parts[2]) else { continue }
+            var entry = result[id] ?? (nil, nil)
+            if parts[1] == "start" { entry.start = entry.start ?? time } else { entry.end = time }
+            result[id] = entry
+        }
+        return result
     }
 
     /// The state letter of `/proc/PID/stat` (`T`: stopped), or nil.
