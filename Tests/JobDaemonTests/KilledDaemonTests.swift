@@ -43,7 +43,7 @@ import Glibc
 
     @Test(.timeLimit(.minutes(1)))
     func aRestartTakesBackTheJobsOfItsZombiePredecessorAtOnce() async throws {
-        let harness = try DaemonHarness(yaml: "lease: 20s", definitions: ["hold": Self.hold])
+        let harness = try DaemonHarness(yaml: "lease: 20s\nshutdown-grace: 1s", definitions: ["hold": Self.hold])
         try FileManager.default.createDirectory(atPath: harness.folder + "/state", withIntermediateDirectories: true)
         let store = try harness.openStore()
         let id = try await harness.submit("hold", to: store, nudge: false)
@@ -73,7 +73,7 @@ import Glibc
         #expect(job.claims == 2 && job.state == .running, "not taken back: \(job); \(harness.log)")
         let took = ContinuousClock.now - restarted
         #expect(took < .seconds(10), "taken back long before the 20 s lease ran out")
-        print("zombie predecessor: its job running again \(took) after the restart (lease 20 s)")
+        if job.claims == 2 { print("zombie predecessor: its job running again \(took) after the restart (lease 20 s)") }
         #expect(harness.log.contains("taking up 1 job(s) of stopped runner(s)"), "\(harness.log)")
         #expect(Self.state(of: first) == "Z", "still a zombie throughout")
 

@@ -39,7 +39,7 @@ import Glibc
     /// jobs over once its leases expired, and their schedules fire on.
     @Test(.timeLimit(.minutes(2)))
     func aHostFrozenInsideATransactionHoldsUpNeitherTakeoverNorSchedules() async throws {
-        let cluster = try await Cluster(hosts: 3, definitions: ["tick": Self.tick])
+        let cluster = try await Cluster(hosts: 3, hostYAML: "shutdown-grace: 1s\n", definitions: ["tick": Self.tick])
         defer { cluster.tearDown() }
         let frozenHost = cluster.hosts[0]
         let flag = frozenHost.folder + "/freeze"
