@@ -10,6 +10,7 @@
 #include <string.h>
 #include <stdint.h>
 #include <sys/epoll.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
@@ -35,6 +36,13 @@ struct spawn_request {
     char *const *envp;
     const char *cwd;
     int fds[3];
+    /// Whether the child gets SIGKILL when the thread that spawns it ends
+    /// (PR_SET_PDEATHSIG): set when that thread lives as long as the
+    /// process (a spawner thread), so the child dies with jobd.
+    int parent_death;
+    /// The process the child must still be a child of after arming that
+    /// signal (getpid() of jobd).
+    long parent_pid;
     /// Set by the child when it fails before or in exec; 0 otherwise.
     volatile int error;
 };
@@ -59,6 +67,12 @@ static int spawn_child(void *argument) {
         syscall(SYS_rt_sigaction, sig, fallback, NULL, 8L);
     }
     if (syscall(SYS_setpgid, 0L, 0L) != 0) goto fail;
+    if (request->parent_death) {
+        if (syscall(SYS_prctl, (long)PR_SET_PDEATHSIG, (long)SIGKILL, 0L, 0L, 0L) != 0) goto fail;
+        // jobd died before the signal was armed: the child was handed to
+        // another parent already, and must not run on alone.
+        if (syscall(SYS_getppid) != request->parent_pid) syscall(SYS_exit, 127L);
+    }
     if (request->cwd != NULL && syscall(SYS_chdir, request->cwd) != 0) goto fail;
     // The sources are above 2 (lift_above_stdio), so no dup3 overwrites
     // another's source; the copies on 0/1/2 are not close-on-exec.
@@ -91,9 +105,12 @@ extern int __clone(int (*fn)(void *), void *stack, int flags, void *arg, ...);
 #define jobd_clone clone
 #endif
 
-int jobd_spawn(const char *path, char *const argv[], char *const envp[],
-               const char *cwd, int in_fd, int out_fd, int err_fd,
-               pid_t *pid_out, int *pidfd_out) {
+/// Spawns on the calling thread (see jobd_spawn); `parent_death` arms
+/// PR_SET_PDEATHSIG in the child, for a thread that never ends before the
+/// process does.
+static int spawn_here(const char *path, char *const argv[], char *const envp[],
+                      const char *cwd, int in_fd, int out_fd, int err_fd,
+                      int parent_death, pid_t *pid_out, int *pidfd_out) {
     int moved[3];
     struct spawn_request request = {
         .path = path, .argv = argv, .envp = envp, .cwd = cwd,
@@ -102,6 +119,8 @@ int jobd_spawn(const char *path, char *const argv[], char *const envp[],
             lift_above_stdio(out_fd, &moved[1]),
             lift_above_stdio(err_fd, &moved[2]),
         },
+        .parent_death = parent_death,
+        .parent_pid = (long)getpid(),
         .error = 0,
     };
     int result = 0;
@@ -141,6 +160,106 @@ out:
     for (int i = 0; i < 3; i++)
         if (moved[i] >= 0) close(moved[i]);
     return result;
+}
+
+// MARK: spawner threads
+//
+// PR_SET_PDEATHSIG fires when the *thread* that spawned the child ends, not
+// the process: a child spawned from a dispatch or Swift concurrency worker
+// would be killed when that worker retires after a while idle. So children
+// are spawned by a few threads of this file's own, which never end before
+// the process does: the child then gets SIGKILL exactly when jobd dies
+// (SIGKILL, a crash, an exit), however it dies.
+
+/// One spawn handed to a spawner thread; on the caller's stack.
+struct spawn_call {
+    const char *path;
+    char *const *argv;
+    char *const *envp;
+    const char *cwd;
+    int in_fd, out_fd, err_fd;
+    pid_t pid;
+    int pidfd;
+    int result;
+    int done;
+    struct spawn_call *next;
+};
+
+enum { SPAWNER_THREADS = 4 };
+
+static pthread_mutex_t spawner_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t spawner_work = PTHREAD_COND_INITIALIZER;
+static pthread_cond_t spawner_done = PTHREAD_COND_INITIALIZER;
+static struct spawn_call *spawner_head;
+static struct spawn_call *spawner_tail;
+static pthread_once_t spawner_once = PTHREAD_ONCE_INIT;
+static int spawner_count;
+
+static void *spawner_main(void *unused) {
+    (void)unused;
+    // Signals are for jobd's other threads.
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, NULL);
+    for (;;) {
+        pthread_mutex_lock(&spawner_lock);
+        while (spawner_head == NULL) pthread_cond_wait(&spawner_work, &spawner_lock);
+        struct spawn_call *call = spawner_head;
+        spawner_head = call->next;
+        if (spawner_head == NULL) spawner_tail = NULL;
+        pthread_mutex_unlock(&spawner_lock);
+
+        call->result = spawn_here(call->path, call->argv, call->envp, call->cwd, call->in_fd, call->out_fd,
+                                  call->err_fd, 1, &call->pid, &call->pidfd);
+
+        pthread_mutex_lock(&spawner_lock);
+        call->done = 1;
+        pthread_cond_broadcast(&spawner_done);
+        pthread_mutex_unlock(&spawner_lock);
+    }
+    return NULL;
+}
+
+static void start_spawners(void) {
+    pthread_attr_t attr;
+    if (pthread_attr_init(&attr) != 0) return;
+    // The child runs on a 16 KiB array in spawn_here's frame.
+    pthread_attr_setstacksize(&attr, 256 * 1024);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    // Created with every signal blocked, so none lands on them before they block it themselves.
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    for (int i = 0; i < SPAWNER_THREADS; i++) {
+        pthread_t thread;
+        if (pthread_create(&thread, &attr, spawner_main, NULL) == 0) spawner_count++;
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_attr_destroy(&attr);
+}
+
+int jobd_spawn(const char *path, char *const argv[], char *const envp[],
+               const char *cwd, int in_fd, int out_fd, int err_fd,
+               pid_t *pid_out, int *pidfd_out) {
+    pthread_once(&spawner_once, start_spawners);
+    if (spawner_count == 0) {
+        // No thread could be had: spawned here, without the parent-death signal.
+        return spawn_here(path, argv, envp, cwd, in_fd, out_fd, err_fd, 0, pid_out, pidfd_out);
+    }
+    struct spawn_call call = {
+        .path = path, .argv = argv, .envp = envp, .cwd = cwd,
+        .in_fd = in_fd, .out_fd = out_fd, .err_fd = err_fd,
+        .pid = 0, .pidfd = -1, .result = 0, .done = 0, .next = NULL,
+    };
+    pthread_mutex_lock(&spawner_lock);
+    if (spawner_tail != NULL) spawner_tail->next = &call; else spawner_head = &call;
+    spawner_tail = &call;
+    pthread_cond_signal(&spawner_work);
+    while (!call.done) pthread_cond_wait(&spawner_done, &spawner_lock);
+    pthread_mutex_unlock(&spawner_lock);
+    *pidfd_out = call.pidfd;
+    if (call.result == 0) *pid_out = call.pid;
+    return call.result;
 }
 
 int jobd_peek_exit(pid_t pid, int *exit_code, int *signal_number) {

@@ -61,7 +61,7 @@ extension Daemon {
         let node = state.withAnnouncedLock { $0.config.node }
         do {
             let owners = try await store.leaseOwners()
-            let dead = owners.keys.filter { LeaseOwner.isDeadLocalProcess($0, node: node) }.sorted()
+            let dead = owners.keys.filter { LeaseOwner.isDeadLocalProcess($0, node: node, ownOwner: owner) }.sorted()
             if !dead.isEmpty {
                 let ended = try await store.expireLeases(of: dead)
                 // One of them may have led: the role is free at once rather than in 30 s.

@@ -51,6 +51,7 @@ extension Daemon {
         guard config.usesPostgres else { return .sqlite(try openSQLite(config, metrics: metrics)) }
         var configuration = try config.postgresConfiguration(applicationName: "jobd \(config.node)")
         configuration.lockTimeout = lockTimeout(lease: config.lease)
+        configuration.idleInTransactionTimeout = idleInTransactionTimeout(lease: config.lease)
         _ = try await PostgresJobStore.check(configuration, doing: "open the job database")
         return .postgres(try await PostgresJobStore(configuration))
     }
@@ -61,6 +62,18 @@ extension Daemon {
     /// transaction at a time, and a quarter of the lease at most.
     static func lockTimeout(lease: Duration) -> Duration {
         min(.seconds(2), lease / 4)
+    }
+
+    /// How long the server lets one of jobd's sessions sit idle inside a
+    /// transaction before it ends the session: a third of the lease, 5 s at
+    /// most. jobd never waits for anything but the server inside a
+    /// transaction, so only a host that froze or died between two
+    /// statements reaches it; the server then rolls back and lets go of the
+    /// rows it locked (its jobs' rows, a schedule's mark) well before its
+    /// leases expire, so that the other hosts take its jobs over and fire
+    /// their schedules as if it had died outside a transaction.
+    static func idleInTransactionTimeout(lease: Duration) -> Duration {
+        min(.seconds(5), lease / 3)
     }
 
     /// `jobd --check` of a PostgreSQL database (a SQLite file is not

@@ -90,7 +90,13 @@ struct ActionExecutor: Sendable {
         // Counted when it starts, not when it ends: a process that runs
         // for an hour is in the count from its first second.
         if process.processID != nil { metrics.processStarted() }
-        control.onStop { _ in process.cancel() }
+        control.onStop { [killGrace] reason in
+            if case let .job(error) = reason, let grace = error.stopGrace {
+                process.terminate(grace: min(grace, killGrace))
+            } else {
+                process.cancel()
+            }
+        }
         return promise
     }
 

@@ -37,7 +37,7 @@ public final class Engine: Sendable {
     /// What never changes: the store, timers, control queue, options, log.
     let context: EngineContext
     private let generation: Mutex<Generation>
-    private let launchRelay: @Sendable (ClaimedJob, PoolScheduler) -> Void
+    private let launchRelay: @Sendable (ClaimedJob, PoolScheduler, ContinuousClock.Instant) -> Void
     private let drainFlag = DrainFlag()
     /// The schedules' ticking (Engine+Schedules.swift).
     let scheduling = Mutex(SchedulingState())
@@ -107,7 +107,7 @@ public final class Engine: Sendable {
             databaseClock: DatabaseClock(host: configuration.clock))
         self.context = context
         let relay = LaunchRelay()
-        launchRelay = { job, pool in relay.engine?.launch(job, pool: pool) }
+        launchRelay = { job, pool, sent in relay.engine?.launch(job, pool: pool, leaseSent: sent) }
         let launch = launchRelay
         let pools = configuration.pools.reduce(into: [String: PoolScheduler]()) { pools, entry in
             pools[entry.key] = PoolScheduler(name: entry.key, capacity: entry.value, context: context, launch: launch)
@@ -171,6 +171,7 @@ public final class Engine: Sendable {
         }
         guard first else { return }
         scheduleRenewal()
+        scheduleFenceCheck()
         schedulePoll()
         // Read the database's clock before the first claim and schedule
         // tick: both compare with stored times. Should the database not
@@ -238,7 +239,7 @@ public final class Engine: Sendable {
 
     // MARK: Jobs
 
-    private func launch(_ claimed: ClaimedJob, pool: PoolScheduler) {
+    private func launch(_ claimed: ClaimedJob, pool: PoolScheduler, leaseSent: ContinuousClock.Instant) {
         let store = context.store
         let (current, definition) = generation.withAnnouncedLock { ($0.context, $0.definitions[claimed.job.definition]) }
         guard let definition else {
@@ -251,7 +252,9 @@ public final class Engine: Sendable {
             }
             return
         }
-        let run = JobRun(context: current, claimed: claimed, definition: definition, drain: drainFlag) { [weak self] run in
+        let run = JobRun(
+            context: current, claimed: claimed, definition: definition, drain: drainFlag, leaseConfirmed: leaseSent
+        ) { [weak self] run in
             self?.ended(run)
         }
         let earlier = state.withAnnouncedLock { state -> [JobRun] in
@@ -313,6 +316,8 @@ public final class Engine: Sendable {
             return state.running.values.map(\.run)
         }
         guard let runs else { return }
+        // The leases renewed were set no earlier than now (LeaseFence).
+        let sent = ContinuousClock.now
         context.store.renew(runs.map(\.lease), leaseDuration: context.configuration.leaseDuration) { result in
             let notes = self.state.withAnnouncedLock { $0.renewal.finished(result) }
             for note in notes { self.context.log(note.level, note.message, job: note.job) }
@@ -322,6 +327,7 @@ public final class Engine: Sendable {
             let (lost, cancelled) = (Set(renewal.lost), Set(renewal.cancellationRequested))
             for run in runs {
                 let held = renewed.contains(RunKey(run.lease))
+                if held { run.confirmLease(sent: sent) }
                 if !held, lost.contains(run.id) {
                     run.stop(EngineError(
                         .leaseLost, "job \(run.id) is no longer this engine's: its lease expired and another runner may hold it",
@@ -330,6 +336,40 @@ public final class Engine: Sendable {
                     run.stop(EngineError(.cancelled, "cancelled: a cancellation was requested", jobID: run.id))
                 }
             }
+        }
+    }
+
+    /// The fence of this engine's leases (LeaseFence.swift).
+    var fence: LeaseFence {
+        LeaseFence(lease: context.configuration.leaseDuration, killGrace: context.configuration.killGrace)
+    }
+
+    private func scheduleFenceCheck() {
+        context.timers.asyncAfter(deadline: .now() + fence.checkInterval.dispatchInterval) { [weak self] in
+            guard let self, !self.state.withAnnouncedLock({ $0.finished }) else { return }
+            self.fenceUnrenewedRuns()
+            self.scheduleFenceCheck()
+        }
+    }
+
+    /// Stops the runs whose lease was not confirmed for so long that it may
+    /// expire before another check: their processes get SIGTERM, then
+    /// SIGKILL after the fence's grace, before another host may claim the
+    /// job (the database was unreachable, or the job's row locked). The job
+    /// is let go unresolved; it runs again where it is claimed next.
+    func fenceUnrenewedRuns(now: ContinuousClock.Instant = .now) {
+        let fence = self.fence
+        let runs = state.withAnnouncedLock { $0.running.values.map(\.run) }
+        for run in runs where fence.mustStop(confirmed: run.leaseConfirmed, now: now) && !run.isHalted {
+            let silent = now - run.leaseConfirmed
+            var error = EngineError(
+                .leaseLost,
+                "job \(run.id): its lease of \(fence.lease.jobdText) was last renewed \(silent.jobdText) ago (the "
+                    + "database unreachable, or its row locked): its processes are stopped so that they end before "
+                    + "the lease can expire and another host claim the job",
+                jobID: run.id)
+            error.stopGrace = fence.grace
+            run.stop(error)
         }
     }
 

@@ -53,6 +53,9 @@ public struct EngineError: Error, Sendable, CustomStringConvertible {
     public var exitCode: Int32?
     /// Already written as its stage's result.
     var recorded = false
+    /// Between SIGTERM and SIGKILL to the processes it stops, if shorter
+    /// than the kill grace (a lease about to expire leaves less time).
+    var stopGrace: Duration?
 
     public init(_ code: Code, _ message: String, jobID: Int64? = nil, position: Int? = nil, exitCode: Int32? = nil) {
         self.code = code

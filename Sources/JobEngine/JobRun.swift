@@ -42,20 +42,36 @@ final class JobRun: Sendable {
         var doneValue: [UInt8]?
         var jobTimer: OneShotTimer?
         var ended = false
+        /// When the request that last set the lease's expiry was sent (LeaseFence).
+        var leaseConfirmed: ContinuousClock.Instant
     }
 
-    private let state = Mutex(State())
+    private let state: Mutex<State>
 
     var id: Int64 { claimed.job.id }
     var lease: Lease { claimed.lease }
 
+    /// `leaseConfirmed`: when the claim that gave `claimed` its lease was sent.
     init(context: EngineContext, claimed: ClaimedJob, definition: JobDefinition, drain: DrainFlag,
-         onEnd: @escaping @Sendable (JobRun) -> Void) {
+         leaseConfirmed: ContinuousClock.Instant = .now, onEnd: @escaping @Sendable (JobRun) -> Void) {
+        state = Mutex(State(leaseConfirmed: leaseConfirmed))
         self.context = context
         self.claimed = claimed
         self.definition = definition
         self.drain = drain
         self.onEnd = onEnd
+    }
+
+    // MARK: Lease
+
+    /// When the request that last set the lease's expiry was sent.
+    var leaseConfirmed: ContinuousClock.Instant {
+        state.withAnnouncedLock { $0.leaseConfirmed }
+    }
+
+    /// A renewal sent at `sent` came back with the lease renewed.
+    func confirmLease(sent: ContinuousClock.Instant) {
+        state.withAnnouncedLock { $0.leaseConfirmed = max($0.leaseConfirmed, sent) }
     }
 
     // MARK: Stopping

@@ -12,7 +12,7 @@ import Synchronization
 final class PoolScheduler: Sendable {
     let name: String
     private let context: EngineContext
-    private let launch: @Sendable (ClaimedJob, PoolScheduler) -> Void
+    private let launch: @Sendable (ClaimedJob, PoolScheduler, ContinuousClock.Instant) -> Void
 
     private struct State {
         var capacity: Int
@@ -27,7 +27,7 @@ final class PoolScheduler: Sendable {
 
     private let state: Mutex<State>
 
-    init(name: String, capacity: Int, context: EngineContext, launch: @escaping @Sendable (ClaimedJob, PoolScheduler) -> Void) {
+    init(name: String, capacity: Int, context: EngineContext, launch: @escaping @Sendable (ClaimedJob, PoolScheduler, ContinuousClock.Instant) -> Void) {
         self.name = name
         state = Mutex(State(capacity: max(1, capacity)))
         self.context = context
@@ -53,14 +53,16 @@ final class PoolScheduler: Sendable {
             return min(free, context.configuration.maxClaimBatch)
         }
         guard limit > 0 else { return }
+        // The leases it gets were set no earlier than now (LeaseFence).
+        let sent = ContinuousClock.now
         context.store.claim(
             pool: name, owner: context.owner, limit: limit, leaseDuration: context.configuration.leaseDuration
         ) { result in
-            self.context.control.async { self.claimed(result, limit: limit) }
+            self.context.control.async { self.claimed(result, limit: limit, sent: sent) }
         }
     }
 
-    private func claimed(_ result: Swift.Result<[ClaimedJob], any Error>, limit: Int) {
+    private func claimed(_ result: Swift.Result<[ClaimedJob], any Error>, limit: Int, sent: ContinuousClock.Instant) {
         switch result {
         case let .success(jobs):
             let (again, running) = state.withAnnouncedLock { state -> (Bool, Int) in
@@ -69,7 +71,7 @@ final class PoolScheduler: Sendable {
                 return (state.again || jobs.count == limit, state.running)
             }
             if !jobs.isEmpty { context.configuration.metrics.setJobsRunning(pool: name, running) }
-            for job in jobs { launch(job, self) }
+            for job in jobs { launch(job, self, sent) }
             if again { fill() } else { probeNextRunAt() }
         case let .failure(error):
             state.withAnnouncedLock { $0.claiming = false }

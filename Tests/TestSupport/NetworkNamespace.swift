@@ -19,6 +19,8 @@ public final class NetworkNamespace: Sendable {
     public let gateway: String
     /// A host's: its own address.
     public let address: String
+    /// A host's: its end of the link.
+    public let link: String
 
     /// The network the links live in: 198.18.0.0/15, set aside for
     /// benchmark tests (RFC 2544). Each link has a /24 of it, picked by pid
@@ -27,7 +29,7 @@ public final class NetworkNamespace: Sendable {
 
     /// A server's namespace: only its loopback.
     public convenience init(server: ()) throws(TestPostgresError) {
-        try self.init(name: "jobd-\(getpid())-s", gateway: "", address: "") {}
+        try self.init(name: "jobd-\(getpid())-s", gateway: "", address: "", link: "") {}
     }
 
     /// Host `index` (0–3) of this test process, linked to `server`.
@@ -37,7 +39,7 @@ public final class NetworkNamespace: Sendable {
         let prefix = "198.\(18 + block / 256).\(block % 256)"
         let name = "jobd-\(getpid())-\(index)"
         let (outer, inner) = ("jv\(index)s", "jv\(index)h")
-        try self.init(name: name, gateway: prefix + ".1", address: prefix + ".2") { () throws(TestPostgresError) in
+        try self.init(name: name, gateway: prefix + ".1", address: prefix + ".2", link: inner) { () throws(TestPostgresError) in
             try Self.run(["-n", server.name, "link", "add", outer, "type", "veth", "peer", "name", inner, "netns", name])
             try Self.run(["-n", server.name, "addr", "add", prefix + ".1/24", "dev", outer])
             try Self.run(["-n", server.name, "link", "set", outer, "up"])
@@ -47,7 +49,7 @@ public final class NetworkNamespace: Sendable {
     }
 
     private init(
-        name: String, gateway: String, address: String, links: () throws(TestPostgresError) -> Void
+        name: String, gateway: String, address: String, link: String, links: () throws(TestPostgresError) -> Void
     ) throws(TestPostgresError) {
         guard geteuid() == 0, FileManager.default.isExecutableFile(atPath: Self.ip) else {
             throw TestPostgresError("network namespaces need root and \(Self.ip) (Debian's iproute2)")
@@ -55,6 +57,7 @@ public final class NetworkNamespace: Sendable {
         self.name = name
         self.gateway = gateway
         self.address = address
+        self.link = link
         Self.watch(name: name)
         do {
             try Self.run(["netns", "add", name])
@@ -69,6 +72,12 @@ public final class NetworkNamespace: Sendable {
     /// `argv` run inside the namespace (`ip netns exec` becomes the program: same pid).
     public func command(_ argv: [String]) -> [String] {
         [Self.ip, "netns", "exec", name] + argv
+    }
+
+    /// A host's: takes its link down (`up: false`), cutting it off from the
+    /// server without a packet of goodbye, or brings it back up.
+    public func setLink(up: Bool) throws(TestPostgresError) {
+        try Self.run(["-n", name, "link", "set", link, up ? "up" : "down"])
     }
 
     /// Deletes the namespace (and its links' ends there, which takes their peers along).

@@ -9,6 +9,11 @@
 /// every signal's disposition is reset to the default (so an ignored
 /// SIGPIPE or SIGTERM in the daemon does not leak into the child) and its
 /// signal mask is emptied, `cwd` (may be NULL) is entered, and it execs.
+/// The clone is made by one of a few threads of the shim's own that live
+/// as long as the process, and the child gets SIGKILL when the process
+/// dies (PR_SET_PDEATHSIG, which follows the spawning thread): a stage's
+/// process does not outlive a jobd that is SIGKILLed or crashes. Only the
+/// child itself: processes it starts are its own to end.
 /// Returns 0 and stores the pid and a pidfd for the child (close-on-exec;
 /// -1 before Linux 5.2, or with no descriptor free), or returns an errno
 /// value (ENOENT, EACCES, ENOEXEC, … from exec, or chdir's).

@@ -7,20 +7,26 @@ import Synchronization
 
 /// What the server is told on each pooled connection before its first use:
 /// how long a statement may wait for a lock another session holds
-/// (`lock_timeout`), and run at all (`statement_timeout`). Both are set for
-/// the session, once per connection: a write held up by a row an operator
-/// locked in psql fails after `lockTimeout` and is made again later,
-/// instead of holding up every write of the host behind it.
+/// (`lock_timeout`), run at all (`statement_timeout`), and how long the
+/// session may sit idle inside a transaction
+/// (`idle_in_transaction_session_timeout`). All are set for the session,
+/// once per connection: a write held up by a row an operator locked in psql
+/// fails after `lockTimeout` and is made again later, instead of holding up
+/// every write of the host behind it; and a session whose client froze or
+/// died between two statements of a transaction is ended by the server,
+/// which lets go of the rows it locked.
 final class PGConnectionSettings: Sendable {
     let lockTimeout: Duration
     let statementTimeout: Duration
+    let idleInTransactionTimeout: Duration
     private let logger: Logger
     /// The pool's connections already set up, by id; one leaves when it closes.
     private let prepared = Mutex<Set<PostgresConnection.ID>>([])
 
-    init(lockTimeout: Duration, statementTimeout: Duration, logger: Logger) {
+    init(lockTimeout: Duration, statementTimeout: Duration, idleInTransactionTimeout: Duration, logger: Logger) {
         self.lockTimeout = lockTimeout
         self.statementTimeout = statementTimeout
+        self.idleInTransactionTimeout = idleInTransactionTimeout
         self.logger = logger
     }
 
@@ -31,8 +37,12 @@ final class PGConnectionSettings: Sendable {
         var session = PGSession(connection: connection, schema: "", logger: logger)
         session.clock = clock
         try await session.execute(
-            "SELECT set_config('lock_timeout', $1, false), set_config('statement_timeout', $2, false)",
-            "\(lockTimeout.milliseconds)ms", "\(statementTimeout.milliseconds)ms")
+            """
+            SELECT set_config('lock_timeout', $1, false), set_config('statement_timeout', $2, false),
+                   set_config('idle_in_transaction_session_timeout', $3, false)
+            """,
+            "\(lockTimeout.milliseconds)ms", "\(statementTimeout.milliseconds)ms",
+            "\(max(1, idleInTransactionTimeout.milliseconds))ms")
         prepared.withAnnouncedLock { _ = $0.insert(id) }
         connection.closeFuture.whenComplete { [weak self] _ in
             self?.prepared.withAnnouncedLock { _ = $0.remove(id) }

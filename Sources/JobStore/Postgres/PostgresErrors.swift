@@ -102,7 +102,8 @@ extension JobStoreError {
                 "could not \(what) in \(target): the statement ran out of time\(detail) (another session's lock, or "
                     + "a server that is overloaded); try again",
                 underlying: error)
-        case let code where code.hasPrefix("08") || code.hasPrefix("57P") || code == "53300" || code == "55000":
+        case let code where code.hasPrefix("08") || code.hasPrefix("57P") || code == "53300" || code == "55000"
+            || code == "25P03":
             return unavailable(target, what, "the server is not available\(detail)", underlying: error)
         case "40001", "40P01":
             return JobStoreError(

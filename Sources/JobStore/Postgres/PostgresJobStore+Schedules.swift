@@ -39,6 +39,9 @@ extension PostgresJobStore {
                PGValue.milliseconds(mark) >= PGValue.milliseconds(occurrence.at) {
                 return .alreadyDone
             }
+            #if DEBUG
+            try await PGFreezeHook.stopIfArmed(session)
+            #endif
             if occurrence.overlap != .allow, let running = try await session.firstRow(
                 """
                 SELECT id FROM {s}.jobs

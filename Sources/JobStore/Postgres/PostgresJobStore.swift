@@ -79,7 +79,8 @@ public final class PostgresJobStore: JobStore, Service {
         }
         client = PostgresClient(configuration: connector.poolConfiguration, backgroundLogger: logger)
         let settings = PGConnectionSettings(
-            lockTimeout: configuration.lockTimeout, statementTimeout: configuration.statementTimeout, logger: logger)
+            lockTimeout: configuration.lockTimeout, statementTimeout: configuration.statementTimeout,
+            idleInTransactionTimeout: configuration.idleInTransactionTimeout, logger: logger)
         self.settings = settings
         writer = PostgresWriter(
             client: client, settings: settings, schema: configuration.schema, target: target,

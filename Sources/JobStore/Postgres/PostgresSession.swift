@@ -86,7 +86,8 @@ struct PGSession {
             return true
         case .server:
             let state = error.serverInfo?[.sqlState] ?? ""
-            return state.hasPrefix("08") || state.hasPrefix("57P")
+            // 25P03: the server ended a session left idle inside a transaction.
+            return state.hasPrefix("08") || state.hasPrefix("57P") || state == "25P03"
         default:
             return false
         }

@@ -64,6 +64,13 @@ public struct PostgresStoreConfiguration: Sendable {
     /// connection went silent: it is closed and the call fails with
     /// ``JobStoreError/Code/unavailable``. Default 15 s.
     public var statementTimeout: Duration
+    /// How long the server lets one of this store's sessions sit idle
+    /// inside a transaction (its `idle_in_transaction_session_timeout`)
+    /// before it ends the session and rolls the transaction back. It bounds
+    /// how long a client that froze (SIGSTOP, a paused VM) or died between
+    /// two statements of a transaction keeps the rows it touched locked.
+    /// Default 10 s.
+    public var idleInTransactionTimeout: Duration
     /// A file of PEM certificates that `sslmode=verify-full` checks the
     /// server's certificate against, instead of the system's roots (the
     /// URL's `sslrootcert=`).
@@ -100,6 +107,7 @@ public struct PostgresStoreConfiguration: Sendable {
         operationTimeout = .seconds(10)
         lockTimeout = .seconds(10)
         statementTimeout = .seconds(15)
+        idleInTransactionTimeout = .seconds(10)
         applicationName = "jobd"
         createsSchema = true
     }
