@@ -30,7 +30,10 @@ struct CheckedRow {
     /// Names the row by its key columns, read as integers when they are
     /// (a key column may itself be the bad one: then its text shows).
     mutating func identify(_ columns: [Int32], jobColumn: Int32? = nil) {
-        key = columns.map { "\(name($0)) \(raw.shown($0, limit: 24))" }.joined(separator: ", ")
+        key = columns.map { column in
+            let shown = raw.type(column) == SQLITE_INTEGER ? String(raw.int64(column)) : raw.shown(column, limit: 24)
+            return "\(name(column)) \(shown)"
+        }.joined(separator: ", ")
         if let jobColumn, raw.type(jobColumn) == SQLITE_INTEGER { jobID = raw.int64(jobColumn) }
     }
 

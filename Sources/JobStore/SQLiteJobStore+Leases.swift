@@ -1,5 +1,6 @@
 import Foundation
 internal import GRDB
+internal import GRDBSQLite
 
 extension SQLiteJobStore {
     public func claim(
@@ -38,26 +39,53 @@ extension SQLiteJobStore {
             ORDER BY run_at, id
             LIMIT ?
             """)
-        try top.bind(1, pool)
-        var level = try top.firstRow { $0.isNull(0) ? nil : $0.int64(0) } ?? nil
+        // A priority written by hand that is not an integer sorts above
+        // every integer in the index (text, BLOB) or between two (a real):
+        // read as a level it would hide the jobs of the levels below it.
+        // Such jobs are quarantined, and the level read again.
+        func readLevel(_ statement: RawStatement, under below: Int64?) throws -> Int64? {
+            while true {
+                try statement.bind(1, pool)
+                if let below { try statement.bind(2, below) }
+                // max() always gives one row: NULL when the range is empty.
+                let found = try statement.firstRow { row -> PriorityLevel in
+                    switch row.type(0) {
+                    case SQLITE_NULL: .none
+                    case SQLITE_INTEGER: .level(row.int64(0))
+                    default: .unordered
+                    }
+                }
+                switch found ?? PriorityLevel.none {
+                case .none: return nil
+                case .level(let level): return level
+                case .unordered: break
+                }
+                try quarantineUnorderedPriorities(pool: pool, now: now, db)
+            }
+        }
+        var level = try readLevel(top, under: nil)
         var jobs: [Job] = []
         while let priority = level, jobs.count < limit {
             // A row that cannot be read is quarantined (it leaves the
-            // pending index) and the level read again for the rest.
-            var unreadable: [JobStoreError] = []
+            // pending index) and the level read anew, until a read meets
+            // no such row (or one it could not set aside).
+            var found: [Job]
+            var retry = false
             repeat {
-                unreadable = []
+                var unreadable: [JobStoreError] = []
                 try next.bind(1, pool)
                 try next.bind(2, priority)
                 try next.bind(3, now)
                 try next.bind(4, limit - jobs.count)
-                jobs += try next.rows(Columns.job, skipping: &unreadable)
-                for error in unreadable { try quarantine(error, now: now, db) }
-            } while !unreadable.isEmpty && jobs.count < limit
+                found = try next.rows(Columns.job, skipping: &unreadable)
+                retry = !unreadable.isEmpty
+                for error in unreadable {
+                    if try !quarantine(error, now: now, db) { retry = false }
+                }
+            } while retry
+            jobs += found
             guard jobs.count < limit else { break }
-            try below.bind(1, pool)
-            try below.bind(2, priority)
-            level = try below.firstRow { $0.isNull(0) ? nil : $0.int64(0) } ?? nil
+            level = try readLevel(below, under: priority)
         }
         let take = try RawStatement(db, """
             UPDATE jobs
@@ -92,10 +120,35 @@ extension SQLiteJobStore {
         }
     }
 
+    private enum PriorityLevel {
+        case none, level(Int64), unordered
+    }
+
+    /// Rejects the pending jobs of `pool` whose priority is not an integer
+    /// (see ``Quarantine``).
+    private static func quarantineUnorderedPriorities(pool: String, now: String, _ db: Database) throws {
+        let select = try RawStatement(db, """
+            SELECT id FROM jobs INDEXED BY jobs_claim
+            WHERE state = 'pending' AND pool = ? AND typeof(priority) != 'integer'
+            """)
+        try select.bind(1, pool)
+        let statement = try RawStatement(db, "SELECT \(Columns.job) FROM jobs WHERE id = ?")
+        for id in try select.rows({ $0.int64(0) }) {
+            try statement.bind(1, id)
+            do {
+                _ = try statement.firstRow(Columns.job)
+            } catch let error as JobStoreError where error.code == .badRow {
+                try quarantine(error, now: now, db)
+            }
+        }
+    }
+
     /// Rejects a job whose row, or one of its stages' rows, cannot be read
     /// (see ``Quarantine``); a job already ended is left as it is.
-    static func quarantine(_ error: JobStoreError, jobID: Int64? = nil, now: String, _ db: Database) throws {
-        guard let id = jobID ?? error.jobID else { return }
+    /// Whether it did.
+    @discardableResult
+    static func quarantine(_ error: JobStoreError, jobID: Int64? = nil, now: String, _ db: Database) throws -> Bool {
+        guard let id = jobID ?? error.jobID else { return false }
         let reject = try RawStatement(db, """
             UPDATE jobs SET state = 'rejected', lease_expires_at = NULL, finished_at = ?, error = ?
             WHERE id = ? AND state IN ('pending', 'running')
@@ -104,9 +157,10 @@ extension SQLiteJobStore {
         try reject.bind(2, Quarantine.error(error))
         try reject.bind(3, id)
         try reject.execute()
-        guard db.changesCount > 0 else { return }
+        guard db.changesCount > 0 else { return false }
         try resolveStages(of: id, as: .rejected, db)
         try insertEvent(.quarantined(id, error), db)
+        return true
     }
 
     public func renew(

@@ -59,7 +59,7 @@ import Testing
 
     static let cases: [Case] =
         text("jobs", "definition", nullable: false) + text("jobs", "pool", nullable: false) + state("jobs")
-        + integer("jobs", "priority", outOfRange: "1e300") + text("jobs", "idempotency_key", nullable: true)
+        + integer("jobs", "priority", outOfRange: "1e300") + [Case(table: "jobs", column: "priority", content: "'9x'")] + text("jobs", "idempotency_key", nullable: true)
         + value("jobs", "input") + value("jobs", "result") + text("jobs", "error", nullable: true)
         + integer("jobs", "attempt") + integer("jobs", "cancel_requested", outOfRange: "2") + integer("jobs", "claims")
         + [Case(table: "jobs", column: "claims", content: "-1")]
@@ -216,6 +216,7 @@ import Testing
         if running { #expect(requeued.contains(2)) }
         let claimed = try await store.claim(pool: "p", owner: "here/1/y", limit: 10, leaseDuration: .seconds(30))
         #expect(claimed.map(\.job.id).contains(2))
+        #expect(Set(claimed.map(\.job.id)).count == claimed.count, "each job claimed once")
         _ = try await store.renew(claimed.map(\.lease), leaseDuration: .seconds(30))
         if let mine = claimed.first(where: { $0.job.id == 1 }) { _ = try await store.renew([mine.lease], leaseDuration: .seconds(30)) }
         _ = try await store.nextRunAt(pool: "p")

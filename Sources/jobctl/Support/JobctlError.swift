@@ -34,6 +34,8 @@ struct JobctlError: Error, Sendable, CustomStringConvertible {
         static let valueTooLarge = Code("value-too-large", .dataError)
         /// The job is not in a state that allows the operation.
         static let invalidState = Code("invalid-state", .dataError)
+        /// A database row jobd cannot read (written by hand): the message names its table, row and column.
+        static let badRow = Code("bad-row", .dataError)
         /// `validate` found errors.
         static let invalidDefinitions = Code("invalid-definitions", .dataError)
         /// An input or batch file that cannot be read.
@@ -92,6 +94,8 @@ extension JobctlError {
             self.init(.busy, error.message)
         case .unavailable:
             self.init(.databaseUnavailable, error.message)
+        case .badRow:
+            self.init(.badRow, error.message)
         default:
             self.init(.database, error.message)
         }
