@@ -46,10 +46,33 @@ public struct JobPage: Sendable, Hashable {
     public var jobs: [Job]
     /// Pass as ``JobQuery/before`` for the next page; `nil` on the last page.
     public var nextCursor: Int64?
+    /// The rows of the page that could not be read (a column written by
+    /// hand holds what jobd cannot read): left out of `jobs`, each with the
+    /// store's message naming the row and the column.
+    public var unreadable: [UnreadableRow]
 
-    public init(jobs: [Job], nextCursor: Int64?) {
+    public init(jobs: [Job], nextCursor: Int64?, unreadable: [UnreadableRow] = []) {
         self.jobs = jobs
         self.nextCursor = nextCursor
+        self.unreadable = unreadable
+    }
+}
+
+/// A row a read left out because it cannot be decoded (a
+/// ``JobStoreError/Code/badRow``).
+public struct UnreadableRow: Sendable, Hashable {
+    /// The job the row is, or belongs to, when its id could be read.
+    public var jobID: Int64?
+    /// What is wrong: the table, the row, the column and what it holds.
+    public var message: String
+
+    public init(jobID: Int64?, message: String) {
+        self.jobID = jobID
+        self.message = message
+    }
+
+    public init(_ error: JobStoreError) {
+        self.init(jobID: error.jobID, message: error.message)
     }
 }
 

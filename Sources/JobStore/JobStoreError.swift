@@ -27,6 +27,7 @@ public struct JobStoreError: Error, Sendable, CustomStringConvertible {
             case databaseMissing = "database-missing"
             case databaseReplaced = "database-replaced"
             case unavailable = "unavailable"
+            case badRow = "bad-row"
         }
 
         private let base: Base
@@ -71,6 +72,12 @@ public struct JobStoreError: Error, Sendable, CustomStringConvertible {
         /// been committed. Retryable: try again after a pause; the store
         /// reconnects by itself.
         public static let unavailable = Code(.unavailable)
+        /// A row holds what jobd cannot read (text where it reads an
+        /// integer, a BLOB where it reads text, NULL, an unknown state): it
+        /// was written by hand. The message names the table, the row and
+        /// the column. Not retryable: the row stays as it is until someone
+        /// corrects or deletes it.
+        public static let badRow = Code(.badRow)
 
         /// Failures that may go away by themselves: try again later.
         public var isRetryable: Bool { self == .unavailable || self == .busy }

@@ -108,6 +108,25 @@ struct RawStatement {
         }
     }
 
+    /// Decodes every row; a row that cannot be read (a
+    /// ``JobStoreError/Code/badRow``) is left out and its error added to `unreadable`.
+    func rows<T>(_ decode: (RawRow) throws -> T, skipping unreadable: inout [JobStoreError]) throws -> [T] {
+        defer { sqlite3_reset(handle) }
+        var result: [T] = []
+        while true {
+            switch sqlite3_step(handle) {
+            case SQLITE_DONE: return result
+            case SQLITE_ROW:
+                do {
+                    result.append(try decode(RawRow(handle: handle)))
+                } catch let error as JobStoreError where error.code == .badRow {
+                    unreadable.append(error)
+                }
+            case let code: throw error(code)
+            }
+        }
+    }
+
     /// Decodes the first row, if any, and runs the statement to its end
     /// (an `UPDATE … RETURNING` does its work as it is stepped).
     func firstRow<T>(_ decode: (RawRow) throws -> T) throws -> T? {

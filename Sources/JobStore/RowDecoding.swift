@@ -26,72 +26,75 @@ enum Columns {
     static let stageCount = Int32(stage.split(separator: ",").count)
     static let event = "id, job_id, position, kind, message, created_at"
 
-    static func job(_ row: RawRow) throws -> Job {
-        let id = row.int64(0)
-        let stateText = row.text(3) ?? ""
-        guard let state = JobState(rawValue: stateText) else {
-            throw JobStoreError(.corrupt, "job \(id) has the unknown state '\(stateText)' in jobs.state", jobID: id)
-        }
+    /// The names of `job`'s columns, in order, for errors that name one.
+    static let jobNames = [
+        "id", "definition", "pool", "state", "priority", "idempotency_key", "input", "result", "error", "attempt",
+        "cancel_requested", "claims", "lease_owner", "lease_expires_at", "run_at", "created_at", "started_at",
+        "finished_at", "scheduled_for",
+    ]
+    static let stageNames = stage.split(separator: ",").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+    static let eventNames = event.split(separator: ",").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+
+    /// A `jobs` row; a column that does not hold what jobd writes there is a
+    /// ``JobStoreError/Code/badRow`` naming it.
+    static func job(_ raw: RawRow) throws -> Job {
+        var row = CheckedRow(raw, table: "jobs", names: jobNames)
+        row.identify([0], jobColumn: 0)
         return Job(
-            id: id,
-            definition: row.text(1) ?? "",
-            pool: row.text(2) ?? "",
-            state: state,
-            priority: row.int(4),
-            idempotencyKey: row.text(5),
+            id: try row.integer(0),
+            definition: try row.requiredText(1),
+            pool: try row.requiredText(2),
+            state: try row.state(3, JobState.self),
+            priority: Int(try row.integer(4)),
+            idempotencyKey: try row.text(5),
             input: row.value(6),
             result: row.value(7),
-            error: row.text(8),
-            attempt: row.int(9),
-            cancelRequested: row.bool(10),
-            claims: row.int(11),
-            leaseOwner: row.text(12),
-            leaseExpiresAt: row.date(13),
-            runAt: row.date(14) ?? Date(timeIntervalSince1970: 0),
-            createdAt: row.date(15) ?? Date(timeIntervalSince1970: 0),
-            startedAt: row.date(16),
-            finishedAt: row.date(17),
-            scheduledFor: row.date(18))
+            error: try row.text(8),
+            attempt: try row.count(9),
+            cancelRequested: try row.bool(10),
+            claims: try row.count(11),
+            leaseOwner: try row.text(12),
+            leaseExpiresAt: try row.date(13),
+            runAt: try row.requiredDate(14),
+            createdAt: try row.requiredDate(15),
+            startedAt: try row.date(16),
+            finishedAt: try row.date(17),
+            scheduledFor: try row.date(18))
     }
 
-    static func stage(_ row: RawRow) throws -> Stage {
-        let jobID = row.int64(0)
-        let position = row.int(1)
-        let stateText = row.text(4) ?? ""
-        guard let state = StageState(rawValue: stateText) else {
-            throw JobStoreError(
-                .corrupt, "stage \(position) of job \(jobID) has the unknown state '\(stateText)'", jobID: jobID)
-        }
+    /// A `stages` row (or a `stage_attempts` row, whose first columns are the same).
+    static func stage(_ raw: RawRow, table: String = "stages") throws -> Stage {
+        var row = CheckedRow(raw, table: table, names: stageNames)
+        row.identify([0, 1], jobColumn: 0)
         return Stage(
-            jobID: jobID,
-            position: position,
-            name: row.text(2) ?? "",
-            kind: row.text(3) ?? "",
-            state: state,
+            jobID: try row.integer(0),
+            position: try row.count(1),
+            name: try row.requiredText(2),
+            kind: try row.requiredText(3),
+            state: try row.state(4, StageState.self),
             value: row.value(5),
-            error: row.text(6),
-            exitCode: row.optionalInt(7).map { Int32(truncatingIfNeeded: $0) },
-            attempts: row.int(8),
-            startedAt: row.date(9),
-            finishedAt: row.date(10),
-            errorCode: row.text(11))
+            error: try row.text(6),
+            exitCode: try row.optionalInteger(7, in: Int64(Int32.min) ... Int64(Int32.max)).map { Int32($0) },
+            attempts: try row.count(8),
+            startedAt: try row.date(9),
+            finishedAt: try row.date(10),
+            errorCode: try row.text(11))
     }
 
     /// The stages of a job, in order.
     static func stages(of jobID: Int64, _ db: Database) throws -> [Stage] {
         let statement = try RawStatement(db, "SELECT \(stage) FROM stages WHERE job_id = ? ORDER BY position")
         try statement.bind(1, jobID)
-        return try statement.rows(Columns.stage)
+        return try statement.rows { try Columns.stage($0) }
     }
 
-    static func event(_ row: Row) -> JobEvent {
-        JobEvent(
-            id: row[0], jobID: row[1], position: row[2], kind: row[3], message: row[4],
-            createdAt: date(row[5]) ?? Date(timeIntervalSince1970: 0))
-    }
-
-    private static func date(_ text: String?) -> Date? {
-        text.flatMap(Timestamp.date)
+    static func event(_ raw: RawRow) throws -> JobEvent {
+        var row = CheckedRow(raw, table: "events", names: eventNames)
+        row.identify([0], jobColumn: 1)
+        return JobEvent(
+            id: try row.integer(0), jobID: try row.optionalInteger(1),
+            position: try row.optionalInteger(2, in: CheckedRow.counts).map { Int($0) },
+            kind: try row.requiredText(3), message: try row.requiredText(4), createdAt: try row.requiredDate(5))
     }
 
     /// `?, ?, ?` for `count` arguments.

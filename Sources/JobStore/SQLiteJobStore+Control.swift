@@ -4,9 +4,14 @@ internal import GRDB
 extension SQLiteJobStore {
     public func requestCancellation(of id: Int64) async throws -> CancellationOutcome {
         try await write(atomic: true) { db in
-            guard let stateText = try String.fetchOne(db, sql: "SELECT state FROM jobs WHERE id = ?", arguments: [id]),
-                  let state = JobState(rawValue: stateText)
-            else {
+            let select = try RawStatement(db, "SELECT id, state FROM jobs WHERE id = ?")
+            try select.bind(1, id)
+            let found = try select.firstRow { raw -> JobState in
+                var row = CheckedRow(raw, table: "jobs", names: ["id", "state"])
+                row.identify([0], jobColumn: 0)
+                return try row.state(1, JobState.self)
+            }
+            guard let state = found else {
                 throw JobStoreError(.jobNotFound, "cannot cancel job \(id): there is no such job", jobID: id)
             }
             switch state {

@@ -75,11 +75,11 @@ extension SQLiteJobStore {
                 SELECT pool, count(*) FROM jobs INDEXED BY jobs_claim WHERE state = 'pending' GROUP BY pool
                 """)
             for (pool, count) in try pending.rows({ ($0.text(0) ?? "", $0.int(1)) }) {
-                counts[pool, default: PoolJobCounts(pool: pool, pending: 0, running: 0)].pending = count
+                counts[pool, default: PoolJobCounts(pool: pool, pending: 0, running: 0)].pending += count
             }
             let running = try RawStatement(db, "SELECT pool, count(*) FROM jobs WHERE state = 'running' GROUP BY pool")
             for (pool, count) in try running.rows({ ($0.text(0) ?? "", $0.int(1)) }) {
-                counts[pool, default: PoolJobCounts(pool: pool, pending: 0, running: 0)].running = count
+                counts[pool, default: PoolJobCounts(pool: pool, pending: 0, running: 0)].running += count
             }
             return counts.values.sorted { $0.pool < $1.pool }
         }

@@ -1,5 +1,6 @@
 import Foundation
 internal import GRDB
+internal import GRDBSQLite
 
 extension SQLiteJobStore {
     public func claim(
@@ -38,19 +39,53 @@ extension SQLiteJobStore {
             ORDER BY run_at, id
             LIMIT ?
             """)
-        try top.bind(1, pool)
-        var level = try top.firstRow { $0.isNull(0) ? nil : $0.int64(0) } ?? nil
+        // A priority written by hand that is not an integer sorts above
+        // every integer in the index (text, BLOB) or between two (a real):
+        // read as a level it would hide the jobs of the levels below it.
+        // Such jobs are quarantined, and the level read again.
+        func readLevel(_ statement: RawStatement, under below: Int64?) throws -> Int64? {
+            while true {
+                try statement.bind(1, pool)
+                if let below { try statement.bind(2, below) }
+                // max() always gives one row: NULL when the range is empty.
+                let found = try statement.firstRow { row -> PriorityLevel in
+                    switch row.type(0) {
+                    case SQLITE_NULL: .none
+                    case SQLITE_INTEGER: .level(row.int64(0))
+                    default: .unordered
+                    }
+                }
+                switch found ?? PriorityLevel.none {
+                case .none: return nil
+                case .level(let level): return level
+                case .unordered: break
+                }
+                try quarantineUnorderedPriorities(pool: pool, now: now, db)
+            }
+        }
+        var level = try readLevel(top, under: nil)
         var jobs: [Job] = []
         while let priority = level, jobs.count < limit {
-            try next.bind(1, pool)
-            try next.bind(2, priority)
-            try next.bind(3, now)
-            try next.bind(4, limit - jobs.count)
-            jobs += try next.rows(Columns.job)
+            // A row that cannot be read is quarantined (it leaves the
+            // pending index) and the level read anew, until a read meets
+            // no such row (or one it could not set aside).
+            var found: [Job]
+            var retry = false
+            repeat {
+                var unreadable: [JobStoreError] = []
+                try next.bind(1, pool)
+                try next.bind(2, priority)
+                try next.bind(3, now)
+                try next.bind(4, limit - jobs.count)
+                found = try next.rows(Columns.job, skipping: &unreadable)
+                retry = !unreadable.isEmpty
+                for error in unreadable {
+                    if try !quarantine(error, now: now, db) { retry = false }
+                }
+            } while retry
+            jobs += found
             guard jobs.count < limit else { break }
-            try below.bind(1, pool)
-            try below.bind(2, priority)
-            level = try below.firstRow { $0.isNull(0) ? nil : $0.int64(0) } ?? nil
+            level = try readLevel(below, under: priority)
         }
         let take = try RawStatement(db, """
             UPDATE jobs
@@ -61,7 +96,14 @@ extension SQLiteJobStore {
         let expires = Timestamp.text(milliseconds: expiresMs)
         let expiresAt = Timestamp.date(milliseconds: expiresMs)
         let startedAt = Timestamp.date(now)
-        return try jobs.map { pending in
+        return try jobs.compactMap { pending in
+            let stages: [Stage]
+            do {
+                stages = try Columns.stages(of: pending.id, db)
+            } catch let error as JobStoreError where error.code == .badRow {
+                try quarantine(error, jobID: pending.id, now: now, db)
+                return nil
+            }
             try take.bind(1, owner)
             try take.bind(2, expires)
             try take.bind(3, now)
@@ -74,8 +116,51 @@ extension SQLiteJobStore {
             job.claims += 1
             job.startedAt = job.startedAt ?? startedAt
             let lease = Lease(jobID: job.id, owner: owner, claim: job.claims, expiresAt: expiresAt)
-            return ClaimedJob(job: job, stages: try Columns.stages(of: job.id, db), lease: lease)
+            return ClaimedJob(job: job, stages: stages, lease: lease)
         }
+    }
+
+    private enum PriorityLevel {
+        case none, level(Int64), unordered
+    }
+
+    /// Rejects the pending jobs of `pool` whose priority is not an integer
+    /// (see ``Quarantine``).
+    private static func quarantineUnorderedPriorities(pool: String, now: String, _ db: Database) throws {
+        let select = try RawStatement(db, """
+            SELECT id FROM jobs INDEXED BY jobs_claim
+            WHERE state = 'pending' AND pool = ? AND typeof(priority) != 'integer'
+            """)
+        try select.bind(1, pool)
+        let statement = try RawStatement(db, "SELECT \(Columns.job) FROM jobs WHERE id = ?")
+        for id in try select.rows({ $0.int64(0) }) {
+            try statement.bind(1, id)
+            do {
+                _ = try statement.firstRow(Columns.job)
+            } catch let error as JobStoreError where error.code == .badRow {
+                try quarantine(error, now: now, db)
+            }
+        }
+    }
+
+    /// Rejects a job whose row, or one of its stages' rows, cannot be read
+    /// (see ``Quarantine``); a job already ended is left as it is.
+    /// Whether it did.
+    @discardableResult
+    static func quarantine(_ error: JobStoreError, jobID: Int64? = nil, now: String, _ db: Database) throws -> Bool {
+        guard let id = jobID ?? error.jobID else { return false }
+        let reject = try RawStatement(db, """
+            UPDATE jobs SET state = 'rejected', lease_expires_at = NULL, finished_at = ?, error = ?
+            WHERE id = ? AND state IN ('pending', 'running')
+            """)
+        try reject.bind(1, now)
+        try reject.bind(2, Quarantine.error(error))
+        try reject.bind(3, id)
+        try reject.execute()
+        guard db.changesCount > 0 else { return false }
+        try resolveStages(of: id, as: .rejected, db)
+        try insertEvent(.quarantined(id, error), db)
+        return true
     }
 
     public func renew(
@@ -94,7 +179,14 @@ extension SQLiteJobStore {
                 try check.bind(1, lease.jobID)
                 try check.bind(2, lease.owner)
                 try check.bind(3, lease.claim)
-                guard let cancel = try check.firstRow({ $0.bool(0) }) else {
+                // A flag that cannot be read (written by hand) ends the lease:
+                // the run stops, and the requeue pass quarantines the job.
+                let flag = try check.firstRow { raw -> Bool? in
+                    var row = CheckedRow(raw, table: "jobs", names: ["cancel_requested"])
+                    row.identify([])
+                    return try? row.bool(0)
+                }
+                guard let flag, let cancel = flag else {
                     renewal.lost.append(lease.jobID)
                     continue
                 }
@@ -116,20 +208,25 @@ extension SQLiteJobStore {
         let spared = Set(sparing.map(SparedLease.init))
         writer.enqueue(atomic: true, { db in
             let now = Timestamp.now()
-            let expired = try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT id, cancel_requested, lease_owner, lease_expires_at, claims FROM jobs
-                    WHERE state = 'running' AND lease_expires_at < ?
-                    """,
-                arguments: [now]
-            ).filter { !spared.contains(SparedLease(jobID: $0[0], owner: $0[2] ?? "", claim: $0[4])) }
-            for row in expired {
-                let id: Int64 = row[0]
-                let cancel: Bool = row[1]
-                let owner: String = row[2] ?? "?"
-                let expiry: String = row[3] ?? "?"
-                if cancel {
+            let select = try RawStatement(db, """
+                SELECT id, cancel_requested, lease_owner, lease_expires_at, claims FROM jobs
+                WHERE state = 'running' AND lease_expires_at < ?
+                """)
+            try select.bind(1, now)
+            var unreadable: [JobStoreError] = []
+            let expired = try select.rows({ raw in
+                var row = CheckedRow(
+                    raw, table: "jobs", names: ["id", "cancel_requested", "lease_owner", "lease_expires_at", "claims"])
+                row.identify([0], jobColumn: 0)
+                return ExpiredLease(
+                    id: try row.integer(0), cancel: try row.bool(1), owner: try row.text(2) ?? "?",
+                    expiry: try row.text(3) ?? "?", claim: try row.count(4))
+            }, skipping: &unreadable)
+            .filter { !spared.contains(SparedLease(jobID: $0.id, owner: $0.owner, claim: $0.claim)) }
+            for error in unreadable { try Self.quarantine(error, now: now, db) }
+            for lease in expired {
+                let id = lease.id
+                if lease.cancel {
                     try Self.resolveStages(of: id, as: .cancelled, db)
                     try db.execute(
                         sql: """
@@ -138,7 +235,7 @@ extension SQLiteJobStore {
                             WHERE id = ?
                             """,
                         arguments: [now, id])
-                    try Self.insertEvent(.cancelledAtExpiry(id, owner: owner, expiry: expiry), db)
+                    try Self.insertEvent(.cancelledAtExpiry(id, owner: lease.owner, expiry: lease.expiry), db)
                 } else {
                     try db.execute(
                         sql: "UPDATE jobs SET state = 'pending', lease_expires_at = NULL WHERE id = ?",
@@ -146,18 +243,36 @@ extension SQLiteJobStore {
                     try db.execute(
                         sql: "UPDATE stages SET state = 'pending' WHERE job_id = ? AND state = 'running'",
                         arguments: [id])
-                    try Self.insertEvent(.requeued(id, owner: owner, expiry: expiry), db)
+                    try Self.insertEvent(.requeued(id, owner: lease.owner, expiry: lease.expiry), db)
                 }
             }
-            return expired.map { $0[0] }
+            return expired.map(\.id)
         }, completion: completion)
     }
 
+    private struct ExpiredLease {
+        var id: Int64
+        var cancel: Bool
+        var owner: String
+        var expiry: String
+        var claim: Int
+    }
+
+    /// Running jobs by lease owner. A row whose owner is not text (a BLOB
+    /// written by hand) is left out: no jobd holds a lease under it, and the
+    /// requeue pass quarantines it once its lease has expired.
     public func leaseOwners() async throws -> [String: Int] {
         try await read(doing: "read lease owners") { db in
-            let rows = try Row.fetchAll(
-                db, sql: "SELECT lease_owner, count(*) FROM jobs WHERE state = 'running' AND lease_owner IS NOT NULL GROUP BY lease_owner")
-            return Dictionary(uniqueKeysWithValues: rows.map { (row: Row) -> (String, Int) in (row[0], row[1]) })
+            let statement = try RawStatement(
+                db, "SELECT lease_owner, count(*) FROM jobs WHERE state = 'running' AND lease_owner IS NOT NULL GROUP BY lease_owner")
+            var unreadable: [JobStoreError] = []
+            let counts = try statement.rows({ raw in
+                let row = CheckedRow(raw, table: "jobs", names: ["lease_owner", "count(*)"])
+                return (try row.requiredText(0), Int(try row.integer(1)))
+            }, skipping: &unreadable)
+            // Distinct in SQL may still be one string in Swift (text and its
+            // bytes in another encoding are distinct to SQLite): add them up.
+            return Dictionary(counts, uniquingKeysWith: +)
         }
     }
 

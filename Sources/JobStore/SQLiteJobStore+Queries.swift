@@ -29,8 +29,18 @@ extension SQLiteJobStore {
                 case .text(let value): try statement.bind(Int32(index + 1), value)
                 }
             }
-            let jobs = try statement.rows(Columns.job)
-            return JobPage(jobs: jobs, nextCursor: jobs.count == limit ? jobs.last?.id : nil)
+            // A row that cannot be read is reported beside the page, not in
+            // place of it: one row written by hand must not hide the others.
+            var unreadable: [JobStoreError] = []
+            var read = 0
+            var lastID: Int64?
+            let jobs = try statement.rows({ row -> Job in
+                read += 1
+                lastID = row.int64(0)
+                return try Columns.job(row)
+            }, skipping: &unreadable)
+            return JobPage(
+                jobs: jobs, nextCursor: read == limit ? lastID : nil, unreadable: unreadable.map(UnreadableRow.init))
         }
     }
 
@@ -67,41 +77,42 @@ extension SQLiteJobStore {
 
     public func events(of jobID: Int64) async throws -> [JobEvent] {
         try await read(doing: "read the events of job \(jobID)") { db in
-            try Row.fetchAll(
-                db, sql: "SELECT \(Columns.event) FROM events WHERE job_id = ? ORDER BY id", arguments: [jobID]
-            ).map(Columns.event)
+            let statement = try RawStatement(db, "SELECT \(Columns.event) FROM events WHERE job_id = ? ORDER BY id")
+            try statement.bind(1, jobID)
+            return try statement.rows(Columns.event)
         }
     }
 
     public func attemptHistory(of jobID: Int64) async throws -> [JobAttempt] {
         try await read(doing: "read the attempts of job \(jobID)") { db in
-            let attempts = try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT attempt, state, result, error, started_at, finished_at
-                    FROM job_attempts WHERE job_id = ? ORDER BY attempt
-                    """,
-                arguments: [jobID])
             let stagesOf = try RawStatement(db, """
                 SELECT \(Columns.stage), attempt
                 FROM stage_attempts WHERE job_id = ? ORDER BY attempt, position
                 """)
             try stagesOf.bind(1, jobID)
             var stagesByAttempt: [Int: [Stage]] = [:]
-            for (attempt, stage) in try stagesOf.rows({ ($0.int(Columns.stageCount), try Columns.stage($0)) }) {
+            for (attempt, stage) in try stagesOf.rows({ raw in
+                var row = CheckedRow(raw, table: "stage_attempts", names: Columns.stageNames + ["attempt"])
+                row.identify([0, Columns.stageCount, 1], jobColumn: 0)
+                return (try row.count(Columns.stageCount), try Columns.stage(raw, table: "stage_attempts"))
+            }) {
                 stagesByAttempt[attempt, default: []].append(stage)
             }
-            return try attempts.map { row in
-                let attempt: Int = row[0]
-                let stateText: String = row[1]
-                guard let state = JobState(rawValue: stateText) else {
-                    throw JobStoreError(.corrupt, "attempt \(attempt) of job \(jobID) has the unknown state '\(stateText)'", jobID: jobID)
-                }
+            let attempts = try RawStatement(db, """
+                SELECT job_id, attempt, state, result, error, started_at, finished_at
+                FROM job_attempts WHERE job_id = ? ORDER BY attempt
+                """)
+            try attempts.bind(1, jobID)
+            return try attempts.rows { raw in
+                var row = CheckedRow(
+                    raw, table: "job_attempts",
+                    names: ["job_id", "attempt", "state", "result", "error", "started_at", "finished_at"])
+                row.identify([0, 1], jobColumn: 0)
+                let attempt = try row.count(1)
                 return JobAttempt(
-                    jobID: jobID, attempt: attempt, state: state,
-                    result: StoredValue.data(row[2]), error: row[3],
-                    startedAt: (row[4] as String?).flatMap(Timestamp.date),
-                    finishedAt: (row[5] as String?).flatMap(Timestamp.date),
+                    jobID: jobID, attempt: attempt, state: try row.state(2, JobState.self),
+                    result: row.value(3), error: try row.text(4),
+                    startedAt: try row.date(5), finishedAt: try row.date(6),
                     stages: stagesByAttempt[attempt] ?? [])
             }
         }

@@ -31,14 +31,12 @@ extension SQLiteJobStore {
         let names = states.map(\.rawValue)
         return try await read(doing: "count jobs") { db in
             // One range of the `jobs_state` index per state: no table scan.
-            let rows = try Row.fetchAll(
-                db,
-                sql: "SELECT state, count(*) FROM jobs WHERE state IN (\(Columns.placeholders(names.count))) GROUP BY state",
-                arguments: StatementArguments(names))
+            let statement = try RawStatement(
+                db, "SELECT state, count(*) FROM jobs WHERE state IN (\(Columns.placeholders(names.count))) GROUP BY state")
+            for (index, name) in names.enumerated() { try statement.bind(Int32(index + 1), name) }
             var counts = Dictionary(uniqueKeysWithValues: states.map { ($0, 0) })
-            for row in rows {
-                let name: String = row[0]
-                if let state = JobState(rawValue: name) { counts[state] = row[1] }
+            for (name, count) in try statement.rows({ ($0.validText(0), $0.int(1)) }) {
+                if let name, let state = JobState(rawValue: name) { counts[state, default: 0] += count }
             }
             return counts
         }

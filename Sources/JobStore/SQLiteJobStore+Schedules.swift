@@ -66,7 +66,10 @@ extension SQLiteJobStore {
                 WHERE scheduled_for IS NOT NULL AND (definition, scheduled_for) IN (
                     SELECT definition, max(scheduled_for) FROM jobs WHERE scheduled_for IS NOT NULL GROUP BY definition)
                 """)
-            let jobs = try statement.rows(Columns.job)
+            // A row that cannot be read is left out: its schedule shows no
+            // last job rather than none of the schedules showing.
+            var unreadable: [JobStoreError] = []
+            let jobs = try statement.rows(Columns.job, skipping: &unreadable)
             return Dictionary(jobs.map { ($0.definition, $0) }, uniquingKeysWith: { first, _ in first })
         }
     }

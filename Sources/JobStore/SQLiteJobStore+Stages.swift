@@ -150,9 +150,13 @@ extension SQLiteJobStore {
 
     /// Why a fenced write changed nothing.
     static func fenceError(_ lease: Lease, position: Int?, doing what: String, _ db: Database) throws -> JobStoreError {
-        let row = try Row.fetchOne(
-            db, sql: "SELECT state, lease_owner, claims FROM jobs WHERE id = ?", arguments: [lease.jobID])
-        let job = row.map { (state: $0[0] as String, owner: $0[1] as String?, claims: $0[2] as Int) }
+        let select = try RawStatement(db, "SELECT id, state, lease_owner, claims FROM jobs WHERE id = ?")
+        try select.bind(1, lease.jobID)
+        let job = try select.firstRow { raw -> (state: String, owner: String?, claims: Int) in
+            var row = CheckedRow(raw, table: "jobs", names: ["id", "state", "lease_owner", "claims"])
+            row.identify([0], jobColumn: 0)
+            return (try row.requiredText(1), try row.text(2), try row.count(3))
+        }
         if let error = JobStoreError.fence(lease, position: position, doing: what, job: job) { return error }
         let count = try Int.fetchOne(db, sql: "SELECT count(*) FROM stages WHERE job_id = ?", arguments: [lease.jobID]) ?? 0
         return JobStoreError.noSuchStage(lease, position: position, doing: what, count: count)

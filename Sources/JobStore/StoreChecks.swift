@@ -159,4 +159,20 @@ extension NewEvent {
             jobID: id, kind: "cancelled",
             message: "lease of \(owner) expired at \(expiry) with a cancellation requested; job cancelled")
     }
+
+    /// What jobd tells of a job it set aside because its row cannot be read.
+    static func quarantined(_ id: Int64, _ error: JobStoreError) -> NewEvent {
+        NewEvent(jobID: id, kind: "quarantined", message: Quarantine.error(error))
+    }
+}
+
+/// What jobd does with a job whose row (or one of its stages' rows) it
+/// cannot read, when it meets one while claiming or requeueing: it rejects
+/// the job, with an error that says why, and writes nothing else in the row,
+/// so the column at fault keeps what it holds for someone to correct. The
+/// other jobs go on. docs/schema.md, "Rows written by hand", says the same.
+enum Quarantine {
+    static func error(_ error: JobStoreError) -> String {
+        "quarantined: jobd cannot read this job: \(error.message); after correcting the row, `jobctl retry` runs it again"
+    }
 }

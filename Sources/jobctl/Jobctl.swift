@@ -60,7 +60,8 @@ enum JobctlMain {
                 try syncCommand.run()
             }
         } catch let failure as JobctlError {
-            console.note("error: \(failure.message)")
+            // A message may quote what a database row or a file holds.
+            console.note("error: " + Formatting.oneLine(failure.message))
             if !failure.details.isEmpty {
                 console.err(failure.details.joined(separator: "\n") + "\n")
             }

@@ -100,6 +100,18 @@ import Glibc
         #expect(set.diagnostics.first?.severity == .error)
     }
 
+    @Test func aSymlinkLoopIsCalledALoop() throws {
+        let folder = try makeTemporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try FileManager.default.createSymbolicLink(atPath: folder + "/a.yaml", withDestinationPath: folder + "/b.yaml")
+        try FileManager.default.createSymbolicLink(atPath: folder + "/b.yaml", withDestinationPath: folder + "/a.yaml")
+        let set = DefinitionLoader().loadFolder(folder)
+        #expect(set.diagnostics.map(\.message) == [
+            "is a symlink loop (it points to \(folder)/b.yaml, which leads back to it); remove it or point it at a file",
+            "is a symlink loop (it points to \(folder)/a.yaml, which leads back to it); remove it or point it at a file",
+        ])
+    }
+
     @Test func aFIFOOrADeviceIsRefusedWithoutReading() throws {
         let folder = try makeTemporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }

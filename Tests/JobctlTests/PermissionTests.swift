@@ -33,8 +33,9 @@ struct PermissionTests {
         #expect(result.status == 77, "\(result)")
         #expect(result.out.isEmpty)
         #expect(result.errLines == [
-            "jobctl: error: permission denied: user nobody may not write the job database \(sandbox.databasePath) "
-                + "(nor create files in its folder); join group `\(Self.group)` (sudo usermod -aG \(Self.group) nobody, "
+            "jobctl: error: permission denied: user nobody may not open the job database \(sandbox.databasePath) "
+                + "for writing, which jobctl needs even to read it (SQLite's -wal and -shm files beside it); "
+                + "join group `\(Self.group)` (sudo usermod -aG \(Self.group) nobody, "
                 + "then log in again), or run as the user that owns it",
         ], "\(result)")
         // Nothing written: the one job, as it was; no new file.
@@ -42,6 +43,18 @@ struct PermissionTests {
         let job = try await sandbox.job(1).job
         #expect(try await sandbox.jobCount() == 1)
         #expect(job.state == .pending && job.attempt == 1 && !job.cancelRequested)
+    }
+
+    /// Root's group is no group to join: the message says to give the file jobd's.
+    @Test func aDatabaseOfRootsGroupIsNotAGroupToJoin() async throws {
+        let (sandbox, _) = try await lockedSandbox()
+        let folder = sandbox.folder + "/var"
+        #expect(chown(folder, 0, 0) == 0 && chown(sandbox.databasePath, 0, 0) == 0)
+        let result = try await sandbox.jobctl(["list"], asNobody: true)
+        #expect(result.status == 77, "\(result)")
+        #expect(!result.stderr.contains("join group"), "\(result)")
+        #expect(result.stderr.contains("belong to group root, which no user should join: give them jobd's group "
+            + "(sudo chgrp jobd \(sandbox.databasePath) \(folder), with mode g+rw"), "\(result)")
     }
 
     @Test func withJSONTheErrorCodeSaysPermission() async throws {

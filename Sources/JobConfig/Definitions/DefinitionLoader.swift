@@ -98,6 +98,9 @@ public struct DefinitionLoader: Sendable {
         guard lstat(path, &status) == 0, status.st_mode & S_IFMT == S_IFLNK else { return nil }
         let target = (try? FileManager.default.destinationOfSymbolicLink(atPath: path)) ?? "?"
         guard let resolved = realpath(path, nil) else {
+            if errno == ELOOP {
+                return "is a symlink loop (it points to \(target), which leads back to it); remove it or point it at a file"
+            }
             return "is a broken symlink to \(target); remove it or fix its target"
         }
         defer { free(resolved) }

@@ -34,7 +34,7 @@ enum PGColumns {
         let id = try row.int64(0)
         let stateText = try row.text(3) ?? ""
         guard let state = JobState(rawValue: stateText) else {
-            throw JobStoreError(.corrupt, "job \(id) has the unknown state '\(stateText)' in jobs.state", jobID: id)
+            throw PGColumns.badState("jobs", "id \(id)", stateText, JobState.self, jobID: id)
         }
         return Job(
             id: id, definition: try row.text(1) ?? "", pool: try row.text(2) ?? "", state: state,
@@ -53,13 +53,29 @@ enum PGColumns {
         let position = try row.int(1)
         let stateText = try row.text(4) ?? ""
         guard let state = StageState(rawValue: stateText) else {
-            throw JobStoreError(.corrupt, "stage \(position) of job \(jobID) has the unknown state '\(stateText)'", jobID: jobID)
+            throw PGColumns.badState("stages", "job_id \(jobID), position \(position)", stateText, StageState.self, jobID: jobID)
         }
         return Stage(
             jobID: jobID, position: position, name: try row.text(2) ?? "", kind: try row.text(3) ?? "",
             state: state, value: try row.value(5), error: try row.text(7),
             exitCode: try row.optionalInt(8).map { Int32(truncatingIfNeeded: $0) }, attempts: try row.int(9),
             startedAt: try row.date(10), finishedAt: try row.date(11), errorCode: try row.text(12))
+    }
+
+    /// A state the CHECK constraint would refuse (it was dropped by hand):
+    /// the same bad-row error as the SQLite store's. Every other column is
+    /// typed and constrained by PostgreSQL itself, and postgres-nio's
+    /// decoding throws (it never traps) on a type it does not expect.
+    static func badState<Value: RawRepresentable & CaseIterable>(
+        _ table: String, _ key: String, _ text: String, _: Value.Type, jobID: Int64
+    ) -> JobStoreError where Value.RawValue == String {
+        let known = Value.allCases.map { "'\($0.rawValue)'" }.joined(separator: ", ")
+        return JobStoreError(
+            .badRow,
+            "cannot read the \(table) row \(key): its column state holds the text '\(text.prefix(40))' where jobd "
+                + "reads one of \(known); the row was written by something other than jobd: correct or delete it "
+                + "(see \"Rows written by hand\" in docs/schema.md)",
+            jobID: jobID)
     }
 
     static func event(_ row: PostgresRow) throws -> JobEvent {

@@ -45,7 +45,7 @@ struct Schedules: AsyncParsableCommand {
                 for status in statuses {
                     let job = status.lastJob.map { "\($0.id) \($0.state.rawValue)" } ?? "-"
                     table.add([
-                        Table.Cell(status.definition), Table.Cell(Formatting.oneLine("\(status.schedule.expression)")),
+                        Table.Cell(Formatting.oneLine(status.definition)), Table.Cell(Formatting.oneLine("\(status.schedule.expression)")),
                         Table.Cell(status.zoneName), Table.Cell(status.next.map(Formatting.timestamp) ?? "never"),
                         Table.Cell(status.firedThrough.map(Formatting.timestamp) ?? "-"), Table.Cell(job),
                     ])

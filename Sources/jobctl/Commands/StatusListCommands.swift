@@ -115,10 +115,14 @@ struct List: AsyncParsableCommand {
                 session.console.out(JSON.fields([
                     ("jobs", .array(page.jobs.map { .fields(JobJSON.job($0)) })),
                     ("next_before", .optional(page.nextCursor)),
+                    ("unreadable", .array(page.unreadable.map { row in
+                        .fields([("id", .optional(row.jobID)), ("message", .string(row.message))])
+                    })),
                 ]).pretty)
+                try Self.reportUnreadable(page, session)
                 return
             }
-            if page.jobs.isEmpty {
+            if page.jobs.isEmpty && page.unreadable.isEmpty {
                 session.console.note("no jobs match")
                 return
             }
@@ -129,6 +133,22 @@ struct List: AsyncParsableCommand {
             if let next = page.nextCursor {
                 session.console.note("more: add --before \(next) for the next page")
             }
+            try Self.reportUnreadable(page, session)
         }
+    }
+
+    /// Rows of the page that could not be read: one line each on stderr,
+    /// then the bad-row error (exit 65) once the readable ones are shown.
+    static func reportUnreadable(_ page: JobPage, _ session: Session) throws {
+        guard !page.unreadable.isEmpty else { return }
+        if !session.json {
+            for row in page.unreadable { session.console.note("warning: " + Formatting.oneLine(row.message)) }
+        }
+        let ids = page.unreadable.compactMap(\.jobID).map(String.init).joined(separator: ", ")
+        var error = JobctlError(
+            .badRow, "\(page.unreadable.count) job(s) of this page cannot be read (\(ids)); each is named above "
+                + "with its column: correct or delete the row (docs/schema.md, \"Rows written by hand\")")
+        error.reportedOnStdout = session.json
+        throw error
     }
 }

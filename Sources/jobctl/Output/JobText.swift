@@ -37,6 +37,13 @@ struct JobText {
         return Formatting.duration(milliseconds: Formatting.milliseconds(from: start, to: end) ?? 0)
     }
 
+    /// A name or word read from the database (a definition, a pool, a
+    /// stage's name, a lease owner): whoever wrote the row chose it, so it
+    /// is escaped for the terminal as values are.
+    static func safe(_ text: String) -> String {
+        Formatting.oneLine(text)
+    }
+
     private func value(_ data: Data?, room: Int) -> String {
         Formatting.valueText(data, limit: shorten ? max(16, room) : nil)
     }
@@ -51,12 +58,12 @@ struct JobText {
         let width = console.width ?? 100
         var lines: [String] = []
         let state = console.paint(job.state.rawValue, Self.color(job.state))
-        lines.append("job \(job.id)  \(job.definition)  \(state)  attempt \(job.attempt)"
+        lines.append("job \(job.id)  \(Self.safe(job.definition))  \(state)  attempt \(job.attempt)"
             + (job.cancelRequested && !job.state.isResolved ? "  (cancel requested)" : ""))
         var facts = Table(["", ""])
         facts.showsHeader = false
         func fact(_ label: String, _ value: String) { facts.add([Table.Cell(label, .dim), Table.Cell(value)]) }
-        fact("pool", "\(job.pool), priority \(job.priority)" + (job.idempotencyKey.map { ", key \($0)" } ?? ""))
+        fact("pool", "\(Self.safe(job.pool)), priority \(job.priority)" + (job.idempotencyKey.map { ", key \(Self.safe($0))" } ?? ""))
         fact("created", Formatting.timestamp(job.createdAt))
         if let occurrence = job.scheduledFor { fact("scheduled", "for the occurrence at \(Formatting.timestamp(occurrence))") }
         if job.state == .pending, job.runAt > job.createdAt { fact("runs at", Formatting.timestamp(job.runAt)) }
@@ -67,7 +74,7 @@ struct JobText {
         }
         if let owner = job.leaseOwner {
             // The node that runs the job (or ran it last), and while it runs, its lease.
-            fact("node", LeaseOwner.node(of: owner) + (job.state == .running ? "  (lease \(owner))" : ""))
+            fact("node", Self.safe(LeaseOwner.node(of: owner)) + (job.state == .running ? "  (lease \(Self.safe(owner)))" : ""))
         }
         let room = width - 12
         fact("input", job.input == nil ? "-" : value(job.input, room: room))
@@ -83,7 +90,7 @@ struct JobText {
         }
         for event in events {
             let place = event.position.map { " (stage \($0 + 1))" } ?? ""
-            lines.append("event \(Formatting.timestamp(event.createdAt)) \(event.kind)\(place): "
+            lines.append("event \(Formatting.timestamp(event.createdAt)) \(Self.safe(event.kind))\(place): "
                 + text(event.message, room: width - 50))
         }
         return lines.joined(separator: "\n") + "\n"
@@ -94,7 +101,7 @@ struct JobText {
                           alignments: [.right, .left, .left, .left, .right, .right, .left])
         for stage in stages {
             table.add([
-                Table.Cell(String(stage.position + 1)), Table.Cell(stage.name), Table.Cell(stage.kind),
+                Table.Cell(String(stage.position + 1)), Table.Cell(Self.safe(stage.name)), Table.Cell(Self.safe(stage.kind)),
                 Table.Cell(stage.state.rawValue, Self.color(stage.state)), Table.Cell(String(stage.attempts)),
                 Table.Cell(duration(from: stage.startedAt, to: stage.finishedAt, running: running && stage.state == .running)),
                 Table.Cell(""),
@@ -128,13 +135,13 @@ struct JobText {
         var table = Table(headers, alignments: alignments)
         for job in jobs {
             var row = [
-                Table.Cell(String(job.id)), Table.Cell(job.definition),
+                Table.Cell(String(job.id)), Table.Cell(Self.safe(job.definition)),
                 Table.Cell(job.state.rawValue, Self.color(job.state)), Table.Cell(String(job.attempt)),
                 Table.Cell(Formatting.timestamp(job.createdAt)),
                 Table.Cell(duration(from: job.startedAt, to: job.finishedAt, running: job.state == .running)),
                 Table.Cell(""),
             ]
-            if showsNode { row.insert(Table.Cell(job.leaseOwner.map(LeaseOwner.node(of:)) ?? "-"), at: 3) }
+            if showsNode { row.insert(Table.Cell(job.leaseOwner.map { Self.safe(LeaseOwner.node(of: $0)) } ?? "-"), at: 3) }
             table.add(row)
         }
         let used = table.widths.dropLast().reduce(0, +) + 2 * (table.headers.count - 1)

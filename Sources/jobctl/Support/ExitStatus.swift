@@ -6,7 +6,7 @@
 /// | 0 | ok | done; for `wait` and `submit --wait`: the job was fulfilled |
 /// | 1 | notFulfilled | `wait`, `submit --wait`: the job ended rejected or cancelled |
 /// | 64 | usage | a bad command line: unknown flag, bad duration, non-numeric id, … |
-/// | 65 | dataError | refused data: input over the value cap, a retry of a job that has not ended, `validate` found errors |
+/// | 65 | dataError | refused data: input over the value cap, a retry of a job that has not ended, `validate` found errors; a database row jobctl cannot read |
 /// | 66 | noInput | an input or batch file cannot be read |
 /// | 67 | unknown | no such job, no such definition |
 /// | 69 | unavailable | `daemon`, `metrics`: jobd is not running |
@@ -51,7 +51,7 @@ struct ExitStatus: Hashable, Sendable, CustomStringConvertible {
         case 0: "done (wait, submit --wait: the job was fulfilled)"
         case 1: "wait, submit --wait: the job was rejected or cancelled"
         case 64: "bad command line: flag, duration, id, limit"
-        case 65: "refused: input over the cap, retry of a live job, validate errors"
+        case 65: "refused: input over the cap, retry of a live job, validate errors; a bad database row"
         case 66: "an input or batch file cannot be read"
         case 67: "no such job or definition"
         case 69: "daemon, metrics: jobd is not running"

@@ -34,6 +34,8 @@ struct JobctlError: Error, Sendable, CustomStringConvertible {
         static let valueTooLarge = Code("value-too-large", .dataError)
         /// The job is not in a state that allows the operation.
         static let invalidState = Code("invalid-state", .dataError)
+        /// A database row jobd cannot read (written by hand): the message names its table, row and column.
+        static let badRow = Code("bad-row", .dataError)
         /// `validate` found errors.
         static let invalidDefinitions = Code("invalid-definitions", .dataError)
         /// An input or batch file that cannot be read.
@@ -92,6 +94,8 @@ extension JobctlError {
             self.init(.busy, error.message)
         case .unavailable:
             self.init(.databaseUnavailable, error.message)
+        case .badRow:
+            self.init(.badRow, error.message)
         default:
             self.init(.database, error.message)
         }
@@ -125,11 +129,20 @@ enum PermissionAdvice {
                 + "(the WAL's -shm file); mount it read-write, or copy the database with its -wal file elsewhere"
         }
         let user = userName()
-        let start = "permission denied: user \(user) may not write the job database \(path) (nor create files in its folder)"
+        // Every command opens the database read-write, even one that only
+        // reads: SQLite writes its -shm and -wal files beside it.
+        let start = "permission denied: user \(user) may not open the job database \(path) for writing, "
+            + "which jobctl needs even to read it (SQLite's -wal and -shm files beside it)"
         // Owning the file, or being in its group already, joining a group
         // changes nothing: the file's or folder's mode is what refuses.
         if let blocked = modeProblem(path) { return start + "; " + blocked }
-        let group = owningGroup(of: path)
+        guard let group = owningGroup(of: path) else {
+            // Root's group is not one to join: the file needs jobd's.
+            let folder = (path as NSString).deletingLastPathComponent
+            return start + "; the file and its folder belong to group root, which no user should join: give them "
+                + "jobd's group (sudo chgrp \(defaultGroup) \(path) \(folder.isEmpty ? "." : folder), with mode g+rw "
+                + "on the file and g+rwx on the folder), or run as the user that owns them"
+        }
         return start + "; join group `\(group)` (sudo usermod -aG \(group) \(user), then log in again), or run as "
             + "the user that owns it"
     }
@@ -174,7 +187,7 @@ enum PermissionAdvice {
 
     static func socketMessage(path: String) -> String {
         let user = userName()
-        let group = owningGroup(of: path)
+        let group = owningGroup(of: path) ?? defaultGroup
         return "permission denied: user \(user) may not connect to jobd's socket \(path); join group `\(group)` "
             + "(sudo usermod -aG \(group) \(user), then log in again)"
     }
@@ -186,13 +199,14 @@ enum PermissionAdvice {
     }
 
     /// The group of the file, else of its folder (when the folder cannot
-    /// be searched), else jobd's; root's group is never the one to join.
-    static func owningGroup(of path: String) -> String {
+    /// be searched), else jobd's; nil when it is root's, never a group to join.
+    static func owningGroup(of path: String) -> String? {
         let folder = (path as NSString).deletingLastPathComponent
         for candidate in [path, folder.isEmpty ? "." : folder] {
             var info = stat()
             guard stat(candidate, &info) == 0 else { continue }
-            guard info.st_gid != 0, let entry = getgrgid(info.st_gid) else { return defaultGroup }
+            guard info.st_gid != 0 else { return nil }
+            guard let entry = getgrgid(info.st_gid) else { return defaultGroup }
             return String(cString: entry.pointee.gr_name)
         }
         return defaultGroup
