@@ -37,7 +37,9 @@ struct JobHTTPResponder: HTTPResponder {
         switch path {
         case "/metrics":
             return Response(
-                status: .ok, headers: [.contentType: PrometheusContentType.value, .cacheControl: "no-store"],
+                status: .ok, headers: [
+                    .contentType: PrometheusContentType.value, .xContentTypeOptions: "nosniff", .cacheControl: "no-store",
+                ],
                 body: ResponseBody(byteBuffer: ByteBuffer(bytes: await exposition())))
         case "/healthz":
             return Self.text(.ok, "ok\n")
@@ -48,7 +50,7 @@ struct JobHTTPResponder: HTTPResponder {
         default:
             let segments = path.split(separator: "/", omittingEmptySubsequences: false)
             if segments.count == 3, segments[0].isEmpty, segments[1] == "jobs", !segments[2].isEmpty {
-                return Self.page(await dashboard.jobPage(id: String(segments[2])))
+                return Self.page(await dashboard.jobPage(id: String(segments[2]), query: QueryString.items(request.uri.query)))
             }
             return Self.text(.notFound, "Not found. The dashboard is at /, the metrics at /metrics.\n")
         }
