@@ -33,7 +33,11 @@ public struct Dashboard: Sendable {
     ) {
         self.source = source
         self.renderQueue = renderQueue
-        self.gate = RenderGate(concurrency: concurrentPages, queueLimit: waitingPages)
+        // A page's reads and rendering allocate megabytes on whichever
+        // threads made it; glibc keeps what they freed in its per-thread
+        // arenas. Handing it back once no page is being made lets jobd's
+        // memory return to where it was before a burst of pages.
+        self.gate = RenderGate(concurrency: concurrentPages, queueLimit: waitingPages) { MemoryTrim.releaseFreeMemory() }
     }
 
     /// Stops making pages: requests waiting for a turn, and later ones, are
@@ -159,6 +163,33 @@ public struct Dashboard: Sendable {
         }
     }
 
+    /// `/jobs/{id}/values/{name}`: one whole value or error of a job, the
+    /// target of the link under a cut one (``JobPageRead/ValuePlace/name``).
+    /// Text as `text/plain`, anything else as `application/octet-stream`;
+    /// made in turn with the pages.
+    public func value(id text: String, name: String) async -> DashboardValue {
+        await gate.run({
+            guard let id = Self.positiveNumber(text), let place = JobPageRead.ValuePlace(name: name) else {
+                return .text(.notFound, "No such value: '\(name)' of job '\(text)'.\n")
+            }
+            do {
+                guard let data = try await source.jobValue(id, place) else {
+                    return .text(.notFound, "Job \(id) has no \(name) (the job may have been pruned).\n")
+                }
+                let isText = !data.contains(0) && String(data: data, encoding: .utf8) != nil
+                return DashboardValue(
+                    status: .ok, contentType: isText ? "text/plain; charset=utf-8" : "application/octet-stream", body: data)
+            } catch {
+                return .text(.unavailable, "The job store could not be read: \(error)\n")
+            }
+        }) { turn in
+            switch turn {
+            case .stopping: .text(.unavailable, "jobd is stopping.\n")
+            default: .text(.unavailable, "\(gate.concurrency) pages are being made and \(gate.queueLimit) more wait; retry in a moment.\n")
+            }
+        }
+    }
+
     /// Digits as jobctl prints ids: no sign, no leading zero, above 0.
     static func positiveNumber(_ text: String) -> Int64? {
         guard text.utf8.allSatisfy({ (0x30...0x39).contains($0) }), !text.hasPrefix("0"), let number = Int64(text), number > 0
@@ -172,6 +203,17 @@ public struct Dashboard: Sendable {
             let snapshot = await source.snapshot()
             return Self.page(await rendered { SchedulesPage.render(snapshot) })
         }
+    }
+}
+
+/// A job's value as it is sent: its bytes, their type, the HTTP status.
+public struct DashboardValue: Sendable {
+    public var status: DashboardPage.Status
+    public var contentType: String
+    public var body: Data
+
+    static func text(_ status: DashboardPage.Status, _ text: String) -> DashboardValue {
+        DashboardValue(status: status, contentType: "text/plain; charset=utf-8", body: Data(text.utf8))
     }
 }
 

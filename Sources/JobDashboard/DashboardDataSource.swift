@@ -11,6 +11,8 @@ public protocol DashboardDataSource: Sendable {
     func list(_ query: JobQuery) async throws -> JobPage
     /// What a job's page shows, read within the query's bounds; nil: no such job.
     func jobPage(_ query: JobPageQuery) async throws -> JobPageRead?
+    /// One whole value or error of a job; nil: not there.
+    func jobValue(_ id: Int64, _ place: JobPageRead.ValuePlace) async throws -> Data?
     func countJobs(in states: Set<JobState>) async throws -> [JobState: Int]
     func resolvedPerMinute(from start: Date, to end: Date) async throws -> [ResolvedMinute]
     func jobCountsByPool() async throws -> [PoolJobCounts]
@@ -23,6 +25,8 @@ public protocol DashboardStore: JobStore {
     func resolvedPerMinute(from start: Date, to end: Date) async throws -> [ResolvedMinute]
     func jobCountsByPool() async throws -> [PoolJobCounts]
     func jobPage(_ query: JobPageQuery) async throws -> JobPageRead?
+    /// One whole value or error of a job; nil: not there.
+    func jobValue(_ id: Int64, _ place: JobPageRead.ValuePlace) async throws -> Data?
 }
 
 extension SQLiteJobStore: DashboardStore {}
@@ -42,6 +46,9 @@ public struct StoreDashboardSource: DashboardDataSource {
 
     public func list(_ query: JobQuery) async throws -> JobPage { try await store.list(query) }
     public func jobPage(_ query: JobPageQuery) async throws -> JobPageRead? { try await store.jobPage(query) }
+    public func jobValue(_ id: Int64, _ place: JobPageRead.ValuePlace) async throws -> Data? {
+        try await store.jobValue(id, place)
+    }
 
     public func countJobs(in states: Set<JobState>) async throws -> [JobState: Int] {
         try await store.countJobs(in: states)

@@ -60,13 +60,13 @@ enum JobDetailPage {
             <div class="cards"><div class="card">\(facts(job, now: now))</div></div>
             <h2>Timeline</h2>\(stageNavigation)\(StageTimeline.render(attempts, now: now))
             <h2>Stages</h2>\(stageNavigation)\(HTML.join(read.stages.map { stage($0, attempt: nil, job: job, now: now, budget: budget, whole: whole) }))
-            <h2>Input</h2>\(block(job.input, job: job, budget: budget, wholeBytes: whole[.input]))
+            <h2>Input</h2>\(block(job.input, job: job, budget: budget, at: .input, whole: whole))
             """
         if let result = job.result {
-            body += "<h2>Result</h2>\(block(result, job: job, budget: budget, wholeBytes: whole[.result]))"
+            body += "<h2>Result</h2>\(block(result, job: job, budget: budget, at: .result, whole: whole))"
         }
         if let error = job.error {
-            body += "<h2>Error</h2>\(errorBlock(error, job: job, budget: budget, wholeBytes: whole[.error]))"
+            body += "<h2>Error</h2>\(errorBlock(error, job: job, budget: budget, at: .error, whole: whole))"
         }
         if read.attemptCount > read.history.count {
             body += """
@@ -80,7 +80,7 @@ enum JobDetailPage {
                 <details><summary>Attempt \(number): \(Layout.badge(attempt.state.rawValue)) \
                 finished \(DisplayTime.element(attempt.finishedAt, now: now))</summary>\
                 \(HTML.join(attempt.stages.map { stage($0, attempt: number, job: job, now: now, budget: budget, whole: whole) }))\
-                \(attempt.error.map { "<h3>Error</h3>" + errorBlock($0, job: job, budget: budget, wholeBytes: whole[.attemptError(number)]) } ?? "")</details>
+                \(attempt.error.map { "<h3>Error</h3>" + errorBlock($0, job: job, budget: budget, at: .attemptError(number), whole: whole) } ?? "")</details>
                 """
         }
         if read.eventCount > 0 { body += events(data) }
@@ -185,45 +185,52 @@ enum JobDetailPage {
             \(Layout.badge(stage.state.rawValue))</h3><div class="meta">\(HTML.join(meta.enumerated().map { $0.offset == 0 ? $0.element : " · " + $0.element }))</div>
             """
         if let value = stage.value {
-            html += block(value, job: job, budget: budget, wholeBytes: whole[.stageValue(attempt: attempt, position: stage.position)])
+            html += block(value, job: job, budget: budget, at: .stageValue(attempt: attempt, position: stage.position), whole: whole)
         }
         if let error = stage.error {
-            html += errorBlock(error, job: job, budget: budget, wholeBytes: whole[.stageError(attempt: attempt, position: stage.position)])
+            html += errorBlock(error, job: job, budget: budget, at: .stageError(attempt: attempt, position: stage.position), whole: whole)
         }
         return html + "</div>"
     }
 
     /// A value in a `<pre>`, within the page's budget.
-    /// `wholeBytes`: the whole value's size when `value` is its beginning.
-    static func block(_ value: Foundation.Data?, job: Job, budget: Budget, wholeBytes: Int? = nil) -> HTML {
+    /// The value at `place`: `whole` has its whole size when `value` is its beginning.
+    static func block(_ value: Foundation.Data?, job: Job, budget: Budget, at place: Place, whole: [Place: Int]) -> HTML {
         guard let value else { return "<p class=\"none\">none</p>" }
-        guard budget.remaining > 0 else { return spent(max(value.count, wholeBytes ?? 0), job: job) }
+        guard budget.remaining > 0 else { return spent(max(value.count, whole[place] ?? 0), job: job, at: place) }
         let limits = DisplayText.Limits(scalars: 65_536, bytes: min(DisplayText.Limits.block.bytes, budget.remaining))
-        let shownValue = DisplayValue.make(value, limits: limits, multiline: true, wholeBytes: wholeBytes)
-        return shown(shownValue, error: false, job: job, budget: budget)
+        let shownValue = DisplayValue.make(value, limits: limits, multiline: true, wholeBytes: whole[place])
+        return shown(shownValue, error: false, job: job, budget: budget, at: place)
     }
 
-    static func errorBlock(_ error: String, job: Job, budget: Budget, wholeBytes: Int? = nil) -> HTML {
-        guard budget.remaining > 0 else { return spent(max(error.utf8.count, wholeBytes ?? 0), job: job) }
+    static func errorBlock(_ error: String, job: Job, budget: Budget, at place: Place, whole: [Place: Int]) -> HTML {
+        guard budget.remaining > 0 else { return spent(max(error.utf8.count, whole[place] ?? 0), job: job, at: place) }
         let limits = DisplayText.Limits(scalars: 65_536, bytes: min(DisplayText.Limits.block.bytes, budget.remaining))
-        let value = DisplayValue.make(Foundation.Data(error.utf8), limits: limits, multiline: true, wholeBytes: wholeBytes)
-        return shown(value, error: true, job: job, budget: budget)
+        let value = DisplayValue.make(Foundation.Data(error.utf8), limits: limits, multiline: true, wholeBytes: whole[place])
+        return shown(value, error: true, job: job, budget: budget, at: place)
     }
 
-    private static func shown(_ value: DisplayValue, error: Bool, job: Job, budget: Budget) -> HTML {
+    /// A link to the whole value at `place` (`/jobs/ID/values/NAME`).
+    static func wholeLink(_ job: Job, _ place: Place) -> HTML {
+        "<a href=\"\(attribute: "\(job.id)/values/\(place.name)")\">the whole value</a>"
+    }
+
+    private static func shown(_ value: DisplayValue, error: Bool, job: Job, budget: Budget, at place: Place) -> HTML {
         budget.remaining -= value.body.rendered.utf8.count
         var html: HTML = "<pre class=\"v\(error ? " err" : "" as HTML)\">\(value.body)</pre>"
         if let note = value.note {
-            let whole: HTML = value.isCut ? ". jobctl status \(job.id) --json prints it whole." : ""
+            let whole: HTML = value.isCut
+                ? ". Open \(wholeLink(job, place)); jobctl status \(job.id) --json prints it whole too." : ""
             html += "<p class=\"note\">\(note)\(whole)</p>"
         }
         return html
     }
 
-    private static func spent(_ bytes: Int, job: Job) -> HTML {
+    private static func spent(_ bytes: Int, job: Job, at place: Place) -> HTML {
         """
         <p class="note">\(ByteCountText.bytes(bytes)) not shown: this page already shows \
-        \(ByteCountText.bytes(pageBudget)) of values. jobctl status \(job.id) --json prints it.</p>
+        \(ByteCountText.bytes(pageBudget)) of values. Open \(wholeLink(job, place)); \
+        jobctl status \(job.id) --json prints it too.</p>
         """
     }
 }

@@ -1,3 +1,4 @@
+import Dispatch
 import Synchronization
 
 /// How many pages are made at once, and how many may wait for a turn.
@@ -22,11 +23,15 @@ final class RenderGate: Sendable {
 
     let concurrency: Int
     let queueLimit: Int
+    /// Called, off the caller's thread, each time the last page being made
+    /// is done and none waits.
+    let onIdle: @Sendable () -> Void
     private let state = Mutex(State())
 
-    init(concurrency: Int, queueLimit: Int) {
+    init(concurrency: Int, queueLimit: Int, onIdle: @escaping @Sendable () -> Void = {}) {
         self.concurrency = max(1, concurrency)
         self.queueLimit = max(0, queueLimit)
+        self.onIdle = onIdle
     }
 
     /// `body` once a place is free, or `refused(turn)` when none will be.
@@ -77,15 +82,16 @@ final class RenderGate: Sendable {
     }
 
     private func leave() {
-        let next = state.withLock { state -> CheckedContinuation<Turn, Never>? in
+        let (next, idle) = state.withLock { state -> (CheckedContinuation<Turn, Never>?, Bool) in
             guard !state.stopped, !state.waiting.isEmpty else {
                 state.running -= 1
-                return nil
+                return (nil, state.running == 0)
             }
             // The place passes to the first waiter: `running` stays.
-            return state.waiting.removeFirst().continuation
+            return (state.waiting.removeFirst().continuation, false)
         }
         next?.resume(returning: .granted)
+        if idle { DispatchQueue.global(qos: .utility).async(execute: onIdle) }
     }
 
     /// Requests waiting for a place now.

@@ -80,3 +80,65 @@ public struct JobPageRead: Sendable, Hashable {
         self.wholeBytes = wholeBytes
     }
 }
+
+extension JobPageRead.ValuePlace {
+    /// The place as one path segment: `input`, `result`, `error`,
+    /// `stage-N-value`, `stage-N-error`, `attempt-A-result`, `attempt-A-error`,
+    /// `attempt-A-stage-N-value`, `attempt-A-stage-N-error`.
+    public var name: String {
+        switch self {
+        case .input: "input"
+        case .result: "result"
+        case .error: "error"
+        case .stageValue(let attempt, let position): (attempt.map { "attempt-\($0)-" } ?? "") + "stage-\(position)-value"
+        case .stageError(let attempt, let position): (attempt.map { "attempt-\($0)-" } ?? "") + "stage-\(position)-error"
+        case .attemptResult(let attempt): "attempt-\(attempt)-result"
+        case .attemptError(let attempt): "attempt-\(attempt)-error"
+        }
+    }
+
+    /// The place a ``name`` names, or nil.
+    public init?(name: String) {
+        var parts = name.split(separator: "-", omittingEmptySubsequences: false).map(String.init)
+        func number() -> Int? {
+            guard !parts.isEmpty, let value = Int(parts[0]), value >= 0, String(value) == parts[0] else { return nil }
+            parts.removeFirst()
+            return value
+        }
+        var attempt: Int?
+        if parts.first == "attempt" {
+            parts.removeFirst()
+            guard let value = number(), value > 0 else { return nil }
+            attempt = value
+        }
+        switch (attempt, parts.first) {
+        case (nil, "input") where parts.count == 1: self = .input
+        case (nil, "result") where parts.count == 1: self = .result
+        case (nil, "error") where parts.count == 1: self = .error
+        case (let attempt?, "result") where parts.count == 1: self = .attemptResult(attempt)
+        case (let attempt?, "error") where parts.count == 1: self = .attemptError(attempt)
+        case (_, "stage"):
+            parts.removeFirst()
+            guard let position = number(), parts.count == 1 else { return nil }
+            switch parts[0] {
+            case "value": self = .stageValue(attempt: attempt, position: position)
+            case "error": self = .stageError(attempt: attempt, position: position)
+            default: return nil
+            }
+        default: return nil
+        }
+    }
+
+    /// The table, the column and the row's conditions beyond `job_id`.
+    var source: (table: String, column: String, attempt: Int?, position: Int?) {
+        switch self {
+        case .input: ("jobs", "input", nil, nil)
+        case .result: ("jobs", "result", nil, nil)
+        case .error: ("jobs", "error", nil, nil)
+        case .stageValue(let attempt, let position): (attempt == nil ? "stages" : "stage_attempts", "value", attempt, position)
+        case .stageError(let attempt, let position): (attempt == nil ? "stages" : "stage_attempts", "error", attempt, position)
+        case .attemptResult(let attempt): ("job_attempts", "result", attempt, nil)
+        case .attemptError(let attempt): ("job_attempts", "error", attempt, nil)
+        }
+    }
+}

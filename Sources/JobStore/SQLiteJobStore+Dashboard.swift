@@ -209,3 +209,21 @@ extension SQLiteJobStore {
             events: Array(events), eventCount: eventCount, wholeBytes: whole)
     }
 }
+
+extension SQLiteJobStore {
+    /// One whole value or error of a job (the dashboard's link from a cut
+    /// value); nil when the job, the stage or the value is not there.
+    public func jobValue(_ id: Int64, _ place: JobPageRead.ValuePlace) async throws -> Data? {
+        let (table, column, attempt, position) = place.source
+        var sql = "SELECT \(column) FROM \(table) WHERE \(table == "jobs" ? "id" : "job_id") = ?1"
+        if attempt != nil { sql += " AND attempt = ?2" }
+        if position != nil { sql += " AND position = ?3" }
+        return try await read(doing: "read the \(place.name) of job \(id)") { [sql] db in
+            let statement = try RawStatement(db, sql)
+            try statement.bind(1, id)
+            if let attempt { try statement.bind(2, attempt) }
+            if let position { try statement.bind(3, position) }
+            return try statement.firstRow { $0.value(0) } ?? nil
+        }
+    }
+}

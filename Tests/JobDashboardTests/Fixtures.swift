@@ -115,6 +115,19 @@ struct FixedSource: DashboardDataSource {
             eventCount: allEvents.count, wholeBytes: whole)
     }
 
+    func jobValue(_ id: Int64, _ place: JobPageRead.ValuePlace) async throws -> Data? {
+        try check()
+        guard let detail = details[id] else { return nil }
+        switch place {
+        case .input: return detail.job.input
+        case .result: return detail.job.result
+        case .error: return detail.job.error.map { Data($0.utf8) }
+        case .stageValue(nil, let position): return detail.stages.first { $0.position == position }?.value
+        case .stageError(nil, let position): return detail.stages.first { $0.position == position }?.error.map { Data($0.utf8) }
+        default: return nil
+        }
+    }
+
     func countJobs(in states: Set<JobState>) async throws -> [JobState: Int] {
         try check()
         return Dictionary(uniqueKeysWithValues: states.map { state in (state, jobs.filter { $0.state == state }.count) })

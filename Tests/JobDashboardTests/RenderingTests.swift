@@ -133,6 +133,13 @@ import Testing
         #expect(page.html.occurrences(of: "retry number ") == JobDetailPage.maxEvents)
         #expect(page.html.contains("href=\"5?events-before=99801\""))
         #expect(page.html.contains("cut: 47.6 MiB of 47.7 MiB not shown"))
+        #expect(page.html.contains("Open <a href=\"5/values/result\">the whole value</a>"))
+        let whole = await dashboard.value(id: "5", name: "result")
+        #expect(whole.status == .ok && whole.contentType == "text/plain; charset=utf-8" && whole.body == huge)
+        #expect(await dashboard.value(id: "5", name: "stage-7-value").body == Data("value 7".utf8))
+        for name in ["stage-30000-value", "stage-07-value", "attempt-0-result", "inputs", "stage--1-value"] {
+            #expect(await dashboard.value(id: "5", name: name).status == .notFound, "\(name)")
+        }
 
         let later = await dashboard.jobPage(id: "5", query: [("stage", "29950")])
         #expect(later.html.contains("29999. step-29999") && !later.html.contains("29949. step-29949"))

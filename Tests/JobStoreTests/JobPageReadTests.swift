@@ -5,6 +5,7 @@ import Testing
 /// The dashboard's read of one job's page, on both stores.
 protocol JobPageReading {
     func jobPage(_ query: JobPageQuery) async throws -> JobPageRead?
+    func jobValue(_ id: Int64, _ place: JobPageRead.ValuePlace) async throws -> Data?
 }
 
 extension SQLiteJobStore: JobPageReading {}
@@ -69,6 +70,15 @@ extension PostgresJobStore: JobPageReading {}
         #expect(next.wholeBytes[.stageValue(attempt: nil, position: 5)] == 100_000)
 
         #expect(try await reader.jobPage(JobPageQuery(id: id + 1)) == nil)
+
+        // The whole values behind the page's links.
+        #expect(try await reader.jobValue(id, .input) == Data(input.utf8))
+        #expect(try await reader.jobValue(id, .stageValue(attempt: nil, position: 5)) == binary)
+        #expect(try await reader.jobValue(id, .result) == Data("done".utf8))
+        #expect(try await reader.jobValue(id, .stageError(attempt: 1, position: 120)) == Data("first try".utf8))
+        #expect(try await reader.jobValue(id, .attemptError(1)) == Data("first try".utf8))
+        #expect(try await reader.jobValue(id, .stageValue(attempt: nil, position: 250)) == nil)
+        #expect(try await reader.jobValue(id + 1, .input) == nil)
         try await store.close()
     }
 }

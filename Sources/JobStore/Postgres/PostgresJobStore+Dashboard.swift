@@ -179,3 +179,22 @@ extension PostgresJobStore {
             events: Array(events), eventCount: eventCount, wholeBytes: whole)
     }
 }
+
+extension PostgresJobStore {
+    /// One whole value or error of a job (the dashboard's link from a cut
+    /// value); nil when the job, the stage or the value is not there.
+    public func jobValue(_ id: Int64, _ place: JobPageRead.ValuePlace) async throws -> Data? {
+        let (table, column, attempt, position) = place.source
+        // A value is two columns (text, bytes); an error one, read twice.
+        let columns = column == "error" ? "error, NULL::bytea" : "\(column), \(column)_bytes"
+        var sql = "SELECT \(columns) FROM {s}.\(table) WHERE \(table == "jobs" ? "id" : "job_id") = $1"
+        if attempt != nil { sql += " AND attempt = $2" }
+        if position != nil { sql += " AND position = $\(attempt == nil ? 2 : 3)" }
+        return try await read(doing: "read the \(place.name) of job \(id)") { [sql] session in
+            var values: [(any PostgresThrowingDynamicTypeEncodable)?] = [id]
+            if let attempt { values.append(attempt) }
+            if let position { values.append(position) }
+            return try await session.rows(try session.query(sql, values)) { try PGRow($0).value(0) }.first ?? nil
+        }
+    }
+}
