@@ -176,7 +176,8 @@ public struct Dashboard: Sendable {
                 guard let data = try await source.jobValue(id, place) else {
                     return .text(.notFound, "Job \(id) has no \(name) (the job may have been pruned).\n")
                 }
-                let isText = !data.contains(0) && String(data: data, encoding: .utf8) != nil
+                let hasNUL = data.withUnsafeBytes { bytes in bytes.baseAddress.map { memchr($0, 0, bytes.count) != nil } ?? false }
+                let isText = !hasNUL && String(data: data, encoding: .utf8) != nil
                 return DashboardValue(
                     status: .ok, contentType: isText ? "text/plain; charset=utf-8" : "application/octet-stream", body: data)
             } catch {

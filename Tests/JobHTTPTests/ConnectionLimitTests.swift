@@ -1,5 +1,7 @@
 import Foundation
+import JobDashboard
 import JobHTTP
+import JobStore
 import Spawn
 import TestSupport
 import Testing
@@ -53,6 +55,31 @@ import Glibc
             #expect(reply.contains("holds \(limits.perAddress) connections"))
             #expect(try await RawHTTP.get("/healthz", address).status == 200)
         }
+    }
+
+    /// A client that asks for a large value and reads nothing is closed
+    /// once the response has waited `writeDeadline` for it: it receives what
+    /// the sockets' buffers held, then the end of the connection.
+    @Test func aClientThatReadsNothingIsClosedAtTheWriteDeadline() async throws {
+        let folder = try TemporaryFolder()
+        let store = try SQLiteJobStore(JobStoreConfiguration(path: folder.file("jobs.sqlite"), maxValueBytes: 8 << 20))
+        let big = Data(repeating: UInt8(ascii: "w"), count: 6 << 20)
+        let id = try await store.submit(NewJob(definition: "big", input: big, stages: [StagePlan(name: "s", kind: "then")])).id
+        let source = StoreDashboardSource(store: store) {
+            DashboardSnapshot(pools: [], build: BuildInfo(version: "t", node: "n"))
+        }
+        let limits = ConnectionLimits(writeDeadline: .milliseconds(300))
+        try await withHTTPService(dashboard: Dashboard(source: source), limits: limits) { address in
+            guard case .tcp(_, let port) = address else { throw TestFailure("not TCP") }
+            let client = try SlowClient(from: "127.0.0.1", port: port, receiveBuffer: 64 * 1024)
+            defer { client.close() }
+            try client.send("GET /jobs/\(id)/values/input HTTP/1.1\r\nHost: t\r\n\r\n")
+            try await Task.sleep(for: .seconds(3))
+            let (received, closed) = await onOwnThread { client.readToEnd(timeout: 20) }
+            #expect(closed, "the connection was not closed; \(received) bytes received")
+            #expect(received > 0 && received < big.count, "\(received) bytes of a \(big.count)-byte value")
+        }
+        try await store.close()
     }
 
     /// docs/dashboard.md: headers up to 16 KiB in all and 100 fields are
@@ -110,9 +137,13 @@ import Glibc
 final class SlowClient: Sendable {
     let fd: Int32
 
-    init(from source: String, port: Int) throws {
+    /// - Parameter receiveBuffer: `SO_RCVBUF`, set before connecting.
+    init(from source: String, port: Int, receiveBuffer: Int32? = nil) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw TestFailure("socket: \(String(cString: strerror(errno)))") }
+        if var size = receiveBuffer {
+            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
         var local = sockaddr_in()
         local.sin_family = sa_family_t(AF_INET)
         inet_pton(AF_INET, source, &local.sin_addr)
@@ -156,6 +187,22 @@ final class SlowClient: Sendable {
             received += buffer[0..<count]
         }
         return String(decoding: received, as: UTF8.self)
+    }
+
+    /// Bytes received until the server closes (`closed`), or until
+    /// `timeout` seconds pass without a byte.
+    func readToEnd(timeout: Double) -> (bytes: Int, closed: Bool) {
+        var limit = timeval(tv_sec: Int(timeout), tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
+        var total = 0
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = read(fd, &buffer, buffer.count)
+            if count == 0 { return (total, true) }
+            // A reset is a close too (the server closed with bytes unread).
+            if count < 0 { return (total, errno == ECONNRESET) }
+            total += count
+        }
     }
 
     func close() { Glibc.close(fd) }
