@@ -193,7 +193,7 @@ let package = Package(
         .target(
             name: "JobHTTP",
             dependencies: [
-                "JobConfig", "JobDashboard",
+                "JobConfig", "JobDashboard", "JobValues",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -204,7 +204,7 @@ let package = Package(
         .testTarget(
             name: "JobHTTPTests",
             dependencies: [
-                "JobHTTP", "JobConfig", "JobDashboard", "JobMetrics", "JobStore", "TestSupport",
+                "JobHTTP", "JobConfig", "JobDashboard", "JobMetrics", "JobStore", "Spawn", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],

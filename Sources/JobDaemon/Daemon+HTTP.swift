@@ -15,8 +15,10 @@ extension Daemon {
     /// group.
     func httpService(_ http: HTTPConfig) -> HTTPListenerService {
         let source = StoreDashboardSource(store: store) { [self] in await dashboardSnapshot() }
+        let dashboard = Dashboard(source: source)
+        state.withAnnouncedLock { $0.dashboard = dashboard }
         let service = JobHTTPService(
-            address: http.listen, dashboard: Dashboard(source: source),
+            address: http.listen, dashboard: dashboard,
             exposition: { [self] in await metricsExposition() }, logger: logger,
             onListening: { [logger, listenerStarted] address in
                 logger.info("HTTP: /metrics and the dashboard on \(address)")
@@ -62,7 +64,7 @@ extension Daemon {
                     definition: status.definition, expression: "\(status.schedule.expression) (\(status.zoneName))",
                     nextFire: status.next, lastFired: status.firedThrough, lastState: status.lastJob?.state)
             },
-            build: BuildInfo(version: JobdVersion.string, node: engine.owner, startedAt: startedAt))
+            build: BuildInfo(version: JobdVersion.string, node: config.node, startedAt: startedAt))
     }
 }
 

@@ -98,6 +98,9 @@ extension Daemon {
             // At once, not when the group reaches the engine: the services
             // stopped before it may wait for a database that does not answer.
             startDrain()
+            // Pages waiting for a turn are answered at once: none is made
+            // while jobd stops.
+            state.withAnnouncedLock { $0.dashboard }?.stop()
         } else {
             logger.warning("\(signal) again: ending running stages now (their jobs resume at the next start)")
             engine.drain(grace: .zero) {}

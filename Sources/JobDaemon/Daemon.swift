@@ -52,6 +52,8 @@ public final class Daemon: Sendable {
         var failure: Int32?
         /// The engine's drain, once started (SIGTERM, a failure).
         var drain: Task<Void, Never>?
+        /// The HTTP listener's dashboard: stopped at the first SIGTERM.
+        var dashboard: Dashboard?
     }
 
     let state: Mutex<State>

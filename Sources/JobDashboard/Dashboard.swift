@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Synchronization
 import JobStore
 
 /// The dashboard's pages, rendered from a ``DashboardDataSource``.
@@ -10,32 +11,89 @@ import JobStore
 /// is escaped, made visible and cut as docs/dashboard.md says.
 public struct Dashboard: Sendable {
     public let source: any DashboardDataSource
-    /// Where pages are rendered: one at a time, on a thread of this queue,
-    /// never on Swift's cooperative pool. Rendering a job of many large
-    /// values is seconds of CPU; on the pool (as many threads as cores) a
-    /// few such pages would hold up every request of the listener,
-    /// `/metrics` and `/healthz` among them.
+    /// Where pages are rendered: on threads of this queue, never on Swift's
+    /// cooperative pool, where a few pages being rendered would hold up
+    /// every request of the listener, `/metrics` and `/healthz` among them.
     let renderQueue: DispatchQueue
+    /// Pages made at once (reads and rendering), and how many may wait.
+    let gate: RenderGate
 
-    /// - Parameter renderQueue: a serial queue of this dashboard's own unless given.
+    /// Pages made at once by default: one per core of a small server.
+    public static let concurrentPages = 2
+    /// Page requests that may wait for a turn; more are answered 503 at once.
+    public static let waitingPages = 16
+
+    /// - Parameters:
+    ///   - renderQueue: a concurrent queue of this dashboard's own unless given.
+    ///   - concurrentPages: pages made at once; `waitingPages`: how many may wait.
     public init(
         source: any DashboardDataSource,
-        renderQueue: DispatchQueue = DispatchQueue(label: "jobd.dashboard.render", qos: .utility)
+        renderQueue: DispatchQueue = DispatchQueue(label: "jobd.dashboard.render", qos: .utility, attributes: .concurrent),
+        concurrentPages: Int = Dashboard.concurrentPages, waitingPages: Int = Dashboard.waitingPages
     ) {
         self.source = source
         self.renderQueue = renderQueue
+        // A page's reads and rendering allocate megabytes on whichever
+        // threads made it; glibc keeps what they freed in its per-thread
+        // arenas. Handing it back once no page is being made lets jobd's
+        // memory return to where it was before a burst of pages.
+        self.gate = RenderGate(concurrency: concurrentPages, queueLimit: waitingPages) { MemoryTrim.releaseFreeMemory() }
     }
 
-    /// `render()`'s HTML, made on ``renderQueue``.
-    private func rendered(_ render: @escaping @Sendable () -> HTML) async -> String {
-        await withCheckedContinuation { continuation in
-            renderQueue.async { continuation.resume(returning: render().rendered) }
+    /// Stops making pages: requests waiting for a turn, and later ones, are
+    /// answered 503 at once; pages being made finish. jobd calls it at its
+    /// first SIGTERM, so that its stop waits for no queue of pages.
+    public func stop() {
+        gate.stop()
+    }
+
+    /// `make()` when the gate gives a turn; else a 503 that says why.
+    private func gated(_ make: () async -> DashboardPage) async -> DashboardPage {
+        await gate.run(make) { turn in
+            let detail = switch turn {
+            case .stopping: "jobd is stopping."
+            default: "\(gate.concurrency) pages are being made and \(gate.queueLimit) more wait; retry in a moment."
+            }
+            return DashboardPage(
+                status: .unavailable,
+                html: "<!doctype html><html lang=\"en\"><meta charset=\"utf-8\"><title>Busy · jobd</title><p>\(detail)</p></html>")
         }
+    }
+
+    /// `render()`'s HTML, made on ``renderQueue``; nil when the request's
+    /// task is cancelled first (the listener stops): the rendering then
+    /// finishes unseen.
+    private func rendered(_ render: @escaping @Sendable () -> HTML) async -> String? {
+        let once = Mutex<CheckedContinuation<String?, Never>?>(nil)
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                once.withLock { $0 = continuation }
+                if Task.isCancelled {
+                    once.withLock { $0.take() }?.resume(returning: nil)
+                    return
+                }
+                renderQueue.async {
+                    let html = render().rendered
+                    once.withLock { $0.take() }?.resume(returning: html)
+                }
+            }
+        } onCancel: {
+            once.withLock { $0.take() }?.resume(returning: nil)
+        }
+    }
+
+    private static func page(_ html: String?) -> DashboardPage {
+        guard let html else { return DashboardPage(status: .unavailable, html: "jobd is stopping.") }
+        return DashboardPage(status: .ok, html: html)
     }
 
     /// `/`: counts, pools, the chart, and a page of jobs. `query` is the
     /// request's percent-decoded query items (see ``JobListRequest``).
     public func jobsPage(query: [(String, String)]) async -> DashboardPage {
+        await gated { await makeJobsPage(query: query) }
+    }
+
+    private func makeJobsPage(query: [(String, String)]) async -> DashboardPage {
         let snapshot = await source.snapshot()
         let request: JobListRequest
         do {
@@ -51,38 +109,112 @@ public struct Dashboard: Sendable {
             async let resolved = source.resolvedPerMinute(from: window.start, to: window.end)
             let data = try await JobListPage.Data(
                 request: request, page: page, counts: counts, poolCounts: pools, resolved: resolved, snapshot: snapshot)
-            return DashboardPage(status: .ok, html: await rendered { JobListPage.render(data) })
+            return Self.page(await rendered { JobListPage.render(data) })
         } catch {
             return .storeFailed(error, snapshot: snapshot)
         }
     }
 
-    /// `/jobs/{id}`; `id` is the path's last segment, as sent.
-    public func jobPage(id text: String) async -> DashboardPage {
+    /// `/jobs/{id}`; `id` is the path's last segment, as sent. `query`:
+    /// `stage=N`, the first stage position shown (a page shows
+    /// ``JobDetailPage/stagesPerPage``), and `events-before=ID`, the cursor
+    /// of the page of older events.
+    public func jobPage(id text: String, query: [(String, String)] = []) async -> DashboardPage {
+        await gated { await makeJobPage(id: text, query: query) }
+    }
+
+    private func makeJobPage(id text: String, query items: [(String, String)]) async -> DashboardPage {
         let snapshot = await source.snapshot()
         // Digits as jobctl prints ids: no sign, no leading zero.
-        guard text.utf8.allSatisfy({ (0x30...0x39).contains($0) }), !text.hasPrefix("0"), let id = Int64(text), id > 0 else {
+        guard let id = Self.positiveNumber(text) else {
             return .problem(.notFound, "No such job", "'\(text)' is not a job id.", snapshot: snapshot, base: "../")
         }
+        var query = JobDetailPage.query(id: id)
+        for (name, value) in items {
+            switch name {
+            case "stage":
+                guard let first = value == "0" ? 0 : Self.positiveNumber(value), first <= Int.max / 2 else {
+                    return .problem(
+                        .badRequest, "Bad request", "stage must be a stage position (0, 1, …), not '\(value)'.",
+                        snapshot: snapshot, base: "../")
+                }
+                query.firstStage = Int(first)
+            case "events-before":
+                guard let before = Self.positiveNumber(value) else {
+                    return .problem(
+                        .badRequest, "Bad request", "events-before must be an event id, not '\(value)'.",
+                        snapshot: snapshot, base: "../")
+                }
+                query.eventsBefore = before
+            default:
+                continue
+            }
+        }
         do {
-            guard let detail = try await source.job(id) else {
+            guard let read = try await source.jobPage(query) else {
                 return .problem(
                     .notFound, "No such job", "There is no job \(id) (it may have been pruned).",
                     snapshot: snapshot, base: "../")
             }
-            async let history = source.attemptHistory(of: id)
-            async let events = source.events(of: id)
-            let data = try await JobDetailPage.Data(detail: detail, history: history, events: events, snapshot: snapshot)
-            return DashboardPage(status: .ok, html: await rendered { JobDetailPage.render(data) })
+            let data = JobDetailPage.Data(read: read, query: query, snapshot: snapshot)
+            return Self.page(await rendered { JobDetailPage.render(data) })
         } catch {
             return .storeFailed(error, snapshot: snapshot, base: "../")
         }
     }
 
+    /// `/jobs/{id}/values/{name}`: one whole value or error of a job, the
+    /// target of the link under a cut one (``JobPageRead/ValuePlace/name``).
+    /// Text as `text/plain`, anything else as `application/octet-stream`;
+    /// made in turn with the pages.
+    public func value(id text: String, name: String) async -> DashboardValue {
+        await gate.run({
+            guard let id = Self.positiveNumber(text), let place = JobPageRead.ValuePlace(name: name) else {
+                return .text(.notFound, "No such value: '\(name)' of job '\(text)'.\n")
+            }
+            do {
+                guard let data = try await source.jobValue(id, place) else {
+                    return .text(.notFound, "Job \(id) has no \(name) (the job may have been pruned).\n")
+                }
+                let hasNUL = data.withUnsafeBytes { bytes in bytes.baseAddress.map { memchr($0, 0, bytes.count) != nil } ?? false }
+                let isText = !hasNUL && String(data: data, encoding: .utf8) != nil
+                return DashboardValue(
+                    status: .ok, contentType: isText ? "text/plain; charset=utf-8" : "application/octet-stream", body: data)
+            } catch {
+                return .text(.unavailable, "The job store could not be read: \(error)\n")
+            }
+        }) { turn in
+            switch turn {
+            case .stopping: .text(.unavailable, "jobd is stopping.\n")
+            default: .text(.unavailable, "\(gate.concurrency) pages are being made and \(gate.queueLimit) more wait; retry in a moment.\n")
+            }
+        }
+    }
+
+    /// Digits as jobctl prints ids: no sign, no leading zero, above 0.
+    static func positiveNumber(_ text: String) -> Int64? {
+        guard text.utf8.allSatisfy({ (0x30...0x39).contains($0) }), !text.hasPrefix("0"), let number = Int64(text), number > 0
+        else { return nil }
+        return number
+    }
+
     /// `/schedules`.
     public func schedulesPage() async -> DashboardPage {
-        let snapshot = await source.snapshot()
-        return DashboardPage(status: .ok, html: await rendered { SchedulesPage.render(snapshot) })
+        await gated {
+            let snapshot = await source.snapshot()
+            return Self.page(await rendered { SchedulesPage.render(snapshot) })
+        }
+    }
+}
+
+/// A job's value as it is sent: its bytes, their type, the HTTP status.
+public struct DashboardValue: Sendable {
+    public var status: DashboardPage.Status
+    public var contentType: String
+    public var body: Data
+
+    static func text(_ status: DashboardPage.Status, _ text: String) -> DashboardValue {
+        DashboardValue(status: status, contentType: "text/plain; charset=utf-8", body: Data(text.utf8))
     }
 }
 

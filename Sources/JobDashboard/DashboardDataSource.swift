@@ -1,29 +1,32 @@
 import Foundation
 public import JobStore
 
-/// Everything the pages read. The store's reads, two counts the store
-/// protocol does not have yet, and the daemon's snapshot.
+/// Everything the pages read. The store's reads, the dashboard's own
+/// reads the store protocol does not have, and the daemon's snapshot.
 ///
 /// ``StoreDashboardSource`` implements it over a ``DashboardStore``; a test
 /// may implement it over fixed data.
 public protocol DashboardDataSource: Sendable {
     /// A page of jobs, newest first (``JobStore/list(_:)``).
     func list(_ query: JobQuery) async throws -> JobPage
-    func job(_ id: Int64) async throws -> JobDetail?
-    func attemptHistory(of jobID: Int64) async throws -> [JobAttempt]
-    func events(of jobID: Int64) async throws -> [JobEvent]
+    /// What a job's page shows, read within the query's bounds; nil: no such job.
+    func jobPage(_ query: JobPageQuery) async throws -> JobPageRead?
+    /// One whole value or error of a job; nil: not there.
+    func jobValue(_ id: Int64, _ place: JobPageRead.ValuePlace) async throws -> Data?
     func countJobs(in states: Set<JobState>) async throws -> [JobState: Int]
     func resolvedPerMinute(from start: Date, to end: Date) async throws -> [ResolvedMinute]
     func jobCountsByPool() async throws -> [PoolJobCounts]
     func snapshot() async -> DashboardSnapshot
 }
 
-/// A store the dashboard can read: the ``JobStore`` protocol and the two
-/// counts `SQLiteJobStore+Dashboard.swift` adds. When those join the
-/// protocol (and the PostgreSQL store has them), this is `JobStore`.
+/// A store the dashboard can read: the ``JobStore`` protocol and the
+/// reads `SQLiteJobStore+Dashboard.swift` and `PostgresJobStore+Dashboard.swift` add.
 public protocol DashboardStore: JobStore {
     func resolvedPerMinute(from start: Date, to end: Date) async throws -> [ResolvedMinute]
     func jobCountsByPool() async throws -> [PoolJobCounts]
+    func jobPage(_ query: JobPageQuery) async throws -> JobPageRead?
+    /// One whole value or error of a job; nil: not there.
+    func jobValue(_ id: Int64, _ place: JobPageRead.ValuePlace) async throws -> Data?
 }
 
 extension SQLiteJobStore: DashboardStore {}
@@ -42,9 +45,10 @@ public struct StoreDashboardSource: DashboardDataSource {
     }
 
     public func list(_ query: JobQuery) async throws -> JobPage { try await store.list(query) }
-    public func job(_ id: Int64) async throws -> JobDetail? { try await store.job(id) }
-    public func attemptHistory(of jobID: Int64) async throws -> [JobAttempt] { try await store.attemptHistory(of: jobID) }
-    public func events(of jobID: Int64) async throws -> [JobEvent] { try await store.events(of: jobID) }
+    public func jobPage(_ query: JobPageQuery) async throws -> JobPageRead? { try await store.jobPage(query) }
+    public func jobValue(_ id: Int64, _ place: JobPageRead.ValuePlace) async throws -> Data? {
+        try await store.jobValue(id, place)
+    }
 
     public func countJobs(in states: Set<JobState>) async throws -> [JobState: Int] {
         try await store.countJobs(in: states)

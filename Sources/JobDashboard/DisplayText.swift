@@ -146,8 +146,11 @@ struct DisplayValue: Sendable {
     /// - Parameters:
     ///   - limits: how much to show.
     ///   - multiline: `true` for a block (`<pre>`), `false` for a list cell.
-    static func make(_ data: Data, limits: DisplayText.Limits, multiline: Bool) -> DisplayValue {
+    ///   - wholeBytes: the size of the whole value when `data` is its
+    ///     beginning only (the store read no more of it).
+    static func make(_ data: Data, limits: DisplayText.Limits, multiline: Bool, wholeBytes: Int? = nil) -> DisplayValue {
         let form = classify(data)
+        let wholeBytes = max(data.count, wholeBytes ?? 0)
         let body: HTML
         var omittedBytes = 0
         switch form {
@@ -172,14 +175,15 @@ struct DisplayValue: Sendable {
         case .textWithInvalidBytes(let count):
             notes.append("binary: not valid UTF-8, \(count) invalid byte sequences shown as \u{FFFD}")
         case .hexDump:
-            notes.append("binary: \(ByteCountText.bytes(data.count)), shown as hex")
+            notes.append("binary: \(ByteCountText.bytes(wholeBytes)), shown as hex")
         }
+        omittedBytes += wholeBytes - data.count
         if omittedBytes > 0 {
-            notes.append("cut: \(ByteCountText.bytes(omittedBytes)) of \(ByteCountText.bytes(data.count)) not shown")
+            notes.append("cut: \(ByteCountText.bytes(omittedBytes)) of \(ByteCountText.bytes(wholeBytes)) not shown")
         }
         let note = notes.isEmpty
             ? nil : HTML.join(notes.enumerated().map { $0.offset == 0 ? $0.element : "; " + $0.element })
-        return DisplayValue(form: form, byteCount: data.count, body: body, note: note, isCut: omittedBytes > 0)
+        return DisplayValue(form: form, byteCount: wholeBytes, body: body, note: note, isCut: omittedBytes > 0)
     }
 
     /// Text, text with a few invalid bytes, or binary: binary when more than

@@ -3,7 +3,8 @@ import Hummingbird
 import JobDashboard
 
 /// Answers the listener's requests: `GET /metrics`, `GET /healthz`, and the
-/// dashboard (`/`, `/jobs/{id}`, `/schedules`). HEAD is GET without the body.
+/// dashboard (`/`, `/jobs/{id}`, `/jobs/{id}/values/{name}`, `/schedules`).
+/// HEAD is GET without the body.
 ///
 /// Nothing else: another method gets 405, another path 404, a request with
 /// a body 413, a target over 4 KiB 414. No file is ever served.
@@ -37,7 +38,9 @@ struct JobHTTPResponder: HTTPResponder {
         switch path {
         case "/metrics":
             return Response(
-                status: .ok, headers: [.contentType: PrometheusContentType.value, .cacheControl: "no-store"],
+                status: .ok, headers: [
+                    .contentType: PrometheusContentType.value, .xContentTypeOptions: "nosniff", .cacheControl: "no-store",
+                ],
                 body: ResponseBody(byteBuffer: ByteBuffer(bytes: await exposition())))
         case "/healthz":
             return Self.text(.ok, "ok\n")
@@ -47,8 +50,18 @@ struct JobHTTPResponder: HTTPResponder {
             return Self.page(await dashboard.schedulesPage())
         default:
             let segments = path.split(separator: "/", omittingEmptySubsequences: false)
+            if segments.count == 5, segments[0].isEmpty, segments[1] == "jobs", segments[3] == "values" {
+                let value = await dashboard.value(id: String(segments[2]), name: String(segments[4]))
+                return Response(
+                    status: HTTPResponse.Status(code: value.status.rawValue),
+                    headers: [
+                        .contentType: value.contentType, .xContentTypeOptions: "nosniff", .cacheControl: "no-store",
+                        .contentSecurityPolicy: "default-src 'none'; frame-ancestors 'none'",
+                    ],
+                    body: ResponseBody(byteBuffer: ByteBuffer(bytes: value.body)))
+            }
             if segments.count == 3, segments[0].isEmpty, segments[1] == "jobs", !segments[2].isEmpty {
-                return Self.page(await dashboard.jobPage(id: String(segments[2])))
+                return Self.page(await dashboard.jobPage(id: String(segments[2]), query: QueryString.items(request.uri.query)))
             }
             return Self.text(.notFound, "Not found. The dashboard is at /, the metrics at /metrics.\n")
         }

@@ -29,6 +29,7 @@ public struct JobHTTPService: Service {
     let responder: JobHTTPResponder
     let logger: Logger
     let onListening: @Sendable (BoundAddress) async -> Void
+    let limits: ConnectionLimits
 
     /// Where the listener listens once bound (a TCP port asked as 0 is known then).
     public enum BoundAddress: Sendable, Hashable, CustomStringConvertible {
@@ -45,7 +46,14 @@ public struct JobHTTPService: Service {
     }
 
     /// At most this many connections at once; more wait in the backlog.
-    public static let maxConnections = 64
+    /// Above what a few clients that send slowly may hold (see
+    /// ``ConnectionLimits``): each of them is closed within the header deadline.
+    public static let maxConnections = 512
+    /// Decoder limits: a request's headers, in all and each, and how many.
+    public static let maxHeaderBytes = 16 * 1024
+    public static let maxHeaderFields = 100
+    /// How long requests being answered may take once the listener stops.
+    public static let stopDeadline = Duration.seconds(1)
     /// An idle connection is closed after this long.
     public static let idleTimeout: TimeAmount = .seconds(60)
 
@@ -55,8 +63,10 @@ public struct JobHTTPService: Service {
     ///   - onListening: called once the socket is bound.
     public init(
         address: HTTPListenAddress, dashboard: Dashboard, exposition: @escaping @Sendable () async -> [UInt8],
-        logger: Logger, onListening: @escaping @Sendable (BoundAddress) async -> Void = { _ in }
+        logger: Logger, limits: ConnectionLimits = ConnectionLimits(),
+        onListening: @escaping @Sendable (BoundAddress) async -> Void = { _ in }
     ) {
+        self.limits = limits
         self.address = address
         self.responder = JobHTTPResponder(dashboard: dashboard, exposition: exposition)
         self.logger = logger
@@ -77,12 +87,16 @@ public struct JobHTTPService: Service {
         let onListening = self.onListening
         let listening = Mutex(false)
         var decoder = HTTP1Channel.Configuration.DecoderConfiguration()
-        decoder.maxHeaderFieldSize = 8 * 1024
-        decoder.maxHeaderListSize = 16 * 1024
-        decoder.maxHeaderFieldCount = 100
+        decoder.maxHeaderFieldSize = Self.maxHeaderBytes
+        decoder.maxHeaderListSize = Self.maxHeaderBytes
+        decoder.maxHeaderFieldCount = Self.maxHeaderFields
+        let http1 = HTTP1Channel.Configuration(idleTimeout: Self.idleTimeout, httpDecoderConfiguration: decoder)
+        let limits = self.limits
         let application = Application(
             responder: responder,
-            server: .http1(configuration: .init(idleTimeout: Self.idleTimeout, httpDecoderConfiguration: decoder)),
+            server: HTTPServerBuilder { responder in
+                GuardedHTTP1Channel(responder: responder, configuration: http1, limits: limits)
+            },
             configuration: ApplicationConfiguration(
                 address: bind, serverName: nil,
                 availableConnectionsDelegate: MaximumAvailableConnections(Self.maxConnections)),
@@ -102,8 +116,28 @@ public struct JobHTTPService: Service {
         defer {
             if case .unix(let path) = address { unlink(path) }
         }
+        let dashboard = responder.dashboard
         do {
-            try await application.run()
+            try await withThrowingTaskGroup(of: Bool.self) { group in
+                group.addTask {
+                    try await application.run()
+                    return true
+                }
+                // Once the group shuts down: no page waits for a turn any
+                // more, and what is still being answered after
+                // `stopDeadline` is cut off (a rendering finishes unseen).
+                group.addTask {
+                    do { try await gracefulShutdown() } catch { return false }
+                    dashboard.stop()
+                    do { try await Task.sleep(for: Self.stopDeadline) } catch { return false }
+                    logger.warning("http: requests still being answered \(Self.stopDeadline) after the stop began; closing their connections")
+                    return false
+                }
+                while let applicationEnded = try await group.next() {
+                    group.cancelAll()
+                    if applicationEnded { return }
+                }
+            }
         } catch where !listening.withLock({ $0 }) {
             // Whatever kept it from listening, said as the config's address.
             if let error = error as? IOError { throw HTTPServiceError.cannotListen(on: address, error.errnoCode) }

@@ -78,6 +78,36 @@ import Glibc
         #expect(!FileManager.default.fileExists(atPath: path), "the socket is removed when jobd stops")
     }
 
+    /// jobd stops within its drain bound (shutdown-grace + kill-grace + 3 s)
+    /// however many pages are asked for when it is told to stop: the ones
+    /// waiting for a turn are answered 503 at once (RenderGateTests), a
+    /// page being made is bounded (JobPageReadTests, SizeTests).
+    @Test func pagesQueuedAtSIGTERMHoldUpNoStop() async throws {
+        let daemon = try HTTPDaemon(
+            yaml: "node: web-7\nshutdown-grace: 1s\nkill-grace: 1s\nstore: { value-cap: 8MiB }",
+            definitions: ["big": "pipeline:\n  - then: lines\n    shell: 'yes abcdefghij | head -c 4000000'\n"])
+        let harness = daemon.harness
+        let store = try await daemon.start()
+        let id = try await harness.submit("big", to: store)
+        #expect(try await harness.resolved(id, in: store).job.state == .fulfilled)
+        try await store.close()
+        // The footer names the node as jobd.yaml does, not the lease owner (node/pid/tag).
+        let list = String(decoding: try await RawHTTP.get("/", daemon.endpoint).body, as: UTF8.self)
+        #expect(list.contains("node web-7"), "\(list.suffix(600))")
+        #expect(!list.contains("web-7/"), "\(list.suffix(600))")
+        let pages = (0..<40).map { _ in Task { try? await RawHTTP.get("/jobs/\(id)", daemon.endpoint) } }
+        // The first pages are being made, the rest wait.
+        try await Task.sleep(for: .seconds(1))
+        let stoppedAt = ContinuousClock.now
+        harness.signal(SIGTERM)
+        #expect(await harness.exitStatus(within: .seconds(120)) == 0, "\(harness.log)")
+        let took = ContinuousClock.now - stoppedAt
+        #expect(took < .seconds(5), "jobd took \(took) to stop with 40 pages asked for")
+        // Each was answered: a page, a 503 (busy, stopping, or over the
+        // per-address cap), or its connection closed when the listener stopped.
+        for page in pages { _ = await page.value }
+    }
+
     /// Line 7 of the harness's jobd.yaml is `http: { listen: "…" }`; the
     /// address starts at column 17.
     @Test(arguments: [

@@ -67,8 +67,66 @@ struct FixedSource: DashboardDataSource {
         return details[id]
     }
 
-    func attemptHistory(of jobID: Int64) async throws -> [JobAttempt] { try check(); return history[jobID] ?? [] }
-    func events(of jobID: Int64) async throws -> [JobEvent] { try check(); return events[jobID] ?? [] }
+    /// As the stores read it: the range of stages, the events before the
+    /// cursor, values cut to the query's characters (bytes when not text).
+    func jobPage(_ query: JobPageQuery) async throws -> JobPageRead? {
+        try check()
+        guard var detail = details[query.id] else { return nil }
+        var whole: [JobPageRead.ValuePlace: Int] = [:]
+        func cut(_ data: Data?, _ place: JobPageRead.ValuePlace, limit: Int) -> Data? {
+            guard let data else { return nil }
+            let shown: Data
+            if !data.contains(0), let text = String(data: data, encoding: .utf8) {
+                shown = Data(String(String.UnicodeScalarView(text.unicodeScalars.prefix(limit))).utf8)
+            } else {
+                shown = data.prefix(limit)
+            }
+            if shown.count < data.count { whole[place] = data.count }
+            return shown
+        }
+        func cut(_ text: String?, _ place: JobPageRead.ValuePlace, limit: Int) -> String? {
+            cut(text.map { Data($0.utf8) }, place, limit: limit).map { String(decoding: $0, as: UTF8.self) }
+        }
+        func stages(_ stages: [Stage], attempt: Int?) -> [Stage] {
+            stages.filter { $0.position >= query.firstStage }.sorted { $0.position < $1.position }
+                .prefix(query.stageLimit).map { stage in
+                    var stage = stage
+                    stage.value = cut(stage.value, .stageValue(attempt: attempt, position: stage.position), limit: query.valueCharacters)
+                    stage.error = cut(stage.error, .stageError(attempt: attempt, position: stage.position), limit: query.valueCharacters)
+                    return stage
+                }
+        }
+        detail.job.input = cut(detail.job.input, .input, limit: query.valueCharacters)
+        detail.job.result = cut(detail.job.result, .result, limit: query.valueCharacters)
+        detail.job.error = cut(detail.job.error, .error, limit: query.valueCharacters)
+        let attempts = history[query.id] ?? []
+        let shownAttempts = attempts.suffix(query.attemptLimit).map { attempt in
+            var attempt = attempt
+            attempt.result = cut(attempt.result, .attemptResult(attempt.attempt), limit: query.valueCharacters)
+            attempt.error = cut(attempt.error, .attemptError(attempt.attempt), limit: query.valueCharacters)
+            attempt.stages = stages(attempt.stages, attempt: attempt.attempt)
+            return attempt
+        }
+        let allEvents = events[query.id] ?? []
+        let shownEvents = allEvents.filter { $0.id < (query.eventsBefore ?? .max) }.suffix(query.eventLimit)
+        return JobPageRead(
+            job: detail.job, stages: stages(detail.stages, attempt: nil), stageCount: detail.stages.count,
+            history: Array(shownAttempts), attemptCount: attempts.count, events: Array(shownEvents),
+            eventCount: allEvents.count, wholeBytes: whole)
+    }
+
+    func jobValue(_ id: Int64, _ place: JobPageRead.ValuePlace) async throws -> Data? {
+        try check()
+        guard let detail = details[id] else { return nil }
+        switch place {
+        case .input: return detail.job.input
+        case .result: return detail.job.result
+        case .error: return detail.job.error.map { Data($0.utf8) }
+        case .stageValue(nil, let position): return detail.stages.first { $0.position == position }?.value
+        case .stageError(nil, let position): return detail.stages.first { $0.position == position }?.error.map { Data($0.utf8) }
+        default: return nil
+        }
+    }
 
     func countJobs(in states: Set<JobState>) async throws -> [JobState: Int] {
         try check()

@@ -108,6 +108,48 @@ import Testing
         #expect(page.html.invisibleScalars.isEmpty)
     }
 
+    /// 30,000 stages of three attempts, 100,000 events and a 50 MB value:
+    /// a page of the first 100 stages of each attempt shown, the latest 200
+    /// events, and the value's beginning, each with a link to the rest.
+    @Test func aJobOfManyStagesEventsAndAHugeValueIsABoundedPage() async throws {
+        let stages = (0..<30_000).map { makeStage($0, name: "step-\($0)", value: Data("value \($0)".utf8)) }
+        let huge = Data(repeating: UInt8(ascii: "h"), count: 50_000_000)
+        let job = makeJob(5, result: huge, attempt: 3)
+        let history = (1...2).map {
+            JobAttempt(jobID: 5, attempt: $0, state: .rejected, result: nil, error: "try \($0)", startedAt: nil, finishedAt: nil, stages: stages)
+        }
+        let events = (1...100_000).map {
+            JobEvent(id: Int64($0), jobID: 5, position: 0, kind: "retry", message: "retry number \($0)", createdAt: renderTime)
+        }
+        let source = FixedSource(
+            jobs: [job], details: [5: JobDetail(job: job, stages: stages)], history: [5: history], events: [5: events])
+        let dashboard = Dashboard(source: source)
+        let page = await dashboard.jobPage(id: "5")
+        #expect(page.status == .ok)
+        #expect(page.html.utf8.count < 1_000_000, "\(page.html.utf8.count) bytes")
+        #expect(page.html.occurrences(of: "<div class=\"stage\">") == 3 * JobDetailPage.stagesPerPage)
+        #expect(page.html.contains("This page shows stages 0–99 of 30000."))
+        #expect(page.html.contains("href=\"5?stage=100\""))
+        #expect(page.html.occurrences(of: "retry number ") == JobDetailPage.maxEvents)
+        #expect(page.html.contains("href=\"5?events-before=99801\""))
+        #expect(page.html.contains("cut: 47.6 MiB of 47.7 MiB not shown"))
+        #expect(page.html.contains("Open <a href=\"5/values/result\">the whole value</a>"))
+        let whole = await dashboard.value(id: "5", name: "result")
+        #expect(whole.status == .ok && whole.contentType == "text/plain; charset=utf-8" && whole.body == huge)
+        #expect(await dashboard.value(id: "5", name: "stage-7-value").body == Data("value 7".utf8))
+        for name in ["stage-30000-value", "stage-07-value", "attempt-0-result", "inputs", "stage--1-value"] {
+            #expect(await dashboard.value(id: "5", name: name).status == .notFound, "\(name)")
+        }
+
+        let later = await dashboard.jobPage(id: "5", query: [("stage", "29950")])
+        #expect(later.html.contains("29999. step-29999") && !later.html.contains("29949. step-29949"))
+        #expect(later.html.contains("This page shows stages 29950–29999 of 30000."))
+        let older = await dashboard.jobPage(id: "5", query: [("events-before", "201")])
+        #expect(older.html.contains("retry number 1<") && older.html.contains("retry number 200<"))
+        #expect(!older.html.contains("href=\"5?events-before="), "no events before the first")
+        #expect(await dashboard.jobPage(id: "5", query: [("stage", "-1")]).status == .badRequest)
+    }
+
     @Test func aOneMegabyteErrorIsOneShortCellInTheList() async throws {
         let job = makeJob(3, state: .rejected, error: String(repeating: "x", count: 1_000_000))
         let page = await Dashboard(source: FixedSource(jobs: [job])).jobsPage(query: [])

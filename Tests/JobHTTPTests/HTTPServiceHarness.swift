@@ -15,6 +15,7 @@ import Testing
 func withHTTPService<T: Sendable>(
     address: HTTPListenAddress = .tcp(host: "127.0.0.1", port: 0),
     dashboard: Dashboard, prometheus: PrometheusJobMetrics = PrometheusJobMetrics(version: "test"),
+    limits: ConnectionLimits = ConnectionLimits(),
     _ body: @Sendable (HTTPEndpoint) async throws -> T
 ) async throws -> T {
     let bound = AsyncStream.makeStream(of: JobHTTPService.BoundAddress.self)
@@ -22,7 +23,7 @@ func withHTTPService<T: Sendable>(
     logger.logLevel = .warning
     let service = JobHTTPService(
         address: address, dashboard: dashboard, exposition: { prometheus.exposition() }, logger: logger,
-        onListening: { bound.continuation.yield($0) })
+        limits: limits, onListening: { bound.continuation.yield($0) })
     let group = ServiceGroup(configuration: .init(services: [service], logger: logger))
     return try await withThrowingTaskGroup(of: T?.self) { tasks in
         tasks.addTask {
