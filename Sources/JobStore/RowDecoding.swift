@@ -33,6 +33,8 @@ enum Columns {
         "finished_at", "scheduled_for",
     ]
     static let stageNames = stage.split(separator: ",").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+    /// The names of the `job_attempts` columns jobd reads, in the order it reads them.
+    static let attemptNames = ["job_id", "attempt", "state", "result", "error", "started_at", "finished_at"]
     static let eventNames = event.split(separator: ",").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
 
     /// A `jobs` row; a column that does not hold what jobd writes there is a

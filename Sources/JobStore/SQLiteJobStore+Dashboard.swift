@@ -149,7 +149,7 @@ extension SQLiteJobStore {
             try statement.bind(5, query.stageLimit)
             if let attempt { try statement.bind(6, attempt) }
             return try statement.rows { row -> Stage in
-                let stage = try Columns.stage(row)
+                let stage = try Columns.stage(row, table: table)
                 note(.stageValue(attempt: attempt, position: stage.position), row, 12, shown: stage.value)
                 note(.stageError(attempt: attempt, position: stage.position), row, 13, shown: stage.error.map { Data($0.utf8) })
                 return stage
@@ -165,27 +165,24 @@ extension SQLiteJobStore {
         let stageCount = try count("SELECT count(*) FROM stages WHERE job_id = ?1")
 
         let attemptStatement = try RawStatement(db, """
-            SELECT attempt, state, substr(result, 1, ?1), substr(error, 1, ?1), started_at, finished_at,
+            SELECT job_id, attempt, state, substr(result, 1, ?1), substr(error, 1, ?1), started_at, finished_at,
                    length(CAST(result AS BLOB)), length(CAST(error AS BLOB))
             FROM job_attempts WHERE job_id = ?3 ORDER BY attempt DESC LIMIT ?4
             """)
         try bindCuts(attemptStatement)
         try attemptStatement.bind(3, query.id)
         try attemptStatement.bind(4, query.attemptLimit)
-        let attempts = try attemptStatement.rows { row -> JobAttempt in
-            let attempt = row.int(0)
-            let stateText = row.text(1) ?? ""
-            guard let state = JobState(rawValue: stateText) else {
-                throw JobStoreError(
-                    .corrupt, "attempt \(attempt) of job \(query.id) has the unknown state '\(stateText)'", jobID: query.id)
-            }
-            let result = row.value(2)
-            let error = row.text(3)
-            note(.attemptResult(attempt), row, 6, shown: result)
-            note(.attemptError(attempt), row, 7, shown: error.map { Data($0.utf8) })
+        let attempts = try attemptStatement.rows { raw -> JobAttempt in
+            var row = CheckedRow(raw, table: "job_attempts", names: Columns.attemptNames)
+            row.identify([0, 1], jobColumn: 0)
+            let attempt = try row.count(1)
+            let result = row.value(3)
+            let error = try row.text(4)
+            note(.attemptResult(attempt), raw, 7, shown: result)
+            note(.attemptError(attempt), raw, 8, shown: error.map { Data($0.utf8) })
             return JobAttempt(
-                jobID: query.id, attempt: attempt, state: state, result: result, error: error,
-                startedAt: row.date(4), finishedAt: row.date(5), stages: [])
+                jobID: query.id, attempt: attempt, state: try row.state(2, JobState.self), result: result, error: error,
+                startedAt: try row.date(5), finishedAt: try row.date(6), stages: [])
         }
         var history: [JobAttempt] = []
         for var attempt in attempts.reversed() {
@@ -194,14 +191,15 @@ extension SQLiteJobStore {
         }
         let attemptCount = try count("SELECT count(*) FROM job_attempts WHERE job_id = ?1")
 
-        let events = try Row.fetchAll(
-            db,
-            sql: """
-                SELECT id, job_id, position, substr(kind, 1, ?), substr(message, 1, ?), created_at FROM events
-                WHERE job_id = ? AND id < ? ORDER BY id DESC LIMIT ?
-                """,
-            arguments: [query.textCharacters, query.textCharacters, query.id, query.eventsBefore ?? Int64.max, query.eventLimit]
-        ).map(Columns.event).reversed()
+        let eventStatement = try RawStatement(db, """
+            SELECT id, job_id, position, substr(kind, 1, ?2), substr(message, 1, ?2), created_at FROM events
+            WHERE job_id = ?3 AND id < ?4 ORDER BY id DESC LIMIT ?5
+            """)
+        try eventStatement.bind(2, query.textCharacters)
+        try eventStatement.bind(3, query.id)
+        try eventStatement.bind(4, query.eventsBefore ?? Int64.max)
+        try eventStatement.bind(5, query.eventLimit)
+        let events = try eventStatement.rows(Columns.event).reversed()
         let eventCount = try count("SELECT count(*) FROM events WHERE job_id = ?1")
 
         return JobPageRead(

@@ -104,9 +104,7 @@ extension SQLiteJobStore {
                 """)
             try attempts.bind(1, jobID)
             return try attempts.rows { raw in
-                var row = CheckedRow(
-                    raw, table: "job_attempts",
-                    names: ["job_id", "attempt", "state", "result", "error", "started_at", "finished_at"])
+                var row = CheckedRow(raw, table: "job_attempts", names: Columns.attemptNames)
                 row.identify([0, 1], jobColumn: 0)
                 let attempt = try row.count(1)
                 return JobAttempt(
