@@ -22,7 +22,7 @@ import Testing
         let engine = Engine(configuration: configuration, definitions: [definition], store: store, processRunner: testProcessRunner)
         let started = Date()
         engine.start()
-        let deadline = ContinuousClock.now + .seconds(20)
+        let deadline = ContinuousClock.now + .seconds(90)
         var fired: [Job] = []
         while fired.filter({ $0.state == .fulfilled }).count < 2, ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(100))

@@ -19,7 +19,7 @@ struct ProcessParentDeathTests {
         let ended = DispatchSemaphore(value: 0)
         let process = Mutex<RunningProcess?>(nil)
         let thread = Thread {
-            let running = runner.run(.shell("sleep 5")) { _ in ended.signal() }
+            let running = runner.run(.shell("sleep 120")) { _ in ended.signal() }
             process.withLock { $0 = running }
         }
         thread.start()

@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import JobConfig
 import JobControl
@@ -50,8 +51,13 @@ final class FakeDaemon: Sendable {
                 case .status:
                     reply(ControlReply(ok: true, status: status))
                 case .metrics:
-                    Task {
-                        try? await Task.sleep(for: metricsDelay)
+                    // On a Dispatch thread, not a task: the whole suite's
+                    // tasks share two cooperative threads here, and a reply
+                    // waiting for one of them could miss jobctl's deadline.
+                    let (seconds, attoseconds) = metricsDelay.components
+                    let delay = DispatchTimeInterval.nanoseconds(
+                        Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))
+                    DispatchQueue.global().asyncAfter(deadline: .now() + delay) {
                         reply(ControlReply(ok: true, metrics: metrics))
                     }
                 }
