@@ -19,7 +19,7 @@ import Glibc
     @Test func slowClientsLockNobodyOutAndAreClosedAtTheHeaderDeadline() async throws {
         let (dashboard, folder) = try emptyDashboard()
         _ = folder
-        try await withHTTPService(dashboard: dashboard) { address in
+        try await withHTTPService(dashboard: dashboard, limits: ConnectionLimits()) { address in
             guard case .tcp(_, let port) = address else { throw TestFailure("not TCP") }
             var slow: [SlowClient] = []
             defer { for client in slow { client.close() } }
@@ -74,7 +74,20 @@ import Glibc
             let client = try SlowClient(from: "127.0.0.1", port: port, receiveBuffer: 64 * 1024)
             defer { client.close() }
             try client.send("GET /jobs/\(id)/values/input HTTP/1.1\r\nHost: t\r\n\r\n")
-            try await Task.sleep(for: .seconds(3))
+            // Reads nothing until the server has stopped sending for a second
+            // (its buffers and the client's are full), well past the write
+            // deadline: on a loaded machine the value may take a while to come.
+            var waiting = 0
+            var stable = 0
+            var last: Int32 = -1
+            while stable < 4, waiting < 240 {
+                try await Task.sleep(for: .milliseconds(250))
+                waiting += 1
+                var queued: Int32 = 0
+                _ = ioctl(client.fd, UInt(FIONREAD), &queued)
+                stable = queued > 0 && queued == last ? stable + 1 : 0
+                last = queued
+            }
             let (received, closed) = await onOwnThread { client.readToEnd(timeout: 20) }
             #expect(closed, "the connection was not closed; \(received) bytes received")
             #expect(received > 0 && received < big.count, "\(received) bytes of a \(big.count)-byte value")

@@ -15,7 +15,10 @@ import Testing
 func withHTTPService<T: Sendable>(
     address: HTTPListenAddress = .tcp(host: "127.0.0.1", port: 0),
     dashboard: Dashboard, prometheus: PrometheusJobMetrics = PrometheusJobMetrics(version: "test"),
-    limits: ConnectionLimits = ConnectionLimits(),
+    // Deadlines far above the shipped 2 s and 10 s, so that a test of
+    // something else is not cut off while the whole suite loads the machine;
+    // the tests of the deadlines give their own (ConnectionLimitTests).
+    limits: ConnectionLimits = ConnectionLimits(headerDeadline: .seconds(60), writeDeadline: .seconds(60)),
     _ body: @Sendable (HTTPEndpoint) async throws -> T
 ) async throws -> T {
     let bound = AsyncStream.makeStream(of: JobHTTPService.BoundAddress.self)
