@@ -56,7 +56,7 @@ let package = Package(
         .testTarget(name: "PromisesCompatTests", dependencies: ["PromiseKit"], swiftSettings: [.swiftLanguageMode(.v5)]),
         .testTarget(name: "PromisesCompatSwift6Tests", dependencies: ["PromiseKit"], swiftSettings: [.swiftLanguageMode(.v6)]),
 
-        // MARK: jobd's modules, one concern each (DESIGN.md, "Modules")
+        // MARK: jobd's modules, one concern each
 
         // Child processes for the tests and the benchmarks: posix_spawn and waitpid, not
         // Foundation's Process, whose run() crashes now and then in Swift 6.3.1

@@ -15,7 +15,7 @@ public enum Baselines {
 
     /// The same `count` runs shared by `threads` threads, each doing one run
     /// after another: what the machine can do with processes when every
-    /// core spawns (issue 22's ceiling). Returns processes per second.
+    /// core spawns (the machine's ceiling). Returns processes per second.
     public static func plainSpawnThreads(_ count: Int, threads: Int, input: [UInt8]) -> Double {
         input.withUnsafeBufferPointer {
             bench_plain_spawn_threads(Int32(count), Int32(threads), $0.baseAddress, $0.count)

@@ -63,7 +63,7 @@ struct EngineBench {
     /// when `sampleMemory`, the largest resident set seen meanwhile (read
     /// from /proc every 2 ms). Without it the wait costs nothing while the
     /// engine runs: reading /proc that often took ~11 µs of CPU a process
-    /// from the engine's process pipelines (issue 22).
+    /// from the engine's process pipelines.
     func waitEnded(
         _ total: Int, since start: ContinuousClock.Instant, sampleMemory: Bool = false
     ) -> (seconds: Double, peakResident: Int) {

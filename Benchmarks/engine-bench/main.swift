@@ -82,7 +82,7 @@ if only.contains("a") {
     report.add(baseline: series[0], prefix: "a. ")
     report.add(
         series[1], shareOf: series[0], atLeast: Thresholds.inProcessShareOfStoreCycle, prefix: "a. ",
-        note: " (issue 4: ≥ 10,000 on an idle machine); \(Report.format(median(cpuPerJob), 0)) µs CPU a job; "
+        note: " (≥ 10,000 on an idle machine); \(Report.format(median(cpuPerJob), 0)) µs CPU a job; "
             + "\(count(writes.count)) writes in \(count(writes.transactions)) transactions")
     report.add("a. jobs rejected or cancelled", Double(failed), unit: "", .atMost(0), digits: 0)
 }
@@ -93,7 +93,7 @@ if only.contains("b") {
     let input = Array("  Job 1 Of The Bench  ".utf8)
     var failed = 0
     let processes = processJobs * 3
-    /// CPU a process in each series' rounds (issue 22: where the time goes):
+    /// CPU a process in each series' rounds (where the time goes):
     /// the spawner's own (jobd's threads, or the plain loop's) and the
     /// children's (`cat`, and each child's setup between clone and exec).
     var cpu: [String: (own: [Double], children: [Double])] = [:]
@@ -126,7 +126,7 @@ if only.contains("b") {
     // Baselines first (an engine series' bound is a share of one), then the
     // engine. Pool 1 runs one process at a time, as the one-thread loop
     // does; pool 16 has every core busy, as the loop on N threads does
-    // (issue 22: N is the fastest of 1, 2 and 4 threads a core, found once
+    // (N is the fastest of 1, 2 and 4 threads a core, found once
     // before the rounds).
     _ = Baselines.plainSpawnLoop(30, input: input)
     let probe = Baselines.fastestPlainThreads(processes, input: input)

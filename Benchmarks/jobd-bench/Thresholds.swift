@@ -1,9 +1,9 @@
 /// The bounds jobd-bench holds each figure to.
 enum Thresholds {
-    /// Issue 5's target for the p50 of submit-to-start latency on an idle
+    /// The target for the p50 of submit-to-start latency on an idle
     /// jobd (0.7–0.8 ms measured at load 5–7, 0.7–0.9 ms at load 17–33).
     static let latencyP50 = 5.0
-    /// Issue 5 asks p99 ≤ 20 ms on an idle machine: 4.9–7.3 ms at load
+    /// The target is p99 ≤ 20 ms on an idle machine: 4.9–7.3 ms at load
     /// 5–7, but 17–52 ms at load 17–33, where the slowest jobs wait for a
     /// core. The bound is 100 ms: what it catches is jobs left to the 5 s
     /// poll (a nudge missed for one job in a hundred).

@@ -4,7 +4,7 @@ import Foundation
 import StoreCycle
 import Synchronization
 
-/// The figures of issue 3, each beside its bound (Thresholds.swift).
+/// The store's figures, each beside its bound (Thresholds.swift).
 struct Benchmarks {
     struct Options {
         /// Where to build (or find, and keep) the big database.
@@ -171,7 +171,7 @@ struct Benchmarks {
     func add(_ runs: [Run], to report: inout Report, name: String, unit: String, issueTarget: String?, cpuBound: Double?) {
         let rates = runs.map(\.rate)
         var note = runs.count > 1 ? "best of \(runs.count), median \(Report.format(median(rates), 0))" : ""
-        if let issueTarget { note += (note.isEmpty ? "" : "; ") + "issue 3: \(issueTarget) on an idle machine" }
+        if let issueTarget { note += (note.isEmpty ? "" : "; ") + "target: \(issueTarget) on an idle machine" }
         report.add(name, rates.max()!, unit: unit, note: note, digits: 0)
         let operation = unit.split(separator: "/").first.map(String.init) ?? unit
         report.add(

@@ -1,6 +1,6 @@
 /// The bounds jobstore-bench holds each figure to.
 ///
-/// Issue 3's throughput targets are wall-clock rates on an idle 2-core
+/// The throughput targets are wall-clock rates on an idle 2-core
 /// machine: ≥ 50,000 stage-result writes/s, ≥ 20,000 submitted jobs/s,
 /// ≥ 10,000 claim cycles/s. On the shared VM those rates follow the load
 /// (2,800–4,000 cycles/s at load 12–17, 12,100 quiet) while the CPU time per
@@ -14,7 +14,7 @@ enum Thresholds {
     static let cpuPerSubmittedJob = 28.0
     /// 63–76 µs at load 12–17 (one-core budget of 10,000 jobs/s: 100 µs).
     static let cpuPerCycle = 115.0
-    /// Issue 3: a job with its stages in at most 1 ms, a page of 50 in at
+    /// A job with its stages in at most 1 ms, a page of 50 in at
     /// most 10 ms, on 1,000,000 jobs (medians; 0.05–0.06 ms and 0.23–0.27
     /// ms on 100,000 at load 12).
     static let oneJobMilliseconds = 1.0

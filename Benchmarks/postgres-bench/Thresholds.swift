@@ -1,4 +1,4 @@
-/// The bounds postgres-bench holds each figure to: issue 19's.
+/// The bounds postgres-bench holds each figure to.
 enum Thresholds {
     /// Two jobds running three-stage in-process pipelines, every stage
     /// persisted, against the plain pgbench loop of the same writes in the

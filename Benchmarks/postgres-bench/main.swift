@@ -1,4 +1,4 @@
-// postgres-bench: issue 19's figures, on a throwaway PostgreSQL 15 (fsync
+// postgres-bench: the several-host figures, on a throwaway PostgreSQL 15 (fsync
 // on) that Benchmarks/postgres-bench/run starts and removes:
 //
 //   Benchmarks/postgres-bench/run [--quick] [--jobs N] [--workers W] [--latency-jobs N] [--tsv FILE]

@@ -56,7 +56,7 @@ func openDescriptors() -> Int {
 // eventfd, a timerfd) the first time it is used, and keeps them.
 _ = Baselines.plainSpawnLoop(50, input: input)
 _ = runnerLoop(50, width: 16)
-// The loop on N threads: N the fastest of 1, 2 and 4 threads a core (issue 22).
+// The loop on N threads: N the fastest of 1, 2 and 4 threads a core.
 let probe = Baselines.fastestPlainThreads(runs, input: input)
 let threads = probe.threads
 usleep(200_000)

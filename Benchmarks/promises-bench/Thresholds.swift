@@ -9,13 +9,13 @@
 /// share it, so the bounds catch a doubling of a case's cost, not a slip
 /// of 20 % (instruction counts, docs/promises.md, are the tool for those).
 enum Thresholds {
-    /// Issue 17: 0.6× on a quiet machine. Medians of 0.66–1.62× over 34
+    /// Target: 0.6× on a quiet machine. Medians of 0.66–1.62× over 34
     /// quiet runs, 0.77–1.51× at load 10–33: bound at 2×.
     static let mapOnQueue = 2.0
     /// No figure in the issue; medians of 1.51–2.16× over 34 quiet runs,
     /// 0.85–1.94× at load 10–33: bound at 2.5×.
     static let mapOnQueueChain = 2.5
-    /// Issue 17: 0.05× on a quiet machine. Medians of 0.08–0.13× over 34
+    /// Target: 0.05× on a quiet machine. Medians of 0.08–0.13× over 34
     /// quiet runs, 0.09–0.18× at load 10–18, 0.24× at load 20–33 (the case
     /// itself preempted within its rounds): bound at 0.3×.
     static let mapInline = 0.3

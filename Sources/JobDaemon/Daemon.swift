@@ -76,7 +76,7 @@ public final class Daemon: Sendable {
             definitions: configuration.definitions.definitions, store: store.store,
             // The engine's completions only resolve a promise (the next
             // step is a store write, queued): done on the process loop's
-            // thread, without a hop (issue 22).
+            // thread, without a hop.
             processRunner: ProcessRunner(
                 completionQueue: DispatchQueue(label: "jobd.engine.process-completions"), completesOnLoopThread: true))
         state = Mutex(State(config: configuration.daemon))

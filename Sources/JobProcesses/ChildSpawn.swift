@@ -35,7 +35,7 @@ enum ChildSpawn {
 /// allocation, checked as they are copied — no argument with a NUL byte, no
 /// variable with an empty name, `=` in its name or a NUL byte — and without
 /// the names the daemon must keep (`ProcessEnvironment.isReserved`).
-/// (A String and a strdup per variable cost ~10 µs a process; issue 22.)
+/// (A String and a strdup per variable cost ~10 µs a process.)
 final class ExecStrings {
     let argv: UnsafePointer<UnsafeMutablePointer<CChar>?>
     let envp: UnsafePointer<UnsafeMutablePointer<CChar>?>

@@ -28,7 +28,7 @@ enum ExecutableLookup {
 
     /// `resolve`, remembered for a second for a name looked up along PATH:
     /// a lookup along a dozen folders is a dozen stat calls, ~12 µs a
-    /// process (issue 22). A program installed or removed meanwhile is seen
+    /// process. A program installed or removed meanwhile is seen
     /// within the second; one that no longer runs at its remembered path is
     /// looked up again at once (`ProcessRunner` does, when the spawn fails).
     /// `remembered` says whether the path came from memory.
@@ -110,7 +110,7 @@ enum ExecutableLookup {
     }
 
     /// The common case in C, without a String per candidate (~17 µs a
-    /// process less on a PATH of a dozen folders, issue 22): a plain name
+    /// process less on a PATH of a dozen folders): a plain name
     /// found as an executable file along the path. Nil for anything else,
     /// which `resolve` then looks up in full, with its reasons.
     private static func found(_ name: String, along searchPath: String, directory: String?) -> String? {

@@ -35,7 +35,7 @@ public struct ProcessRunner: Sendable {
 
     /// Whether a run that ends while the event loop handles its event is
     /// completed right there, on the loop's thread, rather than on
-    /// `completionQueue`: one thread hop less a process (issue 22). Only
+    /// `completionQueue`: one thread hop less a process. Only
     /// for completions that take microseconds and never block — resolving
     /// a promise whose handlers do no more — as every other process waits
     /// meanwhile. Runs that end elsewhere (failing to start, a cancel from

@@ -30,7 +30,7 @@ import Synchronization
 ///   completion told it succeeded (the later write records what it would
 ///   have; its own failure is its caller's to handle). An idempotent
 ///   stage's start is deferred and its result has the same key: a stage
-///   shorter than the deferral costs one write, not two (issue 22).
+///   shorter than the deferral costs one write, not two.
 final class GroupCommitWriter: Sendable {
     struct Write: Sendable {
         /// Runs several statements: wrap it in a savepoint.

@@ -60,7 +60,7 @@ import Testing
     }
 
     /// Ten years is the longest duration read: a longer timeout or delay
-    /// would overflow what a timer or a timestamp can hold (issue 23: a
+    /// would overflow what a timer or a timestamp can hold (a
     /// `timeout: 9223372036854775s` crashed jobd when the job started).
     @Test func tenYearsIsTheLongest() throws {
         #expect(try Duration(parsing: "3650d") == Duration.jobdMaximum)

@@ -7,7 +7,7 @@ import Testing
 import Glibc
 #endif
 
-/// Config and definition files written to break jobd (issue 23): each case
+/// Config and definition files written to break jobd: each case
 /// is refused when it is read, with a message that says what is wrong and
 /// where, and quotes no more of the file than it needs.
 @Suite struct HostileConfigTests {

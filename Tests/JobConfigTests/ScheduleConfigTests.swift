@@ -3,7 +3,7 @@ import JobCalendar
 @testable import JobConfig
 import Testing
 
-/// `schedule:` in a job definition (issue 20): every form, every default,
+/// `schedule:` in a job definition: every form, every default,
 /// and every mistake reported at its file:line:column.
 @Suite struct ScheduleConfigTests {
     static let pipeline = "pipeline:\n  - then: a\n    run: [true]\n"

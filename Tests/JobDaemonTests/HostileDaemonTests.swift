@@ -9,7 +9,7 @@ import Testing
 import Glibc
 #endif
 
-/// jobd attacked from outside (issue 23): its control socket held by slow
+/// jobd attacked from outside: its control socket held by slow
 /// clients, its database removed or damaged under it.
 @Suite struct HostileDaemonTests {
     static let echo = "pipeline:\n  - then: echo\n    run: [cat]\n"

@@ -5,7 +5,7 @@ import JobStore
 import TestSupport
 import Testing
 
-/// The metrics of the real jobd (issue 21): what `GET /metrics` and
+/// The metrics of the real jobd: what `GET /metrics` and
 /// `jobctl metrics` print, read by prometheus_client's strict parser and
 /// by a real Prometheus, against what the database holds.
 @Suite struct MetricsTests {

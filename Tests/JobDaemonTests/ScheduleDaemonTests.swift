@@ -10,7 +10,7 @@ import Testing
 import Glibc
 #endif
 
-/// Schedules in real time, with the real jobd (issue 20): two jobds on one
+/// Schedules in real time, with the real jobd: two jobds on one
 /// database fire each occurrence once; a restart catches up as configured;
 /// `overlap: skip` never runs two occurrences at once.
 @Suite struct ScheduleDaemonTests {

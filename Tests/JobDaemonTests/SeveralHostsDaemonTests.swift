@@ -7,7 +7,7 @@ import Testing
 import Glibc
 #endif
 
-/// Several hosts on one PostgreSQL (issue 19), with the real binaries: three
+/// Several hosts on one PostgreSQL, with the real binaries: three
 /// jobds with configs, sockets and node names of their own, and jobctl from a
 /// fourth folder where no jobd runs. One jobd is SIGKILLed and PostgreSQL
 /// restarted while the jobs run; every job still ends fulfilled, once, with

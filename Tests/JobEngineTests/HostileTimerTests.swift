@@ -5,7 +5,7 @@ import JobConfig
 import JobValues
 import Testing
 
-/// Issue 23: a timeout of 9223372036854775 s crashed jobd when it armed the
+/// A timeout of 9223372036854775 s crashed jobd when it armed the
 /// job's timer; the durations jobd reads are bounded now, and the timers
 /// are safe for any date whatever.
 @Suite struct HostileTimerTests {

@@ -7,7 +7,7 @@ import Logging
 import TestSupport
 import Testing
 
-/// The firing logic of schedules with an injected clock (issue 20): what
+/// The firing logic of schedules with an injected clock: what
 /// fires when, after downtime, with overlaps, and with several jobds.
 @Suite struct ScheduleFirerTests {
     /// A minute boundary: occurrences of `every: 1m` fall on t0 + k·60 s.

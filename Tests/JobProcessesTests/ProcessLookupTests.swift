@@ -8,7 +8,7 @@ import Testing
 import Glibc
 #endif
 
-/// What the spawn path's shortcuts (issue 22) must not change: a program
+/// What the spawn path's shortcuts must not change: a program
 /// found along PATH is remembered for a moment, the environment is packed
 /// and checked in one pass, and completions may run on the loop's thread.
 @Suite("ProcessRunner: lookups remembered, environments packed, completions on the loop")

@@ -1,7 +1,7 @@
 import JobProcesses
 import Testing
 
-/// A process named in messages (issue 23: a multi-line `shell:` was named
+/// A process named in messages (a multi-line `shell:` was named
 /// by its first line, with nothing to say that more followed).
 @Suite struct ProcessNameTests {
     @Test func aMultiLineShellIsNamedWithAnEllipsis() {

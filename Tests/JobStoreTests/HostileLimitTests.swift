@@ -8,7 +8,7 @@ import Testing
 import Glibc
 #endif
 
-/// What issue 23 found the store doing with values and files it cannot
+/// What the store does with values and files it cannot
 /// hold: each is an error now, never a NULL or a silent loss.
 @Suite struct HostileLimitTests {
     /// A bind SQLite refuses (a value past its length limit) fails the

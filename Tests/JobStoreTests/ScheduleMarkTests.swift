@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// Schedule marks: each occurrence fired or skipped exactly once, however
-/// many processes try, on both stores (issue 20).
+/// many processes try, on both stores.
 @Suite struct ScheduleMarkTests {
     static let t0 = Date(timeIntervalSince1970: 1_900_000_000)
 

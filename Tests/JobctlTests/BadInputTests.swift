@@ -56,7 +56,7 @@ import Testing
         Case(name: "unknown state", arguments: ["list", "--state", "done"], status: 64, says: "'done'"),
         Case(name: "retry of a pending job", arguments: ["retry", "1"], status: 65,
              says: "cannot retry job 1: it is pending"),
-        // Issue 23: unbounded reads, times past year 9999, negative numbers.
+        // Unbounded reads, times past year 9999, negative numbers.
         Case(name: "batch of /dev/zero", arguments: ["submit", "hello", "--batch", "/dev/zero"], status: 65,
              says: "line 1 of the batch is more than 1024 bytes, over the value cap of 1024 bytes"),
         Case(name: "delay past ten years", arguments: ["submit", "hello", "--delay", "3000000d"], status: 64,

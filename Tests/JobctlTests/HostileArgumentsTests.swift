@@ -2,7 +2,7 @@ import Foundation
 import JobStore
 import Testing
 
-/// Command lines and data written to break jobctl (issue 23).
+/// Command lines and data written to break jobctl.
 @Suite struct HostileArgumentsTests {
     /// Runs jobctl through bash, so that an argument may hold any bytes
     /// (`$'\xff'`): `script` follows `jobctl` on the command line.

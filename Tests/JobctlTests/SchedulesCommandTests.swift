@@ -4,7 +4,7 @@ import JobControl
 import JobStore
 import Testing
 
-/// `jobctl schedules` (issue 20): each schedule, its zone, next and last fire, latest job.
+/// `jobctl schedules`: each schedule, its zone, next and last fire, latest job.
 @Suite struct SchedulesCommandTests {
     static let nightly = """
         schedule:
