@@ -23,7 +23,7 @@ enum JobListPage {
             \(ResolvedChart.render(data.resolved, now: data.snapshot.now))</div></div>
             <h2>Jobs</h2>
             \(filters(data.request))
-            \(table(data.page.jobs, now: data.snapshot.now))
+            \(unreadable(data.page.unreadable))\(table(data.page.jobs, now: data.snapshot.now))
             \(pager(data.request, data.page))
             """
         return Layout.page(title: "Jobs", section: .jobs, base: "", snapshot: data.snapshot, body: body)
@@ -80,6 +80,19 @@ enum JobListPage {
             <table class="rows"><thead><tr><th>ID</th><th>Definition</th><th>State</th><th>Attempt</th>\
             <th>Created</th><th>Started</th><th>Ran</th><th>Finished</th><th>Error</th></tr></thead>
             <tbody>\(HTML.join(rows))</tbody></table>
+            """
+    }
+
+    /// Rows of this page that the store could not read (written by hand,
+    /// docs/schema.md): said above the table, which leaves them out, so that
+    /// no job goes missing from the list without a word.
+    static func unreadable(_ rows: [UnreadableRow]) -> HTML {
+        guard !rows.isEmpty else { return "" }
+        let items = rows.prefix(20).map { row -> HTML in "<li>\(row.message, limit: 300)</li>" }
+        let more: HTML = rows.count > 20 ? "<li>and \(rows.count - 20) more</li>" : ""
+        return """
+            <div class="card"><h2>\(rows.count) \(rows.count == 1 ? "row" : "rows") of this page could not be read \
+            and \(rows.count == 1 ? "is" : "are") left out</h2><ul>\(HTML.join(items))\(more)</ul></div>
             """
     }
 

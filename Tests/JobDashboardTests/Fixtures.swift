@@ -48,6 +48,7 @@ struct FixedSource: DashboardDataSource {
     var minutes: [ResolvedMinute] = []
     var pools: [PoolJobCounts] = []
     var schedules: [ScheduleRow]? = nil
+    var unreadable: [UnreadableRow] = []
     var failing: (any Error)? = nil
 
     func check() throws { if let failing { throw failing } }
@@ -59,7 +60,8 @@ struct FixedSource: DashboardDataSource {
                 && job.id < (query.before ?? .max)
         }.sorted { $0.id > $1.id }
         let page = Array(matching.prefix(query.limit))
-        return JobPage(jobs: page, nextCursor: matching.count > query.limit ? page.last?.id : nil)
+        return JobPage(
+            jobs: page, nextCursor: matching.count > query.limit ? page.last?.id : nil, unreadable: unreadable)
     }
 
     func job(_ id: Int64) async throws -> JobDetail? {

@@ -25,6 +25,19 @@ import Testing
         #expect(running.html.contains("<option value=\"unresolved\" selected>"))
     }
 
+    @Test func rowsTheStoreCouldNotReadAreSaidNotHidden() async throws {
+        let bad = UnreadableRow(
+            jobID: 9, message: "cannot read the jobs row id 9: its column state holds the text '<b>bogus</b>'")
+        let dashboard = Dashboard(source: FixedSource(jobs: [makeJob(1)], unreadable: [bad]))
+        let page = await dashboard.jobsPage(query: [])
+        #expect(page.status == .ok)
+        #expect(page.html.contains("1 row of this page could not be read and is left out"))
+        #expect(page.html.contains("its column state holds the text &#39;&lt;b&gt;bogus&lt;/b&gt;&#39;"))
+        #expect(page.html.contains("href=\"jobs/1\""))
+        let clean = await Dashboard(source: FixedSource(jobs: [makeJob(1)])).jobsPage(query: [])
+        #expect(!clean.html.contains("could not be read"))
+    }
+
     @Test(arguments: [("state", "bogus"), ("limit", "0"), ("limit", "201"), ("before", "-1"), ("before", "x")])
     func badQueriesAreRefusedWithWhatToPass(_ item: (String, String)) async {
         let page = await Dashboard(source: FixedSource()).jobsPage(query: [item])
