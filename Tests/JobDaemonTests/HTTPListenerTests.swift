@@ -89,7 +89,8 @@ import Glibc
         let harness = daemon.harness
         let store = try await daemon.start()
         let id = try await harness.submit("big", to: store)
-        #expect(try await harness.resolved(id, in: store).job.state == .fulfilled)
+        // 4 MB through a debug jobd: seconds alone, far more with the whole suite running.
+        #expect(try await harness.resolved(id, in: store, within: .seconds(120)).job.state == .fulfilled)
         try await store.close()
         // The footer names the node as jobd.yaml does, not the lease owner (node/pid/tag).
         let list = String(decoding: try await RawHTTP.get("/", daemon.endpoint).body, as: UTF8.self)
