@@ -60,8 +60,13 @@ INSTALL := install
 
 # The README's test command: Debian packages and a Python virtualenv the
 # tests compare against (scripts/test-deps says which), then every test.
+# At most 8 tests at once: the suites start real jobds, PostgreSQL servers
+# and Chromium, and with every suite at once on two cores a test waits
+# tens of seconds for a thread (4 min for the whole run this way, 3 min
+# unbounded, but no bound of a test is then outlasted by load alone).
+TEST_WIDTH ?= 8
 test: test-deps
-	$(SWIFT) test
+	$(SWIFT) test --experimental-maximum-parallelization-width $(TEST_WIDTH)
 
 test-deps:
 	scripts/test-deps
