@@ -15,7 +15,9 @@ extension Daemon {
     /// group.
     func httpService(_ http: HTTPConfig) -> HTTPListenerService {
         let source = StoreDashboardSource(store: store) { [self] in await dashboardSnapshot() }
-        let dashboard = Dashboard(source: source)
+        let dashboard = Dashboard(source: source) { [store] in
+            (store as? any ReleasesIdleMemory)?.releaseIdleMemory()
+        }
         state.withAnnouncedLock { $0.dashboard = dashboard }
         let service = JobHTTPService(
             address: http.listen, dashboard: dashboard,

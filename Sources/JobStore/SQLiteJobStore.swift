@@ -101,7 +101,13 @@ public final class SQLiteJobStore: JobStore {
                     // Per connection; only the writer connection commits.
                     let synchronous = configuration.synchronous == .full ? "FULL" : "NORMAL"
                     try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
-                    if configuration.checkIntegrity { try Self.quickCheck(db, path: path) }
+                    if configuration.checkIntegrity {
+                        try Self.quickCheck(db, path: path)
+                        // The check read every page of the file through
+                        // this connection's cache; the engine's writes
+                        // need few of them.
+                        db.releaseMemory()
+                    }
                     try Schema.migrate(db, path: path, migrations: migrations)
                 }
                 opened = candidate
