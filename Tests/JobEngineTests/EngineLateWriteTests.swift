@@ -1,7 +1,9 @@
 import Foundation
 import JobConfig
+import JobConfigStore
 @testable import JobEngine
 import JobStore
+import JobStoreSQLite
 import TestSupport
 import Testing
 
@@ -11,7 +13,7 @@ import Testing
 @Suite struct EngineLateWriteTests {
     @Test func aStartMadeAgainAfterItsJobEndedIsNoLostLease() async throws {
         let folder = try makeTemporaryFolder()
-        let sqlite = try SQLiteJobStore(JobStoreConfiguration(path: folder + "/jobd.sqlite", checkpointInterval: nil))
+        let sqlite = try SQLiteJobStore(SQLiteJobStoreConfiguration(path: folder + "/jobd.sqlite", checkpointInterval: nil))
         let store = LateStartStore(sqlite)
         let logs = LogLines()
         let configuration = EngineConfiguration(
