@@ -1,5 +1,6 @@
 import Foundation
-@testable import JobStore
+import JobStore
+@testable import JobStoreSQLite
 import Testing
 
 /// The memory a SQLite store's connections keep for reuse is handed back
@@ -9,7 +10,7 @@ import Testing
     /// that read the value; and a job holding 3 MB of input.
     private func storeWithLargeJob(checkIntegrity: Bool = false) async throws -> (SQLiteJobStore, TemporaryFolder, Int64) {
         let folder = try TemporaryFolder()
-        let configuration = JobStoreConfiguration(
+        let configuration = SQLiteJobStoreConfiguration(
             path: folder.file("jobs.sqlite"), maxValueBytes: 8 << 20, maxReaders: 1)
         let store = try SQLiteJobStore(configuration)
         let input = String(repeating: "0123456789abcdef", count: 3 << 16)
@@ -40,7 +41,7 @@ import Testing
     @Test func anIntegrityCheckAtOpenLeavesTheWritersCacheEmpty() async throws {
         let (store, folder, _) = try await storeWithLargeJob()
         try await store.close()
-        let reopened = try SQLiteJobStore(JobStoreConfiguration(
+        let reopened = try SQLiteJobStore(SQLiteJobStoreConfiguration(
             path: folder.file("jobs.sqlite"), maxValueBytes: 8 << 20, maxReaders: 1, checkIntegrity: true))
         let cached = reopened.writerCacheBytes()
         #expect(cached < 1 << 20, "the writer's cache holds \(cached) bytes after the check read a 3 MB file")

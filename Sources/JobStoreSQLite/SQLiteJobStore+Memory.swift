@@ -1,3 +1,4 @@
+import JobStore
 internal import GRDB
 internal import GRDBSQLite
 
