@@ -10,6 +10,8 @@
 #   make test                 install what the tests need (scripts/test-deps), then swift test
 #   make bench                every benchmark, quick, in one table; fails on a missed target
 #                             (BENCH_FLAGS=--full for full runs; scripts/bench says more)
+#   make lint                 swift-format lint of the sources, tests and benchmarks
+#                             (.swift-format); fails on any finding
 
 PREFIX  ?= /usr/local
 DESTDIR ?=
@@ -47,6 +49,8 @@ FISHCOMPDIR ?= $(DATADIR)/fish/vendor_completions.d
 CONFDIR := /etc/jobd
 
 SWIFT       ?= $(firstword $(shell command -v swift 2>/dev/null) /opt/swift/usr/bin/swift)
+# The toolchain's formatter (.swift-format holds its settings).
+SWIFT_FORMAT ?= $(firstword $(shell command -v swift-format 2>/dev/null) /opt/swift/usr/bin/swift-format)
 SWIFT_FLAGS ?= -c release --static-swift-stdlib
 # Where the binaries to install are; asked of swift build when not given.
 BUILT       ?= $(shell $(SWIFT) build $(SWIFT_FLAGS) --show-bin-path)
@@ -56,7 +60,7 @@ CLIDOCS     := .build/cli-docs
 INSTALL := install
 
 .PHONY: all build install install-files install-binaries install-systemd install-config \
-        install-cli-docs install-docs uninstall check-unit test test-deps bench
+        install-cli-docs install-docs uninstall check-unit test test-deps bench lint
 
 # The README's test command: Debian packages and a Python virtualenv the
 # tests compare against (scripts/test-deps says which), then every test.
@@ -76,6 +80,10 @@ test-deps:
 BENCH_FLAGS ?=
 bench:
 	SWIFT="$(SWIFT)" scripts/bench $(BENCH_FLAGS)
+
+# Every finding is an error: `$(SWIFT_FORMAT) format -i -r …` fixes what it can.
+lint:
+	$(SWIFT_FORMAT) lint --strict --parallel --recursive Package.swift Sources Tests Benchmarks
 
 all: build
 

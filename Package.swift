@@ -244,6 +244,9 @@ let package = Package(
             ],
             swiftSettings: strict),
 
+        // Package.swift held to docs/architecture.md's module tables.
+        .testTarget(name: "ArchitectureTests", dependencies: ["TestSupport"], swiftSettings: strict),
+
         // MARK: Benchmarks: each prints its figures beside its targets and exits 1 when one misses (make bench)
 
         .target(name: "CBenchSupport", path: "Benchmarks/CBenchSupport"),

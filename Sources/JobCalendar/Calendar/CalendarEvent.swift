@@ -130,7 +130,7 @@ public struct CalendarEvent: Sendable, Hashable, CustomStringConvertible {
             if component.stop > 0 { text += ".." + padded(component.stop / unit) }
             if component.stop % unit > 0 { text += fraction(component.stop) }
             if component.repeat > 0 && !(component.stop > 0 && component.repeat == unit) {
-                text += "/" + String(component.repeat / unit)
+                text += "/" + String(component.`repeat` / unit)
             }
             if component.repeat % unit > 0 { text += fraction(component.repeat) }
             return text
