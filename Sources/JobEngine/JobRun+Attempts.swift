@@ -105,7 +105,9 @@ extension JobRun {
     private func stageLog(for stage: StageDefinition, attempt: Int) -> StageLog? {
         guard stage.action.startsProcesses, stage.logLimit > 0, let store = context.logs else { return nil }
         let key = StageLogKey(jobID: id, jobAttempt: claimed.job.attempt, position: stage.position, attempt: attempt)
-        return StageLog(key: key, limit: stage.logLimit, store: store, timers: context.timers) { [weak self] error in
+        let mirror = context.configuration.stageLogMirror?(StageLogSource(
+            jobID: id, definition: definition.name, stage: stage.name, position: stage.position, attempt: attempt))
+        return StageLog(key: key, limit: stage.logLimit, store: store, timers: context.timers, mirror: mirror) { [weak self] error in
             self?.log(.warning, "could not keep the log of stage `\(stage.name)` (lines are missing): \(error)",
                       position: stage.position)
         }

@@ -33,7 +33,7 @@ final class StageLog: OutputLineSink {
     private let headLimit: Int
     private let tailLimit: Int
     private let timers: DispatchQueue
-    private let mirror: (any OutputLineSink)?
+    private let mirror: (any StageLogMirror)?
     /// Told about the first failed write (later ones are not reported).
     private let onFailure: @Sendable (any Error) -> Void
     private let state = Mutex(State())
@@ -150,7 +150,7 @@ final class StageLog: OutputLineSink {
     /// line too, as it is read (the journal).
     init(
         key: StageLogKey, limit: Int, store: any StageLogStore, timers: DispatchQueue,
-        mirror: (any OutputLineSink)? = nil, onFailure: @escaping @Sendable (any Error) -> Void
+        mirror: (any StageLogMirror)? = nil, onFailure: @escaping @Sendable (any Error) -> Void
     ) {
         self.key = key
         self.store = store
@@ -185,6 +185,7 @@ final class StageLog: OutputLineSink {
     /// The attempt ended: writes what is left. Lines that come later (from
     /// a raced action being stopped) are not kept.
     func close() {
+        mirror?.close()
         let batch = state.withAnnouncedLock { state -> StageLogBatch? in
             guard !state.closed else { return nil }
             state.closed = true
