@@ -3,8 +3,9 @@ internal import GRDB
 
 extension SQLiteJobStore: StageLogStore {
     public func writeStageLog(_ batch: StageLogBatch, completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
-        // A savepoint: the deletes, the lines and the drop record go together.
-        writer.enqueue(atomic: true, { db in try Self.write(batch, db) }, completion: completion)
+        // Without a savepoint (they cost page copies): a batch cut short by
+        // a failing statement leaves a log with lines missing, nothing worse.
+        writer.enqueue(atomic: false, { db in try Self.write(batch, db) }, completion: completion)
     }
 
     private static func write(_ batch: StageLogBatch, _ db: Database) throws {
@@ -29,17 +30,29 @@ extension SQLiteJobStore: StageLogStore {
             try delete.bind(6, range.upperBound)
             try delete.execute()
         }
-        if !batch.lines.isEmpty {
-            let insert = try RawStatement(db, """
-                INSERT INTO stage_logs (job_id, job_attempt, position, attempt, seq, at, line)
-                VALUES (?, ?, ?, ?, ?, ?, ?)
-                """)
-            for line in batch.lines {
-                try bindKey(insert)
-                try insert.bind(5, line.sequence)
-                try insert.bind(6, Timestamp.text(line.at))
-                try insert.bind(7, value: Data(line.bytes))
+        // Rows in statements of 32 (then 8, then 1): a third of the cost of one statement a line.
+        var rest = batch.lines[...]
+        for size in [32, 8, 1] {
+            while rest.count >= size {
+                let rows = Array(repeating: "(?, ?, ?, ?, ?, ?, ?)", count: size).joined(separator: ", ")
+                let insert = try RawStatement(
+                    db, "INSERT INTO stage_logs (job_id, job_attempt, position, attempt, seq, at, line) VALUES \(rows)")
+                var index: Int32 = 0
+                var lastTime: (Date, String)?
+                for line in rest.prefix(size) {
+                    try insert.bind(index + 1, key.jobID)
+                    try insert.bind(index + 2, key.jobAttempt)
+                    try insert.bind(index + 3, key.position)
+                    try insert.bind(index + 4, key.attempt)
+                    try insert.bind(index + 5, line.sequence)
+                    // Lines read together share their time: format it once.
+                    if lastTime?.0 != line.at { lastTime = (line.at, Timestamp.text(line.at)) }
+                    try insert.bind(index + 6, lastTime?.1)
+                    try insert.bind(index + 7, value: Data(line.bytes))
+                    index += 7
+                }
                 try insert.execute()
+                rest = rest.dropFirst(size)
             }
         }
         if let dropped = batch.dropped {
