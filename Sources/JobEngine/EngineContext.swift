@@ -8,7 +8,7 @@ import Logging
 /// copy it started with; `Engine.reload` makes new ones with new queues and
 /// executor.
 struct EngineContext: Sendable {
-    let store: any JobStore
+    let store: any EngineStore
     /// The store as it keeps stage logs, if it does.
     var logs: (any StageLogStore)? { store as? any StageLogStore }
     var queues: StageQueues

@@ -1,5 +1,7 @@
 import Foundation
-@_spi(Maintenance) @testable import JobStore
+@testable import JobStore
+@_spi(Maintenance) @testable import JobStorePostgres
+@_spi(Maintenance) @testable import JobStoreSQLite
 import Testing
 
 @Suite struct StageLogTests {

@@ -1,5 +1,6 @@
 import Foundation
 import JobStore
+import JobStoreSQLite
 import Testing
 
 /// `jobctl logs`, against an engine running in the test process.
