@@ -57,6 +57,20 @@ struct EngineBench {
         }
     }
 
+    /// Stage log lines kept, over every job (ids from 1).
+    func countLogLines() -> Int {
+        let store = self.store
+        return blocking {
+            var total = 0
+            var id: Int64 = 1
+            while try await store.job(id) != nil {
+                total += try await store.stageLog(StageLogQuery(jobID: id, limit: 10_000)).count
+                id += 1
+            }
+            return total
+        }
+    }
+
     func count(_ states: Set<JobState>) -> Int {
         let store = self.store
         return blocking { try await store.countJobs(in: states).values.reduce(0, +) }

@@ -25,4 +25,8 @@ enum Thresholds {
     /// grew resident memory by ~54 bytes a job through SQLite's cache.
     static let heapBytesPerPendingJob = 32.0
     static let residentBytesPerPendingJob = 32.0
+    /// Process stages that each write 100 lines of stderr, every line kept
+    /// in stage_logs, in percent of the same stages writing them to
+    /// /dev/null: the cost of keeping logs may be at most 15 %.
+    static let stageLogShareOfQuiet = 85.0
 }

@@ -2,7 +2,7 @@
 // figure beside its bound (Thresholds.swift), exit 1 when one misses.
 //
 //     swift run -c release engine-bench [--quick] [--jobs N] [--process-jobs N] [--pending N] [--pool N]
-//                                       [--rounds N] [--only a,b,c] [--tsv FILE]
+//                                       [--rounds N] [--only a,b,c,d] [--tsv FILE]
 //
 // a. 3-stage in-process pipelines (three `map` transforms), every stage
 //    persisted in SQLite, as a share of the store driven directly (claim,
@@ -12,6 +12,9 @@
 //    thread, pool 16 against the loop on as many threads as run fastest.
 // c. The engine's memory with pending jobs in the database: it must not
 //    grow with their number.
+// d. 3-stage pipelines whose stages each write 100 lines to stderr (every
+//    line kept in stage_logs), as a share of the same stages writing them
+//    to /dev/null, in the same rounds.
 
 import BenchmarkSupport
 import Foundation
@@ -28,7 +31,7 @@ import Glibc
 if submitAsChild(Array(CommandLine.arguments.dropFirst())) { exit(0) }
 
 let arguments = BenchArguments(
-    usage: "engine-bench [--quick] [--jobs N] [--process-jobs N] [--pending N] [--pool N] [--rounds N] [--only a,b,c]"
+    usage: "engine-bench [--quick] [--jobs N] [--process-jobs N] [--pending N] [--pool N] [--rounds N] [--only a,b,c,d]"
         + " [--tsv FILE]",
     options: ["jobs", "process-jobs", "pending", "pool", "rounds", "only"])
 let inProcessJobs = arguments.int("jobs", full: 30_000, quick: 10_000)
@@ -36,7 +39,7 @@ let processJobs = arguments.int("process-jobs", full: 1000, quick: 300)
 let pendingJobs = arguments.int("pending", full: 100_000, quick: 50_000)
 let poolSize = arguments.int("pool", full: 256)
 let rounds = arguments.int("rounds", full: 3)
-let only = Set((arguments.string("only") ?? "a,b,c").split(separator: ",").map(String.init))
+let only = Set((arguments.string("only") ?? "a,b,c,d").split(separator: ",").map(String.init))
 
 var report = Report("engine-bench", arguments)
 /// `100,000`.
@@ -199,6 +202,50 @@ if only.contains("c") {
         note: String(format: "ran in %.1f s; resident %@, peak %@ (SQLite's caches: 64 MiB writer, 16 MiB per reader)",
                      seconds, mib(Machine.residentBytes()), mib(peak)))
     bench.stop()
+}
+
+// MARK: d. Stage logs: stages writing 100 lines of stderr against the same writing none
+
+if only.contains("d") {
+    var failed = 0
+    var kept: [Int] = []
+    func pipelines(logging: Bool) -> String {
+        let words = (1...100).map(String.init).joined(separator: " ")
+        let stage = "shell: \"printf 'log line %s of this stage, as a program writes it\\\\n' \(words) "
+            + (logging ? ">&2" : "> /dev/null") + "; cat\""
+        return """
+            name: \(logging ? "logging" : "quiet")
+            pipeline:
+              - then: one
+                \(stage)
+              - then: two
+                \(stage)
+              - then: three
+                \(stage)
+            """
+    }
+    func engineRate(logging: Bool) -> Double {
+        let bench = EngineBench(yaml: pipelines(logging: logging), pool: 16)
+        bench.submit(processJobs)
+        let watch = Stopwatch()
+        bench.engine.start()
+        let (seconds, _) = bench.waitEnded(processJobs, since: watch.wall)
+        failed += bench.count([.rejected, .cancelled])
+        if logging { kept.append(bench.countLogLines()) }
+        bench.stop()
+        return Double(processJobs * 3) / seconds
+    }
+    var series = [
+        Series("3 × shell, 100 lines to /dev/null each, pool 16", unit: "processes/s") { engineRate(logging: false) },
+        Series("3 × shell, 100 lines of stderr kept each, pool 16", unit: "processes/s") { engineRate(logging: true) },
+    ]
+    Series.measure(&series, rounds: rounds)
+    report.add(baseline: series[0], prefix: "d. ")
+    report.add(series[1], shareOf: series[0], atLeast: Thresholds.stageLogShareOfQuiet, prefix: "d. ",
+               note: "; lines kept a round: \(kept.map(count).joined(separator: ", ")) of \(count(processJobs * 300))")
+    report.add("d. log lines missing", Double(processJobs * 300 * kept.count - kept.reduce(0, +)), unit: "",
+               .atMost(0), digits: 0)
+    report.add("d. jobs rejected or cancelled", Double(failed), unit: "", .atMost(0), digits: 0)
 }
 
 report.finish()

@@ -231,6 +231,9 @@ extension EngineConfiguration {
             queues: config.queues.mapValues(\.concurrency), pools: config.pools, killGrace: config.killGrace,
             outputLimit: config.store.valueCap.bytes, owner: owner, leaseDuration: config.lease,
             renewInterval: config.lease / 6, pollInterval: config.pollInterval, requeuesExpiredLeases: false, logger: logger, metrics: metrics)
+        if config.log.journal, let journal = Journal.system {
+            stageLogMirror = { JournalStageLog(journal: journal, source: $0) }
+        }
     }
 }
 

@@ -169,7 +169,11 @@ public struct Dashboard: Sendable {
                     .notFound, "No such job", "There is no job \(id) (it may have been pruned).",
                     snapshot: snapshot, base: "../")
             }
-            let data = JobDetailPage.Data(read: read, query: query, snapshot: snapshot)
+            let shown = Set(read.stages.map(\.position))
+            let log = try await source.stageLog(StageLogQuery(
+                jobID: id, jobAttempt: read.job.attempt, limit: JobDetailPage.logLines + 1))
+            let data = JobDetailPage.Data(
+                read: read, query: query, snapshot: snapshot, log: log.filter { shown.contains($0.cursor.position) })
             return Self.page(await rendered { JobDetailPage.render(data) })
         } catch {
             return .storeFailed(error, snapshot: snapshot, base: "../")

@@ -17,6 +17,13 @@ public protocol DashboardDataSource: Sendable {
     func resolvedPerMinute(from start: Date, to end: Date) async throws -> [ResolvedMinute]
     func jobCountsByPool() async throws -> [PoolJobCounts]
     func snapshot() async -> DashboardSnapshot
+    /// Stage log lines of a job (``StageLogStore/stageLog(_:)``).
+    func stageLog(_ query: StageLogQuery) async throws -> [StageLogEntry]
+}
+
+extension DashboardDataSource {
+    /// A source without logs shows none.
+    public func stageLog(_ query: StageLogQuery) async throws -> [StageLogEntry] { [] }
 }
 
 /// The pages' data: reads from a store, the rest from the daemon.
@@ -47,4 +54,9 @@ public struct StoreDashboardSource: DashboardDataSource {
 
     public func jobCountsByPool() async throws -> [PoolJobCounts] { try await store.jobCountsByPool() }
     public func snapshot() async -> DashboardSnapshot { await makeSnapshot() }
+
+    public func stageLog(_ query: StageLogQuery) async throws -> [StageLogEntry] {
+        guard let logs = store as? any StageLogStore else { return [] }
+        return try await logs.stageLog(query)
+    }
 }

@@ -15,6 +15,13 @@ enum DisplayTime {
             + "\(pad(components.hour)):\(pad(components.minute)):\(pad(components.second))Z"
     }
 
+    /// `HH:MM:SS.mmm` of a UTC time, for log lines (the day is the stage's).
+    static func lineTime(_ date: Date) -> String {
+        let milliseconds = Int((date.timeIntervalSince1970 * 1000).rounded(.down)) % 1000
+        let text = String(milliseconds)
+        return String(utc(date).dropFirst(11).prefix(8)) + "." + String(repeating: "0", count: 3 - text.count) + text
+    }
+
     /// `HH:MM` of a UTC time, for chart axes.
     static func clock(_ date: Date) -> String {
         String(utc(date).dropFirst(11).prefix(5))

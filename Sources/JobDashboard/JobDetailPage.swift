@@ -16,7 +16,14 @@ enum JobDetailPage {
         var read: JobPageRead
         var query: JobPageQuery
         var snapshot: DashboardSnapshot
+        /// Log lines of the stages shown, current attempt of the job.
+        var log: [StageLogEntry] = []
     }
+
+    /// Log lines one page reads at most (`jobctl logs ID` prints them all).
+    static let logLines = 2_000
+    /// Seconds between reloads of a running job's page.
+    static let refreshSeconds = 2
 
     /// HTML bytes of values one page shows at most.
     static let pageBudget = 1024 * 1024
@@ -59,7 +66,7 @@ enum JobDetailPage {
             \(job.definition, limit: 80)</a> \(Layout.badge(job.state.rawValue))</h1>
             <div class="cards"><div class="card">\(facts(job, now: now))</div></div>
             <h2>Timeline</h2>\(stageNavigation)\(StageTimeline.render(attempts, now: now))
-            <h2>Stages</h2>\(stageNavigation)\(HTML.join(read.stages.map { stage($0, attempt: nil, job: job, now: now, budget: budget, whole: whole) }))
+            <h2>Stages</h2>\(stageNavigation)\(HTML.join(read.stages.map { stage($0, attempt: nil, job: job, now: now, budget: budget, whole: whole) + log(of: $0, data) }))
             <h2>Input</h2>\(block(job.input, job: job, budget: budget, at: .input, whole: whole))
             """
         if let result = job.result {
@@ -84,8 +91,50 @@ enum JobDetailPage {
                 """
         }
         if read.eventCount > 0 { body += events(data) }
-        return Layout.page(title: "Job \(job.id)", section: .none, base: "../", snapshot: data.snapshot, body: body)
+        let running = job.state == .running || job.state == .pending
+        return Layout.page(
+            title: "Job \(job.id)", section: .none, base: "../", snapshot: data.snapshot, body: body,
+            refresh: running ? refreshSeconds : nil)
     }
+
+    /// What `stage` wrote to stderr (each attempt: its lines, with the
+    /// time of each), within the page's bounds.
+    static func log(of stage: Stage, _ data: Data) -> HTML {
+        let entries = data.log.filter { $0.cursor.position == stage.position }
+        let job = data.read.job
+        let running = stage.state == .running
+        guard !entries.isEmpty || running else { return "" }
+        var html: HTML = ""
+        let attempts = Dictionary(grouping: entries, by: \.cursor.attempt)
+        for attempt in attempts.keys.sorted() {
+            let lines = attempts[attempt] ?? []
+            var body: HTML = ""
+            for entry in lines {
+                body += "<span class=\"t\">\(DisplayTime.lineTime(entry.at))</span> "
+                switch entry.content {
+                case let .line(bytes): body += LogLineText.html(bytes)
+                case let .dropped(count, bytes):
+                    body += "<span class=\"cut\">… \(count) lines (\(ByteCountText.bytes(bytes))) dropped: over the stage's logs max …</span>"
+                }
+                body += "\n"
+            }
+            html += """
+                <details open><summary>Log, attempt \(attempt) (\(lines.count) lines)</summary>\
+                <pre class="log">\(body)</pre></details>
+                """
+        }
+        if data.log.count > logLines {
+            html += "<p class=\"note\">This page shows the first \(logLines) log lines; jobctl logs \(job.id) prints them all.</p>"
+        }
+        if running {
+            html += """
+                <p class="note">Running: this page reloads every \(refreshSeconds) s \
+                (<a href="\(attribute: "\(job.id)")">reload now</a>); jobctl logs \(job.id) --follow streams it.</p>
+                """
+        }
+        return html
+    }
+
 
     /// `/jobs/ID` with `items` as its query, relative to the job's page.
     static func link(_ id: Int64, _ items: [(String, String?)]) -> String {

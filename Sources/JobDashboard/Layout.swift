@@ -14,7 +14,11 @@ enum Layout {
     static let contentSecurityPolicy =
         "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'self'; base-uri 'none'"
 
-    static func page(title: String, section: Section, base: String, snapshot: DashboardSnapshot, body: HTML) -> HTML {
+    /// `refresh`: reload the page every so many seconds (a running job's
+    /// page follows it so, without script).
+    static func page(
+        title: String, section: Section, base: String, snapshot: DashboardSnapshot, body: HTML, refresh: Int? = nil
+    ) -> HTML {
         func tab(_ name: String, _ path: String, _ this: Section) -> HTML {
             "<a href=\"\(attribute: base + path)\"\(section == this ? " class=\"on\"" : "" as HTML)>\(name)</a>"
         }
@@ -29,7 +33,7 @@ enum Layout {
             <html lang="en"><head><meta charset="utf-8">
             <meta name="viewport" content="width=device-width, initial-scale=1">
             <meta http-equiv="Content-Security-Policy" content="\(attribute: contentSecurityPolicy)">
-            <meta name="referrer" content="no-referrer">
+            <meta name="referrer" content="no-referrer">\(refresh.map { "<meta http-equiv=\"refresh\" content=\"\($0)\">" as HTML } ?? "")
             <title>\(plain: title, limit: 120) · jobd \(plain: build.node, limit: 120)</title>
             <style>\(HTML(rendered: Styles.css + Styles.charts))</style></head>
             <body><header><a class="brand" href="\(attribute: base.isEmpty ? "./" : base)">jobd</a>

@@ -20,6 +20,8 @@ struct ActionContext: Sendable {
     var stage: StageDefinition
     var attempt: Int
     var control: AttemptControl
+    /// Where the stderr lines of the attempt's processes go, if anywhere.
+    var log: StageLog?
 }
 
 /// A test's stand-in for a stage's action (see `Engine.init`'s `customAction`).
@@ -74,7 +76,7 @@ struct ActionExecutor: Sendable {
             environment: ProcessEnvironment.forStage(
                 base: baseEnvironment, jobID: context.jobID, stage: stage.name, attempt: context.attempt,
                 stageEnvironment: stage.env),
-            workingDirectory: stage.cwd, killGrace: killGrace, outputLimit: outputLimit)
+            workingDirectory: stage.cwd, killGrace: killGrace, outputLimit: outputLimit, stderrLines: context.log)
         let (promise, resolver) = Promise<ActionOutput>.pending()
         let control = context.control
         let metrics = self.metrics

@@ -57,6 +57,9 @@ public struct EngineConfiguration: Sendable {
     /// Called with a job's id when this engine is done with it: resolved,
     /// or left for later (drain, lost lease). For `--wait` and benchmarks.
     public var onJobEnd: (@Sendable (Int64) -> Void)?
+    /// Makes, for each stage attempt that runs processes, where its stderr
+    /// lines go besides the store (jobd: the journal); nil: nowhere else.
+    public var stageLogMirror: (@Sendable (StageLogSource) -> (any StageLogMirror)?)?
 
     public static let mapQueue = "map"
     public static let returnQueue = "return"

@@ -9,6 +9,8 @@ import Logging
 /// executor.
 struct EngineContext: Sendable {
     let store: any EngineStore
+    /// The store as it keeps stage logs, if it does.
+    var logs: (any StageLogStore)? { store as? any StageLogStore }
     var queues: StageQueues
     var executor: ActionExecutor
     let configuration: EngineConfiguration

@@ -30,7 +30,8 @@ extension JobRun {
         let control = AttemptControl()
         let startedAt = self.context.databaseClock.now()
         begin(control, for: stage, attempt: Attempt(position: stage.position, number: number, startedAt: startedAt))
-        let context = ActionContext(jobID: id, stage: stage, attempt: number, control: control)
+        let log = stageLog(for: stage, attempt: number)
+        let context = ActionContext(jobID: id, stage: stage, attempt: number, control: control, log: log)
         let executor = self.context.executor
         let action: Promise<ActionOutput>
         if stage.action.recordsStart || executor.customAction != nil {
@@ -66,6 +67,8 @@ extension JobRun {
             OneShotTimer.schedule(on: self.context.deadlines, after: timeout.dispatchInterval) { control.stop(.stageTimeout) }
         }
         action.pipe { result in
+            // Before the result is recorded: the last lines are queued ahead of it.
+            log?.close()
             timer?.cancel()
             self.end(control)
             switch result {
@@ -94,6 +97,19 @@ extension JobRun {
                     resolver.reject(failure)
                 }
             }
+        }
+    }
+
+    /// Where an attempt's stderr goes: only actions that start processes
+    /// have one, and only when the store keeps logs.
+    private func stageLog(for stage: StageDefinition, attempt: Int) -> StageLog? {
+        guard stage.action.startsProcesses, stage.logLimit > 0, let store = context.logs else { return nil }
+        let key = StageLogKey(jobID: id, jobAttempt: claimed.job.attempt, position: stage.position, attempt: attempt)
+        let mirror = context.configuration.stageLogMirror?(StageLogSource(
+            jobID: id, definition: definition.name, stage: stage.name, position: stage.position, attempt: attempt))
+        return StageLog(key: key, limit: stage.logLimit, store: store, timers: context.timers, mirror: mirror) { [weak self] error in
+            self?.log(.warning, "could not keep the log of stage `\(stage.name)` (lines are missing): \(error)",
+                      position: stage.position)
         }
     }
 
@@ -186,6 +202,15 @@ extension EngineError.Code {
 }
 
 extension Action {
+    /// Whether it runs programs (itself, or one of its parallel actions).
+    var startsProcesses: Bool {
+        switch self {
+        case .run, .shell: return true
+        case let .all(actions), let .any(actions): return actions.contains { $0.startsProcesses }
+        case .sleep, .fail, .transform: return false
+        }
+    }
+
     /// Whether an attempt's start is written before the action runs:
     /// actions whose effects go beyond jobd, or that take time.
     var recordsStart: Bool {

@@ -60,6 +60,9 @@ public struct ProcessSpec: Sendable {
     public var killGrace: Duration
     public var outputLimit: Int
     public var stderrTailLimit: Int
+    /// Gets every line of stderr as it is read (besides the tail kept for
+    /// errors); nil: stderr is not split into lines.
+    public var stderrLines: (any OutputLineSink)?
 
     public init(
         _ command: Command,
@@ -69,7 +72,8 @@ public struct ProcessSpec: Sendable {
         timeout: Duration? = nil,
         killGrace: Duration = ProcessSpec.defaultKillGrace,
         outputLimit: Int = ProcessSpec.defaultOutputLimit,
-        stderrTailLimit: Int = ProcessSpec.defaultStderrTailLimit
+        stderrTailLimit: Int = ProcessSpec.defaultStderrTailLimit,
+        stderrLines: (any OutputLineSink)? = nil
     ) {
         self.command = command
         self.input = input
@@ -79,5 +83,6 @@ public struct ProcessSpec: Sendable {
         self.killGrace = killGrace
         self.outputLimit = outputLimit
         self.stderrTailLimit = stderrTailLimit
+        self.stderrLines = stderrLines
     }
 }

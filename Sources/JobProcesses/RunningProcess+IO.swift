@@ -1,4 +1,5 @@
 import CProcessSupport
+import Foundation
 
 #if canImport(Glibc)
 import Glibc
@@ -73,9 +74,21 @@ extension RunningProcess.State {
 
     mutating func readStderr(in process: RunningProcess) {
         guard stderrOpen else { return }
-        let result = PipeReader.drain(process.stderrFD) { chunk in
-            errorTail.append(chunk)
-            return true
+        let result: PipeReader.Result
+        if let sink = process.stderrLines {
+            let now = Date()
+            var lines: [OutputLine] = []
+            result = PipeReader.drain(process.stderrFD) { chunk in
+                errorTail.append(chunk)
+                errorLines.split(chunk, at: now, into: &lines)
+                return true
+            }
+            if !lines.isEmpty { sink.receive(lines) }
+        } else {
+            result = PipeReader.drain(process.stderrFD) { chunk in
+                errorTail.append(chunk)
+                return true
+            }
         }
         switch result {
         case .wouldBlock, .sinkRefused:
@@ -101,6 +114,9 @@ extension RunningProcess.State {
     mutating func closeStderr(in process: RunningProcess) {
         guard stderrOpen else { return }
         stderrOpen = false
+        if let sink = process.stderrLines, let last = errorLines.finish(at: Date()) {
+            sink.receive([last])
+        }
         if let token = stderrToken {
             process.loop.unregister(process.stderrFD, token: token)
             stderrToken = nil

@@ -29,6 +29,7 @@ public final class RunningProcess: Sendable {
     let killGrace: Duration
     let timeout: Duration?
     let outputLimit: Int
+    let stderrLines: (any OutputLineSink)?
     let started: ContinuousClock.Instant
     /// Parent ends of the pipes (-1 for a run that never started). Each is
     /// unregistered from the loop, then closed, exactly once.
@@ -51,6 +52,7 @@ public final class RunningProcess: Sendable {
     struct State {
         var output: CappedOutput
         var errorTail: TailBuffer
+        var errorLines = LineSplitter()
         var input: [UInt8]
         var inputOffset = 0
         var wroteAllInput = false
@@ -97,6 +99,7 @@ public final class RunningProcess: Sendable {
         killGrace = spec.killGrace
         timeout = spec.timeout
         outputLimit = spec.outputLimit
+        stderrLines = spec.stderrLines
         started = .now
         stdinFD = stdin
         stdoutFD = stdout
@@ -122,6 +125,7 @@ public final class RunningProcess: Sendable {
         killGrace = spec.killGrace
         timeout = spec.timeout
         outputLimit = spec.outputLimit
+        stderrLines = nil
         started = .now
         stdinFD = -1
         stdoutFD = -1

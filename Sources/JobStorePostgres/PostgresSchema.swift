@@ -20,6 +20,7 @@ package enum PostgresSchema {
         (2, "stage error codes", version2),
         (3, "schedule occurrences, leader leases", version3),
         (4, "schedule marks", version4),
+        (5, "stage logs", PostgresStageLogSchema.sql),
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }

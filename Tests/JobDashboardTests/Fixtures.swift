@@ -50,6 +50,7 @@ struct FixedSource: DashboardDataSource {
     var schedules: [ScheduleRow]? = nil
     var unreadable: [UnreadableRow] = []
     var failing: (any Error)? = nil
+    var logs: [StageLogEntry] = []
 
     func check() throws { if let failing { throw failing } }
 
@@ -137,6 +138,10 @@ struct FixedSource: DashboardDataSource {
 
     func resolvedPerMinute(from start: Date, to end: Date) async throws -> [ResolvedMinute] { try check(); return minutes }
     func jobCountsByPool() async throws -> [PoolJobCounts] { try check(); return pools }
+    func stageLog(_ query: StageLogQuery) async throws -> [StageLogEntry] {
+        try check()
+        return Array(logs.filter { $0.cursor.jobAttempt == query.jobAttempt }.prefix(query.limit))
+    }
 
     func snapshot() async -> DashboardSnapshot {
         var copy = JobDashboardTests.snapshot

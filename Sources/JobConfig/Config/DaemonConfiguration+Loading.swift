@@ -209,8 +209,10 @@ private struct ConfigParser {
                     let levels = LogConfiguration.Level.allCases.map(\.rawValue).joined(separator: ", ")
                     reader.error(.invalidValue, at: entry.value, "unknown log level '\(text)'; use one of \(levels)")
                 }
+            case "journal":
+                if let flag = reader.bool(entry.value, "'journal' of 'log'") { log.journal = flag }
             default:
-                reader.unknownKey(entry, in: "'log'", known: ["level"])
+                reader.unknownKey(entry, in: "'log'", known: ["level", "journal"])
             }
         }
     }

@@ -129,9 +129,13 @@ public struct LogConfiguration: Sendable, Hashable {
     }
 
     public var level: Level
+    /// Whether stage logs also go to journald when jobd runs under systemd
+    /// (`log: { journal: false }` turns it off).
+    public var journal: Bool
 
-    public init(level: Level) {
+    public init(level: Level, journal: Bool = true) {
         self.level = level
+        self.journal = journal
     }
 }
 

@@ -1,3 +1,5 @@
+import JobValues
+
 /// One job definition (`jobs.d/NAME.yaml`), checked and with every default
 /// applied: the engine turns it into a promise chain without looking at YAML.
 public struct JobDefinition: Sendable, Hashable {
@@ -69,12 +71,22 @@ public struct StageDefinition: Sendable, Hashable {
     /// in flight runs again if idempotent; otherwise the job fails as
     /// interrupted.
     public var idempotent: Bool
+    /// How much of an attempt's stderr is kept (`logs: { max: … }`, the
+    /// stage's, else the job's, else 1 MiB): beyond it, the head and the
+    /// tail, each half of it.
+    public var logLimit: Int
     /// Where the stage's mapping starts in its file.
     public var sourcePosition: SourcePosition
 
+    public static let defaultLogLimit = 1 << 20
+    /// The largest `logs: { max: … }` accepted.
+    public static let maxLogLimit = ByteSize.mebibytes(256)
+
     public init(position: Int, name: String, kind: StageKind, action: Action, queueOverride: String? = nil,
                 timeout: Duration? = nil, retry: RetryPolicy = .default, env: [String: String] = [:],
-                cwd: String? = nil, idempotent: Bool = true, sourcePosition: SourcePosition) {
+                cwd: String? = nil, idempotent: Bool = true, logLimit: Int = StageDefinition.defaultLogLimit,
+                sourcePosition: SourcePosition) {
+        self.logLimit = logLimit
         self.position = position
         self.name = name
         self.kind = kind

@@ -1,3 +1,4 @@
+import JobValues
 internal import Yams
 
 /// Stage options (on, timeout, retry, env, cwd, idempotent) and the retry policy.
@@ -9,12 +10,13 @@ extension JobFileParser {
         var env: [String: String]
         var cwd: String?
         var idempotent: Bool
+        var logLimit: Int
     }
 
     mutating func parseOptions(_ options: [String: NodeReader.Entry], what: String,
                                defaults: StageDefaults) -> StageOptions? {
         var result = StageOptions(queue: nil, timeout: nil, retry: defaults.retry, env: defaults.env,
-                                  cwd: defaults.cwd, idempotent: true)
+                                  cwd: defaults.cwd, idempotent: true, logLimit: defaults.logLimit)
         var valid = true
         if let entry = options["on"] {
             if let queue = reader.name(entry.value, "'on' of \(what)") {
@@ -48,7 +50,37 @@ extension JobFileParser {
         if let entry = options["idempotent"] {
             if let flag = reader.bool(entry.value, "'idempotent' of \(what)") { result.idempotent = flag } else { valid = false }
         }
+        if let entry = options["logs"] {
+            if let limit = parseLogs(entry.value, "'logs' of \(what)") { result.logLimit = limit } else { valid = false }
+        }
         return valid ? result : nil
+    }
+
+    /// `logs: { max: SIZE }`: how much of an attempt's stderr is kept.
+    mutating func parseLogs(_ node: Node, _ what: String) -> Int? {
+        guard let entries = reader.entries(of: node, what) else { return nil }
+        var limit = StageDefinition.defaultLogLimit
+        var valid = true
+        for entry in entries {
+            switch entry.key {
+            case "max":
+                guard let size = reader.size(entry.value, "'max' of \(what)") else {
+                    valid = false
+                    continue
+                }
+                guard size <= StageDefinition.maxLogLimit else {
+                    reader.error(.invalidValue, at: entry.value,
+                                 "'max' of \(what) must be at most \(StageDefinition.maxLogLimit), found \(size)")
+                    valid = false
+                    continue
+                }
+                limit = size.bytes
+            default:
+                reader.unknownKey(entry, in: what, known: ["max"])
+                valid = false
+            }
+        }
+        return valid ? limit : nil
     }
 
     /// `retry: { attempts, backoff, max-backoff, jitter }`, each key laid

@@ -142,7 +142,7 @@ extension JobFileParser {
         parsed.definition = StageDefinition(
             position: position, name: name, kind: kind, action: action, queueOverride: parsedOptions.queue,
             timeout: parsedOptions.timeout, retry: parsedOptions.retry, env: parsedOptions.env,
-            cwd: parsedOptions.cwd, idempotent: parsedOptions.idempotent,
+            cwd: parsedOptions.cwd, idempotent: parsedOptions.idempotent, logLimit: parsedOptions.logLimit,
             sourcePosition: reader.position(of: kindEntry.keyNode))
         return parsed
     }

@@ -8,9 +8,9 @@ struct JobFileParser {
     let defaultName: String
     var reader: NodeReader
 
-    static let jobKeys = ["name", "description", "pool", "timeout", "retry", "env", "cwd", "pipeline", "schedule"]
+    static let jobKeys = ["name", "description", "pool", "timeout", "retry", "env", "cwd", "logs", "pipeline", "schedule"]
     static let actionKeys = ["run", "shell", "sleep", "fail", "transform", "all", "any"]
-    static let optionKeys = ["on", "timeout", "retry", "env", "cwd", "idempotent"]
+    static let optionKeys = ["on", "timeout", "retry", "env", "cwd", "idempotent", "logs"]
     static let processActionKeys = ["run", "shell", "sleep", "fail"]
 
     init(path: String, defaultName: String, context: DefinitionContext) {
@@ -78,9 +78,12 @@ struct JobFileParser {
         var cwd: String?
         if let entry = byKey["cwd"] { cwd = check(parseDirectory(entry.value, "the job's 'cwd'")) }
 
+        var logLimit = StageDefinition.defaultLogLimit
+        if let entry = byKey["logs"] { logLimit = check(parseLogs(entry.value, "the job's 'logs'")) ?? logLimit }
+
         var stages: [StageDefinition] = []
         if let entry = byKey["pipeline"] {
-            let defaults = StageDefaults(retry: retry, env: env, cwd: cwd)
+            let defaults = StageDefaults(retry: retry, env: env, cwd: cwd, logLimit: logLimit)
             if let parsed = parsePipeline(entry.value, defaults: defaults) { stages = parsed } else { valid = false }
         } else {
             reader.error(.missingKey, at: start, "a job definition needs a 'pipeline': a list of stages")
@@ -100,5 +103,6 @@ struct JobFileParser {
         var retry: RetryPolicy
         var env: [String: String]
         var cwd: String?
+        var logLimit: Int
     }
 }

@@ -66,6 +66,15 @@ enum Arguments {
         return duration
     }
 
+    /// A stage's attempt number (`logs --attempt`): a positive integer.
+    @Sendable
+    static func attempt(_ text: String) throws -> Int {
+        guard let number = Int(text), number > 0 else {
+            throw ValidationError("invalid attempt \"\(text)\": attempts are numbered from 1")
+        }
+        return number
+    }
+
     /// A job id: a positive integer.
     @Sendable
     static func jobID(_ text: String) throws -> Int64 {

@@ -1,0 +1,94 @@
+import Foundation
+@testable import JobEngine
+import JobStore
+import JobStoreSQLite
+import TestSupport
+import Testing
+
+/// Stage logs through real processes and a real SQLite file.
+@Suite struct EngineStageLogTests {
+    private func entries(_ harness: EngineHarness, _ id: Int64) async throws -> [StageLogEntry] {
+        try await harness.store.stageLog(StageLogQuery(jobID: id, limit: 10_000))
+    }
+
+    private func text(_ entry: StageLogEntry) -> String? {
+        if case let .line(bytes) = entry.content { return String(decoding: bytes, as: UTF8.self) }
+        return nil
+    }
+
+    @Test func everyLineOfEveryAttemptIsKeptInOrderWithItsTime() async throws {
+        let harness = try EngineHarness([
+            """
+            name: chatty
+            pipeline:
+              - then: work
+                shell: |
+                  i=0
+                  while [ $i -lt 300 ]; do echo "line $i" >&2; i=$((i+1)); done
+                  printf 'no newline' >&2
+                  echo value
+                  [ "$JOBD_ATTEMPT" = 2 ]
+                retry: { attempts: 2, backoff: 0s }
+              - then: quiet
+                run: [cat]
+            """,
+        ])
+        let before = Date().addingTimeInterval(-1)
+        let id = try await harness.submit("chatty")
+        let detail = try await harness.resolved(id)
+        #expect(detail.job.state == .fulfilled, "\(detail.job.error ?? "")")
+        let after = Date().addingTimeInterval(1)
+        let all = try await entries(harness, id)
+        let expected = (0..<300).map { "line \($0)" } + ["no newline"]
+        #expect(all.count == 2 * expected.count, "two attempts of the first stage; nothing from the quiet one")
+        for attempt in 1...2 {
+            let lines = all.filter { $0.cursor.attempt == attempt }
+            #expect(lines.map(text) == expected)
+            #expect(lines.map(\.cursor.sequence) == Array(0..<expected.count))
+            #expect(lines.allSatisfy { $0.cursor.position == 0 && $0.cursor.jobAttempt == 1 })
+            #expect(lines.allSatisfy { $0.at >= before && $0.at <= after })
+            #expect(zip(lines, lines.dropFirst()).allSatisfy { $0.at <= $1.at })
+        }
+    }
+
+    @Test func overTheCapTheHeadAndTailAreKeptAndTheRestCounted() async throws {
+        let harness = try EngineHarness([
+            """
+            name: flood
+            pipeline:
+              - then: work
+                shell: "i=1000; while [ $i -lt 3000 ]; do echo \\"line $i\\" >&2; i=$((i+1)); done"
+                logs: { max: 4KiB }
+            """,
+        ])
+        let id = try await harness.submit("flood")
+        let detail = try await harness.resolved(id)
+        #expect(detail.job.state == .fulfilled, "\(detail.job.error ?? "")")
+        let all = try await entries(harness, id)
+        // Each line costs its 9 bytes and 32 more: 49 lines fit each half of 4 KiB.
+        let lineCost = 9 + StageLog.lineOverhead
+        let kept = 2048 / lineCost
+        #expect(all.count == 2 * kept + 1)
+        #expect(all.prefix(kept).map(text) == (1000..<(1000 + kept)).map { "line \($0)" })
+        #expect(all.suffix(kept).map(text) == ((3000 - kept)..<3000).map { "line \($0)" })
+        let dropped = 2000 - 2 * kept
+        #expect(all[kept].content == .dropped(lines: dropped, bytes: dropped * 9))
+        #expect(all[kept].cursor.sequence == kept)
+        #expect(all.suffix(kept).first?.cursor.sequence == 2000 - kept)
+    }
+
+    @Test func bytesThatAreNotTextStayAsWritten() async throws {
+        let harness = try EngineHarness([
+            """
+            name: binary
+            pipeline:
+              - then: work
+                shell: "printf '\\\\377\\\\033[2J\\\\000x\\\\n' >&2"
+            """,
+        ])
+        let id = try await harness.submit("binary")
+        #expect(try await harness.resolved(id).job.state == .fulfilled)
+        let all = try await entries(harness, id)
+        #expect(all.map(\.content) == [.line([0xFF, 0x1B, 0x5B, 0x32, 0x4A, 0x00, 0x78])])
+    }
+}
