@@ -19,6 +19,7 @@ enum Schema {
         Migration(version: 2, name: "stage error codes", sql: version2),
         Migration(version: 3, name: "schedule occurrences, leader leases", sql: version3),
         Migration(version: 4, name: "schedule marks", sql: version4),
+        Migration(version: 5, name: "actions: the audit trail", sql: version5),
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }

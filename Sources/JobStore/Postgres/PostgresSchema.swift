@@ -19,6 +19,7 @@ enum PostgresSchema {
         (2, "stage error codes", version2),
         (3, "schedule occurrences, leader leases", version3),
         (4, "schedule marks", version4),
+        (5, "actions: the audit trail", version5),
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }
