@@ -34,6 +34,8 @@ let package = Package(
         // The PostgreSQL store: its client and TLS.
         .package(url: "https://github.com/vapor/postgres-nio", exact: "1.33.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl", exact: "2.37.6"),
+        // The dashboard's password hashes (PBKDF2); postgres-nio links it already.
+        .package(url: "https://github.com/apple/swift-crypto", exact: "4.5.2"),
     ],
     targets: [
         // MARK: The promise core
@@ -199,12 +201,15 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
             ],
             swiftSettings: strict),
         .testTarget(
             name: "JobHTTPTests",
             dependencies: [
                 "JobHTTP", "JobConfig", "JobDashboard", "JobMetrics", "JobStore", "Spawn", "TestSupport",
+                // HTTPRequest, for the access rules' unit tests (AccessTests).
+                .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],

@@ -1,28 +1,38 @@
 import Foundation
 import Hummingbird
 import JobDashboard
+import Logging
 
 /// Answers the listener's requests: `GET /metrics`, `GET /healthz`, and the
-/// dashboard (`/`, `/jobs/{id}`, `/jobs/{id}/values/{name}`, `/schedules`).
+/// dashboard (`/`, `/jobs/{id}`, `/jobs/{id}/values/{name}`, `/schedules`),
+/// for the visitors ``DashboardAccess`` lets in; `/login` and `POST /logout`.
 /// HEAD is GET without the body.
 ///
-/// Nothing else: another method gets 405, another path 404, a request with
+/// Nothing else: another method gets 405, another path 404, a GET with
 /// a body 413, a target over 4 KiB 414. No file is ever served.
 struct JobHTTPResponder: HTTPResponder {
-    typealias Context = BasicRequestContext
+    typealias Context = ListenerRequestContext
 
     let dashboard: Dashboard
     /// The Prometheus exposition, made when `/metrics` is asked for.
     let exposition: @Sendable () async -> [UInt8]
+    let access: DashboardAccess
+    let logger: Logger
+    /// The node's name, for the login pages' titles.
+    let node: String
 
     static let maxTargetBytes = 4096
 
     func respond(to request: Request, context: Context) async throws -> Response {
-        let response = await answer(request)
+        let response = await answer(request, peer: await context.peer(unix: access.unixListener))
         return request.method == .head ? response.createHeadResponse() : response
     }
 
-    private func answer(_ request: Request) async -> Response {
+    private func answer(_ request: Request, peer: DashboardAccess.Peer) async -> Response {
+        let path = request.uri.path
+        if request.method == .post, path == "/login" || path == "/logout" {
+            return await accountAction(request, peer: peer)
+        }
         guard request.method == .get || request.method == .head else {
             var response = Self.text(.methodNotAllowed, "Only GET and HEAD are served here.\n")
             response.headers[.allow] = "GET, HEAD"
@@ -34,7 +44,14 @@ struct JobHTTPResponder: HTTPResponder {
         guard request.uri.string.utf8.count <= Self.maxTargetBytes else {
             return Self.text(.uriTooLong, "The request target is over \(Self.maxTargetBytes) bytes.\n")
         }
-        let path = request.uri.path
+        switch path {
+        case "/metrics", "/healthz":
+            break
+        case "/login":
+            return loginPage(request, peer: peer)
+        default:
+            guard access.visitor(request.head, peer: peer) != nil else { return mustLogIn(request) }
+        }
         switch path {
         case "/metrics":
             return Response(

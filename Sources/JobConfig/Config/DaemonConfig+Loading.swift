@@ -45,7 +45,7 @@ extension DaemonConfig {
 }
 
 /// The rules of jobd.yaml, key by key.
-private struct ConfigParser {
+struct ConfigParser {
     let folder: String
 
     static let topKeys = ["database", "node", "definitions", "socket", "Q", "pools", "log", "store",
@@ -175,10 +175,11 @@ private struct ConfigParser {
         }
     }
 
-    /// `http: { listen: ADDRESS }`.
+    /// `http: { listen: ADDRESS, … }` (the access keys: ``HTTPAccessConfig``).
     func parseHTTP(_ node: Node, into http: inout HTTPConfig?, reader: inout NodeReader) {
         guard let entries = reader.entries(of: node, "'http'") else { return }
         var sawListen = false
+        var access = HTTPAccessConfig()
         for entry in entries {
             switch entry.key {
             case "listen":
@@ -189,12 +190,18 @@ private struct ConfigParser {
                 } catch {
                     reader.error(.invalidValue, at: entry.value, error.message)
                 }
+            case let key where HTTPAccessConfig.keys.contains(key):
+                parseHTTPAccess(entry, into: &access, reader: &reader)
             default:
-                reader.unknownKey(entry, in: "'http'", known: ["listen"])
+                reader.unknownKey(entry, in: "'http'", known: ["listen"] + HTTPAccessConfig.keys)
             }
         }
         if !sawListen {
             reader.error(.missingKey, at: node, "'http' needs 'listen', e.g. { listen: 127.0.0.1:9464 }")
+        }
+        http?.access = access
+        if let listen = http?.listen {
+            checkHTTPAccess(access, listen: listen, at: node, reader: &reader)
         }
     }
 

@@ -116,9 +116,12 @@ public struct QueueConfig: Sendable, Hashable {
 /// `http:` in jobd.yaml.
 public struct HTTPConfig: Sendable, Hashable {
     public var listen: HTTPListenAddress
+    /// Logins and roles (``HTTPAccessConfig``); none by default: read-only, for whoever reaches the listener.
+    public var access: HTTPAccessConfig
 
-    public init(listen: HTTPListenAddress) {
+    public init(listen: HTTPListenAddress, access: HTTPAccessConfig = HTTPAccessConfig()) {
         self.listen = listen
+        self.access = access
     }
 }
 
