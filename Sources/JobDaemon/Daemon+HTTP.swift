@@ -15,7 +15,7 @@ extension Daemon {
     /// group.
     func httpService(_ http: HTTPConfig) -> HTTPListenerService {
         let source = StoreDashboardSource(store: store) { [self] in await dashboardSnapshot() }
-        let dashboard = Dashboard(source: source)
+        let dashboard = Dashboard(source: source, actions: DashboardActions(store))
         state.withAnnouncedLock { $0.dashboard = dashboard }
         let access: DashboardAccess?
         let accessError: UserTableError?

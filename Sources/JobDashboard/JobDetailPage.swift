@@ -16,6 +16,8 @@ enum JobDetailPage {
         var read: JobPageRead
         var query: JobPageQuery
         var snapshot: DashboardSnapshot
+        /// The visitor operates: the page shows the actions the job's state allows.
+        var forms: ActionForms? = nil
     }
 
     /// HTML bytes of values one page shows at most.
@@ -57,7 +59,7 @@ enum JobDetailPage {
         var body: HTML = """
             <h1>Job \(job.id) · <a href="\(attribute: "../" + Layout.query([("definition", job.definition)]))">\
             \(job.definition, limit: 80)</a> \(Layout.badge(job.state.rawValue))</h1>
-            <div class="cards"><div class="card">\(facts(job, now: now))</div></div>
+            \(actionButtons(job, data.forms))<div class="cards"><div class="card">\(facts(job, now: now))</div></div>
             <h2>Timeline</h2>\(stageNavigation)\(StageTimeline.render(attempts, now: now))
             <h2>Stages</h2>\(stageNavigation)\(HTML.join(read.stages.map { stage($0, attempt: nil, job: job, now: now, budget: budget, whole: whole) }))
             <h2>Input</h2>\(block(job.input, job: job, budget: budget, at: .input, whole: whole))
@@ -85,6 +87,14 @@ enum JobDetailPage {
         }
         if read.eventCount > 0 { body += events(data) }
         return Layout.page(title: "Job \(job.id)", section: .none, base: "../", snapshot: data.snapshot, body: body)
+    }
+
+    /// Retry and delete for an ended job, cancel for a pending or running one.
+    static func actionButtons(_ job: Job, _ forms: ActionForms?) -> HTML {
+        guard let forms else { return "" }
+        let verbs: [ActionVerb] = job.state.isResolved ? [.retry, .delete] : [.cancel]
+        let buttons = verbs.map { forms.button($0, action: "\(job.id)/\($0.rawValue)") }
+        return "<div class=\"actions\">\(HTML.join(buttons))</div>"
     }
 
     /// `/jobs/ID` with `items` as its query, relative to the job's page.

@@ -33,6 +33,9 @@ struct JobHTTPResponder: HTTPResponder {
         if request.method == .post, path == "/login" || path == "/logout" {
             return await accountAction(request, peer: peer)
         }
+        if request.method == .post, path == "/actions" || Self.jobAction(path) != nil {
+            return await operatorAction(request, peer: peer)
+        }
         guard request.method == .get || request.method == .head else {
             var response = Self.text(.methodNotAllowed, "Only GET and HEAD are served here.\n")
             response.headers[.allow] = "GET, HEAD"
@@ -44,13 +47,15 @@ struct JobHTTPResponder: HTTPResponder {
         guard request.uri.string.utf8.count <= Self.maxTargetBytes else {
             return Self.text(.uriTooLong, "The request target is over \(Self.maxTargetBytes) bytes.\n")
         }
+        var forms: ActionForms?
         switch path {
         case "/metrics", "/healthz":
             break
         case "/login":
             return loginPage(request, peer: peer)
         default:
-            guard access.visitor(request.head, peer: peer) != nil else { return mustLogIn(request) }
+            guard let visitor = access.visitor(request.head, peer: peer) else { return mustLogIn(request) }
+            if visitor.role == .operate { forms = access.csrfToken(for: visitor, request.head).map(ActionForms.init) }
         }
         switch path {
         case "/metrics":
@@ -62,7 +67,10 @@ struct JobHTTPResponder: HTTPResponder {
         case "/healthz":
             return Self.text(.ok, "ok\n")
         case "/":
-            return Self.page(await dashboard.jobsPage(query: QueryString.items(request.uri.query)))
+            return Self.page(await dashboard.jobsPage(query: QueryString.items(request.uri.query), forms: forms))
+        case "/actions":
+            guard let forms else { return Self.forbidden(node: node, "Only an operator may act on jobs.") }
+            return Self.page(await dashboard.confirmationPage(query: QueryString.items(request.uri.query), forms: forms))
         case "/schedules":
             return Self.page(await dashboard.schedulesPage())
         default:
@@ -78,7 +86,8 @@ struct JobHTTPResponder: HTTPResponder {
                     body: ResponseBody(byteBuffer: ByteBuffer(bytes: value.body)))
             }
             if segments.count == 3, segments[0].isEmpty, segments[1] == "jobs", !segments[2].isEmpty {
-                return Self.page(await dashboard.jobPage(id: String(segments[2]), query: QueryString.items(request.uri.query)))
+                return Self.page(await dashboard.jobPage(
+                    id: String(segments[2]), query: QueryString.items(request.uri.query), forms: forms))
             }
             return Self.text(.notFound, "Not found. The dashboard is at /, the metrics at /metrics.\n")
         }

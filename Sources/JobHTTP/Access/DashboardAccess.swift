@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Glibc
 import HTTPTypes
@@ -20,6 +21,8 @@ public struct DashboardAccess: Sendable {
     let sessions: SessionStore
     let throttle = LoginThrottle()
     let unixListener: Bool
+    /// Signs the CSRF tokens of visitors without a session (peer credentials, a proxy's user); new at each start.
+    let csrfKey = SymmetricKey(size: .bits256)
 
     static let cookie = "jobd_session"
 
@@ -86,6 +89,20 @@ public struct DashboardAccess: Sendable {
     func session(_ request: HTTPRequest) -> (token: String, session: SessionStore.Session)? {
         guard let token = Self.cookie(request), let session = sessions.session(token) else { return nil }
         return (token, session)
+    }
+
+    /// The token an operator's forms carry: the session's, or for a visitor
+    /// known without a session, one signed for their name; nil for an anonymous one.
+    func csrfToken(for visitor: Visitor, _ request: HTTPRequest) -> String? {
+        switch visitor.way {
+        case .session: return session(request)?.session.csrf
+        case .anonymous: return nil
+        case .peer, .proxy:
+            let mac = HMAC<SHA256>.authenticationCode(for: Array("\(visitor.way.rawValue):\(visitor.name ?? "")".utf8), using: csrfKey)
+            return Data(mac).base64EncodedString()
+                .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+                .replacingOccurrences(of: "=", with: "")
+        }
     }
 
     /// Whether the request came over TLS to a trusted proxy (the cookie then gets `Secure`).
