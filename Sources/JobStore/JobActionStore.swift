@@ -107,11 +107,14 @@ public struct JobSelection: Sendable, Hashable {
     public var createdSince: Date?
     /// Created before this time.
     public var createdUntil: Date?
+    /// Holding every word of this text in the input, result, error or key (see ``JobSearchStore``).
+    public var match: String?
 
     public init(
         jobID: Int64? = nil, states: Set<JobState>? = nil, definition: String? = nil, key: String? = nil,
-        createdSince: Date? = nil, createdUntil: Date? = nil
+        createdSince: Date? = nil, createdUntil: Date? = nil, match: String? = nil
     ) {
+        self.match = match
         self.jobID = jobID
         self.states = states
         self.definition = definition

@@ -139,6 +139,12 @@ extension SQLiteJobStore: JobActionStore {
             conditions.append("created_at < ?")
             arguments += [Timestamp.text(until)]
         }
+        if let match = selection.match {
+            let query = SearchText.fts5Query(match)
+            // No word: nothing matches (an empty MATCH is a syntax error to FTS5).
+            conditions.append(query.isEmpty ? "0" : "id IN (SELECT rowid FROM jobs_search WHERE jobs_search MATCH ?)")
+            if !query.isEmpty { arguments += [query] }
+        }
         return (conditions.joined(separator: " AND "), arguments)
     }
 
@@ -151,15 +157,15 @@ extension SQLiteJobStore: JobActionStore {
             db,
             sql: """
                 INSERT INTO actions (verb, actor, actor_uid, origin, filter, job_id, states, definition, key,
-                                     created_since, created_until, matched, changed, last_id, highest_id,
+                                     created_since, created_until, match, matched, changed, last_id, highest_id,
                                      started_at, finished_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 RETURNING \(ActionColumns.list)
                 """,
             arguments: [
                 start.verb.rawValue, start.actor.name, start.actor.uid, start.actor.origin, start.filter, selection.jobID,
                 JobSelection.statesText(selection.states), selection.definition, selection.key,
-                selection.createdSince.map(Timestamp.text), selection.createdUntil.map(Timestamp.text),
+                selection.createdSince.map(Timestamp.text), selection.createdUntil.map(Timestamp.text), selection.match,
                 start.matched, changed, finished ? start.highestID : 0, start.highestID, now, finished ? now : nil,
             ])
         guard let row else { throw JobStoreError(.database, "the new action was not written") }
@@ -249,7 +255,7 @@ extension SQLiteJobStore: JobActionStore {
 enum ActionColumns {
     static let list = """
         id, verb, actor, actor_uid, origin, filter, job_id, states, definition, key, created_since, created_until, \
-        matched, changed, last_id, highest_id, started_at, finished_at
+        matched, changed, last_id, highest_id, started_at, finished_at, match
         """
 
     /// An `actions` row (its `verb` is one jobd knows: a check constraint holds it to them).
@@ -261,7 +267,7 @@ enum ActionColumns {
             filter: row[5] ?? "",
             selection: JobSelection(
                 jobID: row[6], states: JobSelection.states(row[7]), definition: row[8], key: row[9], createdSince: date(row[10]),
-                createdUntil: date(row[11])),
+                createdUntil: date(row[11]), match: row[18]),
             matched: row[12] ?? 0, changed: row[13] ?? 0, lastID: row[14] ?? 0, highestID: row[15] ?? 0,
             startedAt: date(row[16]) ?? Date(timeIntervalSince1970: 0), finishedAt: date(row[17]))
     }

@@ -20,6 +20,7 @@ enum Schema {
         Migration(version: 3, name: "schedule occurrences, leader leases", sql: version3),
         Migration(version: 4, name: "schedule marks", sql: version4),
         Migration(version: 5, name: "actions: the audit trail", sql: version5),
+        Migration(version: 6, name: "search: input, result, error, key", sql: version6),
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }

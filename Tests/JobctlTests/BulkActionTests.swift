@@ -51,6 +51,23 @@ import Testing
         #expect(badTime.stderr.contains("invalid --since \"yesterday\""))
     }
 
+    @Test func listAndActByTheWordsOfTheValues() async throws {
+        let sandbox = try Sandbox()
+        let acme = try await sandbox.seed(.rejected, input: "invoice for ACME", error: "disk full")
+        _ = try await sandbox.seed(.rejected, input: "invoice for Initech")
+        let list = try await sandbox.jobctl(["list", "--match", "acme INVOICE", "--json"])
+        #expect(list.status == 0, "\(list)")
+        let jobs = try #require(try list.json()["jobs"] as? [[String: Any]])
+        #expect(jobs.compactMap { $0["id"] as? Int } == [Int(acme)])
+        let none = try await sandbox.jobctl(["list", "--match", "\" OR 1=1 --"])
+        #expect(none.status == 0 && none.out.isEmpty, "\(none)")
+        let retried = try await sandbox.jobctl(["retry", "--match", "disk full", "--yes"])
+        #expect(retried.out == "retried 1 job (action 1)\n", "\(retried)")
+        #expect(try await sandbox.job(acme).job.attempt == 2)
+        let noWords = try await sandbox.jobctl(["list", "--match", "!!"])
+        #expect(noWords.status == 64, "\(noWords)")
+    }
+
     /// 2,000 jobs: jobctl killed with SIGKILL halfway; jobs it retried fail
     /// again (as jobd would make them); the same command run again retries
     /// only those left, so that every job is retried exactly once.

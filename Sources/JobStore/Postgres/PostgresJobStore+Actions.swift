@@ -158,6 +158,10 @@ extension PostgresJobStore: JobActionStore {
             binds.append(Timestamp.text(until))
             conditions.append("created_at < $\(binds.count)::timestamptz")
         }
+        if let match = selection.match {
+            binds.append(SearchText.words(match).joined(separator: " "))
+            conditions.append("\(PostgresSchema.searchVector) @@ plainto_tsquery('simple'::regconfig, $\(binds.count))")
+        }
         return conditions.joined(separator: " AND ")
     }
 
@@ -168,15 +172,16 @@ extension PostgresJobStore: JobActionStore {
         let row = try await session.firstRow(
             """
             INSERT INTO {s}.actions (verb, actor, actor_uid, origin, filter, job_id, states, definition, key,
-                                     created_since, created_until, matched, changed, last_id, highest_id, finished_at)
+                                     created_since, created_until, matched, changed, last_id, highest_id, finished_at,
+                                     match)
             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::timestamptz, $11::timestamptz, $12, $13, $14, $15,
-                    CASE WHEN $16 THEN now() END)
+                    CASE WHEN $16 THEN now() END, $17)
             RETURNING \(PGActionColumns.list)
             """,
             start.verb.rawValue, start.actor.name, start.actor.uid.map(Int64.init), start.actor.origin, start.filter, selection.jobID,
             JobSelection.statesText(selection.states), selection.definition, selection.key,
             selection.createdSince.map(Timestamp.text), selection.createdUntil.map(Timestamp.text), start.matched, changed,
-            finished ? start.highestID : Int64(0), start.highestID, finished,
+            finished ? start.highestID : Int64(0), start.highestID, finished, selection.match,
             decode: PGActionColumns.record)
         guard let row else { throw JobStoreError(.database, "the new action was not written") }
         return row
@@ -245,7 +250,7 @@ extension PostgresJobStore: JobActionStore {
 enum PGActionColumns {
     static let list = """
         id, verb, actor, actor_uid, origin, filter, job_id, states, definition, key, created_since, created_until, \
-        matched, changed, last_id, highest_id, started_at, finished_at
+        matched, changed, last_id, highest_id, started_at, finished_at, match
         """
 
     /// An `actions` row (its `verb` is one jobd knows: a check constraint holds it to them).
@@ -258,7 +263,7 @@ enum PGActionColumns {
             filter: try row.text(5) ?? "",
             selection: JobSelection(
                 jobID: try row.optionalInt64(6), states: JobSelection.states(try row.text(7)), definition: try row.text(8), key: try row.text(9),
-                createdSince: try row.date(10), createdUntil: try row.date(11)),
+                createdSince: try row.date(10), createdUntil: try row.date(11), match: try row.text(18)),
             matched: try row.int(12), changed: try row.int(13),
             lastID: try row.int64(14), highestID: try row.int64(15),
             startedAt: try row.date(16) ?? Date(timeIntervalSince1970: 0), finishedAt: try row.date(17))

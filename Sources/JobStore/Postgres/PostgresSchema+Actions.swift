@@ -14,6 +14,7 @@ extension PostgresSchema {
             key           text,
             created_since timestamptz,
             created_until timestamptz,
+            match         text,
             matched       integer NOT NULL,
             changed       integer NOT NULL DEFAULT 0,
             last_id       bigint NOT NULL DEFAULT 0,
@@ -25,4 +26,21 @@ extension PostgresSchema {
         ALTER TABLE {s}.events ADD COLUMN action_id bigint;
         CREATE INDEX events_action ON {s}.events (action_id) WHERE action_id IS NOT NULL;
         """
+}
+
+/// Search (migration 6): a GIN full-text index over each job's input,
+/// result, error (their first 64 Ki characters each: a tsvector holds at
+/// most 1 MB) and idempotency key, with the `simple` configuration (words
+/// as written, lower-cased, no stemming: as SQLite's FTS5 tokenizer).
+/// Full-text rather than pg_trgm: no extension to create, which jobd's
+/// database user may not be allowed to, and the same whole-word matching as
+/// the SQLite store.
+extension PostgresSchema {
+    /// The indexed expression; a query must use it as written to use the index.
+    static let searchVector = """
+        to_tsvector('simple'::regconfig, left(coalesce(input, ''), 65536) || ' ' || left(coalesce(result, ''), 65536) \
+        || ' ' || left(coalesce(error, ''), 65536) || ' ' || coalesce(idempotency_key, ''))
+        """
+
+    static let version6 = "CREATE INDEX jobs_search ON {s}.jobs USING gin ((\(searchVector)));"
 }

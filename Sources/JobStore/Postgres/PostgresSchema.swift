@@ -20,6 +20,7 @@ enum PostgresSchema {
         (3, "schedule occurrences, leader leases", version3),
         (4, "schedule marks", version4),
         (5, "actions: the audit trail", version5),
+        (6, "search: input, result, error, key", version6),
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }

@@ -24,7 +24,17 @@ struct JobFilterOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Only the job with this idempotency key (submit --key).", valueName: "key"))
     var key: String?
 
-    var isEmpty: Bool { state.isEmpty && definition == nil && since == nil && until == nil && key == nil }
+    @Option(help: ArgumentHelp(
+        "Only jobs whose input, result, error or key hold every word of this text.", valueName: "text"))
+    var match: String?
+
+    func validate() throws {
+        if let match, SearchText.words(match).isEmpty {
+            throw ValidationError("--match needs at least one word (letters or digits), not \"\(match)\"")
+        }
+    }
+
+    var isEmpty: Bool { state.isEmpty && definition == nil && since == nil && until == nil && key == nil && match == nil }
 
     /// The filter as written, in one order whatever the order on the command
     /// line: what an interrupted run is found again by.
@@ -35,6 +45,7 @@ struct JobFilterOptions: ParsableArguments {
         if let since { parts.append("--since \(Self.quoted(since))") }
         if let until { parts.append("--until \(Self.quoted(until))") }
         if let key { parts.append("--key \(Self.quoted(key))") }
+        if let match { parts.append("--match \(Self.quoted(match))") }
         return parts.joined(separator: " ")
     }
 
@@ -43,7 +54,8 @@ struct JobFilterOptions: ParsableArguments {
         JobSelection(
             states: state.isEmpty ? nil : Set(state.map(\.state)), definition: definition, key: key,
             createdSince: try since.map { text throws(JobctlError) in try Self.time(text, option: "--since", now: now) },
-            createdUntil: try until.map { text throws(JobctlError) in try Self.time(text, option: "--until", now: now) })
+            createdUntil: try until.map { text throws(JobctlError) in try Self.time(text, option: "--until", now: now) },
+            match: match)
     }
 
     /// An RFC 3339 time, or a duration before `now`.

@@ -69,11 +69,12 @@ enum Arguments {
     /// A command that acts on one job or on a filter's selection: exactly one of the two.
     static func validateTarget(id: Int64?, filter: JobFilterOptions) throws {
         if id != nil && !filter.isEmpty {
-            throw ValidationError("give a job id or a filter (--state, --definition, --since, --until, --key), not both")
+            throw ValidationError(
+                "give a job id or a filter (--state, --definition, --since, --until, --key, --match), not both")
         }
         if id == nil && filter.isEmpty {
             throw ValidationError(
-                "give a job id, or a filter (--state, --definition, --since, --until, --key) to act on many jobs")
+                "give a job id, or a filter (--state, --definition, --since, --until, --key, --match) to act on many jobs")
         }
     }
 
