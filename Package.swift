@@ -72,16 +72,25 @@ let package = Package(
             name: "TestSupport", dependencies: ["Spawn", .product(name: "Logging", package: "swift-log")],
             path: "Tests/TestSupport", swiftSettings: strict),
 
-        // Where jobs and stage results live: the protocol and the SQLite store.
+        // Where jobs and stage results live. The contract: the capability protocols, the value
+        // types and the checks both stores share; no database library.
+        .target(name: "JobStore", dependencies: ["Locking", "JobValues"], swiftSettings: strict),
+        // The SQLite store (one host).
         .target(
-            name: "JobStore",
+            name: "JobStoreSQLite",
             dependencies: [
-                "Locking",
+                "JobStore", "JobValues", "Locking",
                 .product(name: "GRDB", package: "GRDB.swift"),
-                // SQLite's C API, for the hot paths (see Sources/JobStore/RawStatement.swift).
+                // SQLite's C API, for the hot paths (see Sources/JobStoreSQLite/RawStatement.swift).
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
-                // PostgreSQL: the client, its timeouts (NIOCore), connection
-                // errors (NIOPosix) and TLS (NIOSSL).
+            ],
+            swiftSettings: strict),
+        // The PostgreSQL store (several hosts sharing one queue).
+        .target(
+            name: "JobStorePostgres",
+            dependencies: [
+                "JobStore", "JobValues", "Locking",
+                // The client, its timeouts (NIOCore), connection errors (NIOPosix) and TLS (NIOSSL).
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -89,12 +98,23 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ],
-            swiftSettings: strict
-        ),
+            swiftSettings: strict),
+        // A job database by its location: the one function that opens either store, and
+        // the copy of a SQLite database into PostgreSQL (`jobctl copy-database`).
+        .target(
+            name: "JobDatabase",
+            dependencies: [
+                "JobStore", "JobStoreSQLite", "JobStorePostgres", "JobValues",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
         .testTarget(
             name: "JobStoreTests",
             dependencies: [
-                "JobStore", "Locking", "Spawn", "TestSupport",
+                "JobStore", "JobStoreSQLite", "JobStorePostgres", "JobDatabase", "JobValues", "Locking", "Spawn",
+                "TestSupport",
                 // SQLite's C API, to make SQLite refuse a bind (HostileLimitTests).
                 .product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ],
@@ -107,12 +127,17 @@ let package = Package(
         // jobd.yaml, job definitions, YAML, durations and sizes, transforms, diagnostics.
         .target(
             name: "JobConfig",
-            dependencies: ["JobStore", "JobValues", "JobCalendar", .product(name: "Yams", package: "Yams")],
+            dependencies: ["JobValues", "JobCalendar", .product(name: "Yams", package: "Yams")],
+            swiftSettings: strict),
+        // Where definitions meet the store contract: the job a definition submits, each
+        // schedule's status read from the store.
+        .target(
+            name: "JobConfigStore", dependencies: ["JobConfig", "JobStore", "JobCalendar", "JobValues"],
             swiftSettings: strict),
         .testTarget(
             name: "JobConfigTests", dependencies: ["JobConfig", "JobValues", "JobCalendar", "TestSupport"], swiftSettings: strict),
         // The control socket's protocol: messages and one codec for both ends.
-        .target(name: "JobControl", swiftSettings: strict),
+        .target(name: "JobControl", dependencies: ["JobValues"], swiftSettings: strict),
         // Child processes: epoll, pidfd, process groups.
         .target(name: "CProcessSupport"),
         .target(name: "JobProcesses", dependencies: ["CProcessSupport", "JobValues", "Locking"], swiftSettings: strict),
@@ -121,7 +146,8 @@ let package = Package(
         .target(
             name: "JobEngine",
             dependencies: [
-                "Promises", "JobStore", "JobConfig", "JobValues", "JobCalendar", "JobProcesses", "JobMetrics", "Locking",
+                "Promises", "JobStore", "JobConfig", "JobConfigStore", "JobValues", "JobCalendar", "JobProcesses",
+                "JobMetrics", "Locking",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
@@ -130,15 +156,15 @@ let package = Package(
         .executableTarget(
             name: "engine-test-worker",
             dependencies: [
-                "JobEngine", "JobConfig", "JobProcesses", "JobStore", "Promises", "TestSupport",
+                "JobEngine", "JobConfig", "JobProcesses", "JobStore", "JobStoreSQLite", "Promises", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tests/engine-test-worker", swiftSettings: strict),
         .testTarget(
             name: "JobEngineTests",
             dependencies: [
-                "JobEngine", "JobConfig", "JobValues", "JobProcesses", "JobStore", "JobMetrics", "Promises", "engine-test-worker",
-                "Spawn", "TestSupport",
+                "JobEngine", "JobConfig", "JobConfigStore", "JobValues", "JobProcesses", "JobStore", "JobStoreSQLite",
+                "JobStorePostgres", "JobDatabase", "JobMetrics", "Promises", "engine-test-worker", "Spawn", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
@@ -147,8 +173,9 @@ let package = Package(
         .target(
             name: "JobDaemon",
             dependencies: [
-                "JobEngine", "JobConfig", "JobValues", "JobControl", "JobProcesses", "JobStore", "Promises", "Locking",
-                "JobMetrics", "JobDashboard", "JobHTTP",
+                "JobEngine", "JobConfig", "JobConfigStore", "JobValues", "JobControl", "JobProcesses", "JobStore",
+                "JobStoreSQLite", "JobStorePostgres", "JobDatabase", "Promises", "Locking", "JobMetrics", "JobDashboard",
+                "JobHTTP",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -158,7 +185,8 @@ let package = Package(
         .testTarget(
             name: "JobDaemonTests",
             dependencies: [
-                "JobDaemon", "JobCalendar", "JobConfig", "JobControl", "JobMetrics", "JobStore", "Spawn", "TestSupport", "jobd",
+                "JobDaemon", "JobCalendar", "JobConfig", "JobConfigStore", "JobControl", "JobMetrics", "JobStore",
+                "JobStoreSQLite", "JobStorePostgres", "JobDatabase", "JobValues", "Spawn", "TestSupport", "jobd",
                 // `jobctl metrics` and `jobctl validate` against the real jobd (MetricsTests).
                 "jobctl",
                 .product(name: "Logging", package: "swift-log"),
@@ -168,14 +196,18 @@ let package = Package(
         .executableTarget(
             name: "jobctl",
             dependencies: [
-                "JobConfig", "JobValues", "JobControl", "JobStore", "JobCalendar",
+                "JobConfig", "JobConfigStore", "JobValues", "JobControl", "JobStore", "JobDatabase", "JobStoreSQLite",
+                "JobStorePostgres", "JobCalendar",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict),
         // jobctl's tests run an engine in the test process as a stand-in for jobd.
         .testTarget(
             name: "JobctlTests",
-            dependencies: ["JobConfig", "JobValues", "JobControl", "JobStore", "JobEngine", "JobProcesses", "Spawn", "jobctl"],
+            dependencies: [
+                "JobConfig", "JobConfigStore", "JobValues", "JobControl", "JobStore", "JobStoreSQLite", "JobDatabase",
+                "JobEngine", "JobProcesses", "Spawn", "jobctl",
+            ],
             swiftSettings: strict),
 
         // Metrics: the metric families and a one-line call per event for the engine,
@@ -183,6 +215,7 @@ let package = Package(
         .target(
             name: "JobMetrics",
             dependencies: [
+                "JobValues",
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ],
@@ -190,12 +223,13 @@ let package = Package(
         .testTarget(name: "JobMetricsTests", dependencies: ["JobMetrics", "TestSupport"], swiftSettings: strict),
         // The dashboard's pages as HTML text, read from a data source (a store, a snapshot).
         .target(name: "JobDashboard", dependencies: ["JobStore"], swiftSettings: strict),
-        .testTarget(name: "JobDashboardTests", dependencies: ["JobDashboard", "JobStore"], swiftSettings: strict),
+        .testTarget(
+            name: "JobDashboardTests", dependencies: ["JobDashboard", "JobStore", "JobStoreSQLite"], swiftSettings: strict),
         // The HTTP listener: /metrics and the dashboard, as a Service.
         .target(
             name: "JobHTTP",
             dependencies: [
-                "JobConfig", "JobDashboard", "JobValues",
+                "JobDashboard", "JobValues",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -208,7 +242,8 @@ let package = Package(
         .testTarget(
             name: "JobHTTPTests",
             dependencies: [
-                "JobHTTP", "JobConfig", "JobDashboard", "JobMetrics", "JobStore", "Spawn", "TestSupport",
+                "JobHTTP", "JobConfig", "JobDashboard", "JobMetrics", "JobStore", "JobStoreSQLite", "JobValues", "Spawn",
+                "TestSupport",
                 // HTTPRequest, for the access rules' unit tests (AccessTests).
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
@@ -221,17 +256,17 @@ let package = Package(
         .target(name: "CBenchSupport", path: "Benchmarks/CBenchSupport"),
         // The report (figures beside targets, the exit status), arguments, timing and the baselines.
         .target(
-            name: "BenchmarkSupport", dependencies: ["CBenchSupport"], path: "Benchmarks/BenchmarkSupport",
+            name: "BenchmarkSupport", dependencies: ["CBenchSupport", "JobValues"], path: "Benchmarks/BenchmarkSupport",
             swiftSettings: strict),
         // The store driven as the engine drives it: jobstore-bench's claim cycles, engine-bench's baseline.
         .target(
-            name: "StoreCycle", dependencies: ["BenchmarkSupport", "JobStore"], path: "Benchmarks/StoreCycle",
+            name: "StoreCycle", dependencies: ["BenchmarkSupport", "JobStore", "JobStoreSQLite"], path: "Benchmarks/StoreCycle",
             swiftSettings: strict),
         .executableTarget(
             name: "promises-bench", dependencies: ["Promises", "BenchmarkSupport"],
             path: "Benchmarks/promises-bench", swiftSettings: strict),
         .executableTarget(
-            name: "jobstore-bench", dependencies: ["JobStore", "BenchmarkSupport", "StoreCycle"],
+            name: "jobstore-bench", dependencies: ["JobStore", "JobStoreSQLite", "BenchmarkSupport", "StoreCycle"],
             path: "Benchmarks/jobstore-bench", swiftSettings: strict),
         .executableTarget(
             name: "process-bench", dependencies: ["JobProcesses", "BenchmarkSupport"],
@@ -239,7 +274,8 @@ let package = Package(
         .executableTarget(
             name: "engine-bench",
             dependencies: [
-                "JobEngine", "JobConfig", "JobProcesses", "JobStore", "BenchmarkSupport", "StoreCycle",
+                "JobEngine", "JobConfig", "JobConfigStore", "JobProcesses", "JobStore", "JobStoreSQLite", "BenchmarkSupport",
+                "StoreCycle",
                 .product(name: "Logging", package: "swift-log"),
                 // sqlite3_memory_used(): to tell SQLite's page caches from the engine's own memory.
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
@@ -248,11 +284,17 @@ let package = Package(
         // Two jobds on PostgreSQL against a plain pgbench loop, and submit-to-start latency
         // across hosts (Benchmarks/postgres-bench/run starts a throwaway server; runs the jobd binary).
         .executableTarget(
-            name: "postgres-bench", dependencies: ["JobStore", "JobControl", "BenchmarkSupport", "Spawn"],
+            name: "postgres-bench",
+            dependencies: [
+                "JobStore", "JobStoreSQLite", "JobStorePostgres", "JobControl", "JobValues", "BenchmarkSupport", "Spawn",
+            ],
             path: "Benchmarks/postgres-bench", exclude: ["run"], swiftSettings: strict),
         // Submit-to-start latency and an idle jobd's CPU and memory (runs the jobd binary).
         .executableTarget(
-            name: "jobd-bench", dependencies: ["JobConfig", "JobControl", "JobStore", "BenchmarkSupport", "Spawn"],
+            name: "jobd-bench",
+            dependencies: [
+                "JobConfig", "JobConfigStore", "JobControl", "JobStore", "JobStoreSQLite", "BenchmarkSupport", "Spawn",
+            ],
             path: "Benchmarks/jobd-bench", swiftSettings: strict),
     ]
 )

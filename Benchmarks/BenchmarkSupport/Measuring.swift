@@ -1,12 +1,6 @@
 import Dispatch
 import Foundation
-
-extension Duration {
-    public var seconds: Double {
-        let (seconds, attoseconds) = components
-        return Double(seconds) + Double(attoseconds) / 1e18
-    }
-}
+import JobValues
 
 /// The middle value (the mean of the two middle ones for an even count).
 public func median(_ values: [Double]) -> Double {
@@ -32,7 +26,7 @@ public struct Stopwatch: Sendable {
 
     public init() {}
 
-    public var elapsedSeconds: Double { (ContinuousClock.now - wall).seconds }
+    public var elapsedSeconds: Double { (ContinuousClock.now - wall).timeInterval }
     public var cpuSeconds: Double { Machine.cpuSecondsOfThisProcess() - cpu }
     /// CPU time of the children reaped meanwhile (they count once reaped).
     public var childrenCPUSeconds: Double { Machine.cpuSecondsOfReapedChildren() - childrenCPU }

@@ -1,6 +1,7 @@
 import BenchmarkSupport
 import Foundation
-@_spi(Maintenance) import JobStore
+import JobStore
+@_spi(Maintenance) import JobStoreSQLite
 
 /// The store driven as the engine drives it, with no engine: workers that
 /// claim one job, record its 3 stage results and finish it, again until

@@ -1,5 +1,6 @@
 import Foundation
 import JobStore
+import JobStoreSQLite
 import Synchronization
 
 /// How a job's writes wait for each other.

@@ -1,11 +1,14 @@
 import BenchmarkSupport
 import Foundation
 import JobConfig
+import JobConfigStore
 import JobEngine
 import JobProcesses
+import JobStore
+@_spi(Maintenance) import JobStoreSQLite
+import JobValues
 import Logging
 import Synchronization
-@_spi(Maintenance) import JobStore
 
 #if canImport(Glibc)
 import Glibc
@@ -21,7 +24,7 @@ struct EngineBench {
 
     init(yaml: String, pool: Int, mapConcurrency: Int = 4) {
         definition = try! DefinitionLoader().parse(yaml: yaml, path: folder + "/bench.yaml").get()
-        store = try! SQLiteJobStore(JobStoreConfiguration(path: folder + "/jobd.sqlite"))
+        store = try! SQLiteJobStore(SQLiteJobStoreConfiguration(path: folder + "/jobd.sqlite"))
         let ended = self.ended
         var logger = Logger(label: "engine-bench")
         logger.logLevel = .notice
@@ -69,14 +72,14 @@ struct EngineBench {
     ) -> (seconds: Double, peakResident: Int) {
         guard sampleMemory else {
             ended.wait(for: total)
-            return ((ContinuousClock.now - start).seconds, 0)
+            return ((ContinuousClock.now - start).timeInterval, 0)
         }
         var peak = Machine.residentBytes()
         while ended.value < total {
             peak = max(peak, Machine.residentBytes())
             usleep(2_000)
         }
-        return ((ContinuousClock.now - start).seconds, peak)
+        return ((ContinuousClock.now - start).timeInterval, peak)
     }
 
     func stop() {
@@ -139,7 +142,7 @@ func submitAsChild(_ arguments: [String]) -> Bool {
     guard arguments.count == 4, arguments[0] == "--submit", let count = Int(arguments[2]),
           let delay = Double(arguments[3])
     else { return false }
-    let store = try! SQLiteJobStore(JobStoreConfiguration(path: arguments[1]))
+    let store = try! SQLiteJobStore(SQLiteJobStoreConfiguration(path: arguments[1]))
     let definition = try! DefinitionLoader().parse(yaml: threeMaps, path: "/bench/three-maps.yaml").get()
     EngineBench.submit(count, of: definition, to: store, runAt: delay > 0 ? Date() + delay : nil)
     return true

@@ -17,8 +17,9 @@ import BenchmarkSupport
 import Foundation
 import GRDBSQLite
 import JobEngine
+import JobStore
+@_spi(Maintenance) import JobStoreSQLite
 import StoreCycle
-@_spi(Maintenance) import JobStore
 
 #if canImport(Glibc)
 import Glibc
@@ -66,7 +67,7 @@ if only.contains("a") {
     func storeCycleRate() -> Double {
         let folder = temporaryFolder("engine-bench-cycle")
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let store = try! SQLiteJobStore(JobStoreConfiguration(path: folder + "/jobd.sqlite"))
+        let store = try! SQLiteJobStore(SQLiteJobStoreConfiguration(path: folder + "/jobd.sqlite"))
         return blocking {
             let outcome = try await ClaimCycles.run(store, jobs: inProcessJobs, mode: .sequential)
             try await store.close()

@@ -17,8 +17,10 @@
 import BenchmarkSupport
 import Foundation
 import JobConfig
+import JobConfigStore
 import JobControl
 import JobStore
+import JobStoreSQLite
 import Spawn
 
 #if canImport(Glibc)
@@ -68,7 +70,7 @@ while (try? ControlClient.status(socketPath: socket)) == nil {
 }
 let pid = daemon.pid
 
-let store = try! SQLiteJobStore(JobStoreConfiguration(path: folder + "/jobd.sqlite", checkpointInterval: nil))
+let store = try! SQLiteJobStore(SQLiteJobStoreConfiguration(path: folder + "/jobd.sqlite", checkpointInterval: nil))
 
 // MARK: a. Submit-to-start latency
 

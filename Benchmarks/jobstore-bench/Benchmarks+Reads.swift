@@ -1,6 +1,8 @@
 import BenchmarkSupport
 import Foundation
-@_spi(Maintenance) import JobStore
+import JobStore
+@_spi(Maintenance) import JobStoreSQLite
+import JobValues
 
 extension Benchmarks {
     /// Read latencies on a database of `jobs` jobs (3 stages each), built
@@ -58,7 +60,7 @@ extension Benchmarks {
         for _ in 0..<count {
             let start = ContinuousClock.now
             try await body()
-            samples.append((ContinuousClock.now - start).seconds * 1000)
+            samples.append((ContinuousClock.now - start).timeInterval * 1000)
         }
         return samples
     }

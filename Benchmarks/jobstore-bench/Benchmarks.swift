@@ -1,6 +1,7 @@
 import BenchmarkSupport
 import Foundation
-@_spi(Maintenance) import JobStore
+import JobStore
+@_spi(Maintenance) import JobStoreSQLite
 import StoreCycle
 import Synchronization
 

@@ -1,5 +1,6 @@
 import Foundation
 import JobStore
+import JobStoreSQLite
 import Synchronization
 
 /// Child processes for the JobStore tests. Each prints one line per
@@ -55,7 +56,7 @@ enum ChildCommands {
     /// each keyed submit and `done N` at the end; any error exits 1.
     static func contend(path: String, worker: Int, jobs: Int) async {
         do {
-            let store = try SQLiteJobStore(JobStoreConfiguration(path: path, busyTimeout: .seconds(30)))
+            let store = try SQLiteJobStore(SQLiteJobStoreConfiguration(path: path, busyTimeout: .seconds(30)))
             let plan = [StagePlan(name: "a", kind: "then"), StagePlan(name: "b", kind: "done")]
             var created = 0
             for index in 0..<jobs {

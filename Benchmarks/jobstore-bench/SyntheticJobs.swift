@@ -1,5 +1,6 @@
 import Foundation
-@_spi(Maintenance) import JobStore
+import JobStore
+@_spi(Maintenance) import JobStoreSQLite
 
 /// Fills a database with realistic-looking jobs, fast, with SQL run inside
 /// SQLite: 7 definitions; of every 20 jobs one pending, one running, one

@@ -17,7 +17,10 @@
 //    at a time. Targets: p50 ≤ 10 ms, p99 ≤ 50 ms.
 import BenchmarkSupport
 import Foundation
-@_spi(Maintenance) import JobStore
+import JobStore
+@_spi(Maintenance) import JobStoreSQLite
+@_spi(Maintenance) import JobStorePostgres
+import JobValues
 
 let arguments = BenchArguments(
     usage: "postgres-bench --socket DIR --port N [--quick] [--jobs N] [--workers W] [--latency-jobs N] [--tsv FILE]",
@@ -37,8 +40,8 @@ guard FileManager.default.isExecutableFile(atPath: jobd) else {
 }
 print("postgres-bench: \(jobd); PostgreSQL at \(socket) port \(port); \(Machine.summary)")
 
-func configuration(schema: String) -> PostgresStoreConfiguration {
-    var configuration = PostgresStoreConfiguration(
+func configuration(schema: String) -> PostgresJobStoreConfiguration {
+    var configuration = PostgresJobStoreConfiguration(
         endpoint: .unixSocket(path: "\(socket)/.s.PGSQL.\(port)"), user: "postgres", password: nil,
         database: "postgres", schema: schema)
     configuration.maxConnections = 4

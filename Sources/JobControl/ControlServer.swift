@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Synchronization
+import JobValues
 
 #if canImport(Glibc)
 import Glibc

@@ -1,4 +1,5 @@
 import Foundation
+import JobValues
 
 #if canImport(Glibc)
 import Glibc
@@ -111,16 +112,5 @@ public struct LineBuffer: Sendable {
         }
         bytes.append(contentsOf: chunk)
         return bytes.count <= limit ? .incomplete : .tooLong
-    }
-}
-
-extension Duration {
-    /// Whole milliseconds, rounded up, at least 0 (for `poll`).
-    var roundedUpMilliseconds: Int64 {
-        let (seconds, attoseconds) = components
-        guard seconds >= 0, attoseconds >= 0 else { return 0 }
-        let (ms, overflow) = seconds.multipliedReportingOverflow(by: 1000)
-        if overflow { return .max }
-        return ms + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import JobConfig
+import JobConfigStore
 import JobControl
 import JobDashboard
 import JobEngine
@@ -13,9 +14,11 @@ import ServiceLifecycle
 extension Daemon {
     /// `/metrics` and the dashboard on `http.listen`, as a service of jobd's
     /// group.
-    func httpService(_ http: HTTPConfig) -> HTTPListenerService {
+    func httpService(_ http: HTTPConfiguration) -> HTTPListenerService {
         let source = StoreDashboardSource(store: store) { [self] in await dashboardSnapshot() }
-        let dashboard = Dashboard(source: source, actions: DashboardActions(store))
+        let dashboard = Dashboard(source: source, actions: DashboardActions(store)) { [store] in
+            (store as? any ReleasesIdleMemory)?.releaseIdleMemory()
+        }
         state.withAnnouncedLock { $0.dashboard = dashboard }
         let access: DashboardAccess?
         let accessError: UserTableError?

@@ -1,10 +1,12 @@
 import Foundation
 import JobControl
+import JobDatabase
 import JobDashboard
 import JobConfig
 import JobEngine
 import JobMetrics
 import JobStore
+import JobStoreSQLite
 import JobValues
 import Locking
 import Logging
@@ -50,7 +52,7 @@ extension Daemon {
         }
         // What the engine cannot change while it runs keeps its old value.
         var applied = loaded.daemon
-        func keep<Value: Equatable>(_ key: WritableKeyPath<DaemonConfig, Value>, _ name: String, shown: String? = nil) {
+        func keep<Value: Equatable>(_ key: WritableKeyPath<DaemonConfiguration, Value>, _ name: String, shown: String? = nil) {
             guard applied[keyPath: key] != current[keyPath: key] else { return }
             logger.warning("`\(name)` changed: that takes a restart; this jobd keeps \(shown ?? "\(current[keyPath: key])")")
             applied[keyPath: key] = current[keyPath: key]

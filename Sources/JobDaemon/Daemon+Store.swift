@@ -1,59 +1,39 @@
 import Foundation
 import JobConfig
-import JobDashboard
+import JobDatabase
 import JobMetrics
 import JobStore
+import JobStorePostgres
+import JobStoreSQLite
 import JobValues
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// The database jobd.yaml names, opened: a SQLite file (one host) or a
-/// PostgreSQL database (several hosts sharing one queue).
-enum OpenedStore: Sendable {
-    case sqlite(SQLiteJobStore)
-    case postgres(PostgresJobStore)
-
-    var store: any DashboardStore {
-        switch self {
-        case let .sqlite(store): store
-        case let .postgres(store): store
-        }
-    }
-
-    var sqlite: SQLiteJobStore? {
-        if case let .sqlite(store) = self { return store }
-        return nil
-    }
-
-    var postgres: PostgresJobStore? {
-        if case let .postgres(store) = self { return store }
-        return nil
-    }
-
-    /// Writes what is queued and closes the database (for PostgreSQL, once
-    /// its service stopped).
-    func close() async throws {
-        switch self {
-        case let .sqlite(store): try await store.close()
-        case let .postgres(store): await store.close()
-        }
-    }
-}
-
 extension Daemon {
     /// Opens (creating or upgrading) the database of `config`. PostgreSQL is
     /// checked first (login, encoding, schema version, privileges: what
     /// `jobd --check` checks), so that a jobd that could not work stops at
     /// its start with one line.
-    static func openStore(_ config: DaemonConfig, metrics: JobMetrics) async throws -> OpenedStore {
-        guard config.usesPostgres else { return .sqlite(try openSQLite(config, metrics: metrics)) }
-        var configuration = try config.postgresConfiguration(applicationName: "jobd \(config.node)")
-        configuration.lockTimeout = lockTimeout(lease: config.lease)
-        configuration.idleInTransactionTimeout = idleInTransactionTimeout(lease: config.lease)
-        _ = try await PostgresJobStore.check(configuration, doing: "open the job database")
-        return .postgres(try await PostgresJobStore(configuration))
+    static func openStore(_ config: DaemonConfiguration, metrics: JobMetrics) async throws -> OpenedStore {
+        try await JobDatabase.open(
+            config.databaseLocation, maxValueBytes: config.store.valueCap.bytes, applicationName: "jobd \(config.node)",
+            sqlite: { configuration in
+                try makeFolder(of: configuration.path)
+                configuration.synchronous = config.store.durability == .full ? .full : .normal
+                // jobd's readers count the queue for STATUS (a sweep of the
+                // `jobs_state` index) and read little else: small caches keep its
+                // memory flat however long the queue.
+                configuration.readerCacheKiB = 1024
+                configuration.checkIntegrity = true
+                configuration.onCommit = { metrics.storeCommitted(duration: $0) }
+            },
+            postgres: { configuration in
+                configuration.lockTimeout = lockTimeout(lease: config.lease)
+                configuration.idleInTransactionTimeout = idleInTransactionTimeout(lease: config.lease)
+                _ = try await PostgresJobStore.check(configuration, doing: "open the job database")
+            })
     }
 
     /// How long one of jobd's statements waits for a row lock another
@@ -79,9 +59,10 @@ extension Daemon {
     /// `jobd --check` of a PostgreSQL database (a SQLite file is not
     /// touched: jobd creates it): connected to and checked, nothing changed.
     /// Gives the line to print and the exit status.
-    static func checkDatabase(_ config: DaemonConfig) async -> (line: String, status: Int32) {
+    static func checkDatabase(_ config: DaemonConfiguration, url: String) async -> (line: String, status: Int32) {
         do {
-            let configuration = try config.postgresConfiguration(applicationName: "jobd --check")
+            let configuration = try JobDatabase.postgresConfiguration(
+                url: url, maxValueBytes: config.store.valueCap.bytes, applicationName: "jobd --check")
             let report = try await PostgresJobStore.check(configuration)
             var line = "ok: database \(configuration): \(report)"
             if report.clockSkewIsReported {
@@ -109,25 +90,15 @@ extension Daemon {
         (error as? JobStoreError)?.message ?? "\(error)"
     }
 
-    private static func openSQLite(_ config: DaemonConfig, metrics: JobMetrics) throws -> SQLiteJobStore {
-        let folder = (config.database as NSString).deletingLastPathComponent
-        if !FileManager.default.fileExists(atPath: folder) {
-            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-            // Owner and group only, whatever the umask (the unit's model: group jobd).
-            guard chmod(folder, 0o770) == 0 else {
-                throw CocoaError(.fileWriteNoPermission, userInfo: [NSFilePathErrorKey: folder])
-            }
+    /// Makes the folder of a SQLite database file that jobd is to create,
+    /// if missing: owner and group only, whatever the umask (the unit's
+    /// model: group jobd).
+    private static func makeFolder(of path: String) throws {
+        let folder = (path as NSString).deletingLastPathComponent
+        guard !FileManager.default.fileExists(atPath: folder) else { return }
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        guard chmod(folder, 0o770) == 0 else {
+            throw CocoaError(.fileWriteNoPermission, userInfo: [NSFilePathErrorKey: folder])
         }
-        var configuration = JobStoreConfiguration(
-            path: config.database,
-            synchronous: config.store.durability == .full ? .full : .normal,
-            maxValueBytes: config.store.valueCap.bytes,
-            // jobd's readers count the queue for STATUS (a sweep of the
-            // `jobs_state` index) and read little else: small caches keep its
-            // memory flat however long the queue.
-            readerCacheKiB: 1024,
-            checkIntegrity: true)
-        configuration.onCommit = { metrics.storeCommitted(duration: $0) }
-        return try SQLiteJobStore(configuration)
     }
 }

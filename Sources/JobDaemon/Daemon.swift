@@ -1,12 +1,14 @@
 import Foundation
 import JobConfig
 import JobControl
+import JobDatabase
 import JobDashboard
 import JobEngine
 import JobHTTP
 import JobMetrics
 import JobProcesses
 import JobStore
+import JobStorePostgres
 import JobValues
 import Locking
 import Logging
@@ -30,7 +32,7 @@ public final class Daemon: Sendable {
     let notifier: SystemdNotifier
     /// The database: a SQLite file, or PostgreSQL shared with other hosts.
     let opened: OpenedStore
-    let store: any DashboardStore
+    let store: any JobStore
     /// This jobd's name in leases and leader leases: `NODE/PID/TAG`.
     let owner: String
     /// Who leads the chores shared among jobds, and the database's health.
@@ -44,7 +46,7 @@ public final class Daemon: Sendable {
 
     struct State {
         /// The configuration in force (database and socket as opened).
-        var config: DaemonConfig
+        var config: DaemonConfiguration
         var lastStatus = ""
         /// Set by the first SIGTERM/SIGINT (or a fatal failure).
         var stopping = false
@@ -105,7 +107,7 @@ public final class Daemon: Sendable {
             prometheus: prometheus)
         let server: ControlServer
         do {
-            let group = config.usesPostgres ? nil : config.database
+            let group = config.databaseLocation.sqlitePath
             server = try ControlServer(path: config.socket, groupOf: group) { [weak daemon] request, reply in
                 guard let daemon else { return reply(ControlReply(ok: false, error: "jobd is stopping")) }
                 daemon.answer(request, reply: reply)
@@ -224,7 +226,7 @@ public final class Daemon: Sendable {
 extension EngineConfiguration {
     /// What of jobd.yaml the engine runs by.
     /// Expired leases are requeued by the `maintenance` leader (MaintenanceService), not by each engine.
-    init(_ config: DaemonConfig, owner: String, logger: Logger, metrics: JobMetrics) {
+    init(_ config: DaemonConfiguration, owner: String, logger: Logger, metrics: JobMetrics) {
         self.init(
             queues: config.queues.mapValues(\.concurrency), pools: config.pools, killGrace: config.killGrace,
             outputLimit: config.store.valueCap.bytes, owner: owner, leaseDuration: config.lease,
@@ -233,7 +235,7 @@ extension EngineConfiguration {
 }
 
 extension Logger.Level {
-    init(_ level: LogConfig.Level) {
+    init(_ level: LogConfiguration.Level) {
         self = Logger.Level(rawValue: level.rawValue) ?? .info
     }
 }

@@ -3,6 +3,7 @@ import Foundation
 import JobConfig
 import JobControl
 import JobHTTP
+import JobValues
 import Logging
 
 /// `jobd [--config PATH] [--check]`: the command line.
@@ -64,8 +65,8 @@ public struct JobdCommand: AsyncParsableCommand {
         let result = Configuration.load(at: location)
         if check {
             var status = Self.report(result, location: location)
-            if status == JobdExit.ok, let config = result.value?.daemon, config.usesPostgres {
-                let database = await Daemon.checkDatabase(config)
+            if status == JobdExit.ok, let config = result.value?.daemon, case let .postgres(url) = config.databaseLocation {
+                let database = await Daemon.checkDatabase(config, url: url)
                 print(database.line)
                 status = database.status
             }

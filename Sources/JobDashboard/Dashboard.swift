@@ -28,20 +28,33 @@ public struct Dashboard: Sendable {
     /// - Parameters:
     ///   - renderQueue: a concurrent queue of this dashboard's own unless given.
     ///   - concurrentPages: pages made at once; `waitingPages`: how many may wait.
+    ///   - releaseIdleMemory: called once no page has been made for a
+    ///     couple of seconds, on a Dispatch thread it may block (jobd: the
+    ///     store's `releaseIdleMemory()`).
     public init(
         source: any DashboardDataSource,
         renderQueue: DispatchQueue = DispatchQueue(label: "jobd.dashboard.render", qos: .utility, attributes: .concurrent),
         concurrentPages: Int = Dashboard.concurrentPages, waitingPages: Int = Dashboard.waitingPages,
-        actions: DashboardActions? = nil
+        actions: DashboardActions? = nil,
+        releaseIdleMemory: @escaping @Sendable () -> Void = {}
     ) {
         self.source = source
         self.actions = actions
         self.renderQueue = renderQueue
         // A page's reads and rendering allocate megabytes on whichever
         // threads made it; glibc keeps what they freed in its per-thread
-        // arenas. Handing it back once no page is being made lets jobd's
-        // memory return to where it was before a burst of pages.
-        self.gate = RenderGate(concurrency: concurrentPages, queueLimit: waitingPages) { MemoryTrim.releaseFreeMemory() }
+        // arenas, and the store's read connections keep the pages they read
+        // in their caches. Handing both back once no page is being made
+        // lets jobd's memory return to where it was before a burst of pages:
+        // glibc's at once, the store's after a quiet spell, so that a user
+        // paging through the dashboard does not empty the caches each time.
+        self.gate = RenderGate(
+            concurrency: concurrentPages, queueLimit: waitingPages,
+            onIdle: { MemoryTrim.releaseFreeMemory() },
+            onSettled: {
+                releaseIdleMemory()
+                MemoryTrim.releaseFreeMemory()
+            })
     }
 
     /// Stops making pages: requests waiting for a turn, and later ones, are

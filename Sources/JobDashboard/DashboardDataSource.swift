@@ -1,13 +1,13 @@
 import Foundation
 public import JobStore
 
-/// Everything the pages read. The store's reads, the dashboard's own
-/// reads the store protocol does not have, and the daemon's snapshot.
+/// Everything the pages read: the store's reads (``JobReadStore``) and
+/// the daemon's snapshot.
 ///
-/// ``StoreDashboardSource`` implements it over a ``DashboardStore``; a test
+/// ``StoreDashboardSource`` implements it over a ``JobReadStore``; a test
 /// may implement it over fixed data.
 public protocol DashboardDataSource: Sendable {
-    /// A page of jobs, newest first (``JobStore/list(_:)``).
+    /// A page of jobs, newest first (``JobReadStore/list(_:)``).
     func list(_ query: JobQuery) async throws -> JobPage
     /// What a job's page shows, read within the query's bounds; nil: no such job.
     func jobPage(_ query: JobPageQuery) async throws -> JobPageRead?
@@ -19,27 +19,14 @@ public protocol DashboardDataSource: Sendable {
     func snapshot() async -> DashboardSnapshot
 }
 
-/// A store the dashboard can read: the ``JobStore`` protocol and the
-/// reads `SQLiteJobStore+Dashboard.swift` and `PostgresJobStore+Dashboard.swift` add.
-public protocol DashboardStore: JobStore {
-    func resolvedPerMinute(from start: Date, to end: Date) async throws -> [ResolvedMinute]
-    func jobCountsByPool() async throws -> [PoolJobCounts]
-    func jobPage(_ query: JobPageQuery) async throws -> JobPageRead?
-    /// One whole value or error of a job; nil: not there.
-    func jobValue(_ id: Int64, _ place: JobPageRead.ValuePlace) async throws -> Data?
-}
-
-extension SQLiteJobStore: DashboardStore {}
-extension PostgresJobStore: DashboardStore {}
-
 /// The pages' data: reads from a store, the rest from the daemon.
 public struct StoreDashboardSource: DashboardDataSource {
-    public let store: any DashboardStore
+    public let store: any JobReadStore
     private let makeSnapshot: @Sendable () async -> DashboardSnapshot
 
     /// - Parameter snapshot: called once per page: the daemon's pools,
     ///   schedules and build info, and the time to render for.
-    public init(store: any DashboardStore, snapshot: @escaping @Sendable () async -> DashboardSnapshot) {
+    public init(store: any JobReadStore, snapshot: @escaping @Sendable () async -> DashboardSnapshot) {
         self.store = store
         self.makeSnapshot = snapshot
     }

@@ -19,6 +19,9 @@ final class RenderGate: Sendable {
         var waiting: [(id: UInt64, continuation: CheckedContinuation<Turn, Never>)] = []
         var nextID: UInt64 = 0
         var stopped = false
+        /// Pages let in or queued so far: a settle check scheduled when the
+        /// gate went idle sees whether another page came since.
+        var arrivals: UInt64 = 0
     }
 
     let concurrency: Int
@@ -26,12 +29,21 @@ final class RenderGate: Sendable {
     /// Called, off the caller's thread, each time the last page being made
     /// is done and none waits.
     let onIdle: @Sendable () -> Void
+    /// Called, off the caller's thread, when the gate has stayed idle for
+    /// `settleDelay` after a page: once per quiet spell, not per page.
+    let onSettled: @Sendable () -> Void
+    let settleDelay: DispatchTimeInterval
     private let state = Mutex(State())
 
-    init(concurrency: Int, queueLimit: Int, onIdle: @escaping @Sendable () -> Void = {}) {
+    init(
+        concurrency: Int, queueLimit: Int, onIdle: @escaping @Sendable () -> Void = {},
+        settleDelay: DispatchTimeInterval = .seconds(2), onSettled: @escaping @Sendable () -> Void = {}
+    ) {
         self.concurrency = max(1, concurrency)
         self.queueLimit = max(0, queueLimit)
         self.onIdle = onIdle
+        self.settleDelay = settleDelay
+        self.onSettled = onSettled
     }
 
     /// `body` once a place is free, or `refused(turn)` when none will be.
@@ -49,9 +61,11 @@ final class RenderGate: Sendable {
             if state.stopped { return .turn(.stopping) }
             if state.running < concurrency {
                 state.running += 1
+                state.arrivals += 1
                 return .turn(.granted)
             }
             if state.waiting.count >= queueLimit { return .turn(.busy) }
+            state.arrivals += 1
             defer { state.nextID += 1 }
             return .wait(state.nextID)
         }
@@ -82,16 +96,21 @@ final class RenderGate: Sendable {
     }
 
     private func leave() {
-        let (next, idle) = state.withLock { state -> (CheckedContinuation<Turn, Never>?, Bool) in
+        let (next, idleAfter) = state.withLock { state -> (CheckedContinuation<Turn, Never>?, UInt64?) in
             guard !state.stopped, !state.waiting.isEmpty else {
                 state.running -= 1
-                return (nil, state.running == 0)
+                return (nil, state.running == 0 ? state.arrivals : nil)
             }
             // The place passes to the first waiter: `running` stays.
-            return (state.waiting.removeFirst().continuation, false)
+            return (state.waiting.removeFirst().continuation, nil)
         }
         next?.resume(returning: .granted)
-        if idle { DispatchQueue.global(qos: .utility).async(execute: onIdle) }
+        guard let arrivals = idleAfter else { return }
+        DispatchQueue.global(qos: .utility).async(execute: onIdle)
+        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + settleDelay) { [self] in
+            let settled = state.withLock { $0.running == 0 && $0.arrivals == arrivals }
+            if settled { onSettled() }
+        }
     }
 
     /// Requests waiting for a place now.

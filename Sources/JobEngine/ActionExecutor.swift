@@ -226,13 +226,3 @@ private final class FailureList: Sendable {
         return EngineError(code, "every action of the race failed:\n" + all.map(\.message).joined(separator: "\n"))
     }
 }
-
-extension Duration {
-    /// For `DispatchTime` arithmetic (nanosecond precision).
-    var dispatchInterval: DispatchTimeInterval {
-        let (seconds, attoseconds) = components
-        let nanos = seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        guard !nanos.overflow, nanos.partialValue < Int64(Int.max) else { return .never }
-        return .nanoseconds(Int(nanos.partialValue + attoseconds / 1_000_000_000))
-    }
-}

@@ -10,7 +10,7 @@ import Synchronization
 /// SQLite, the one host's), so comparing them with this host's wall clock
 /// would make a host minutes off reject jobs at once, let them overrun, or
 /// fire schedules early. Each reading of the database's clock
-/// (``JobStore/databaseTime()``) is an anchor; between readings, time is
+/// (``JobRunStore/databaseTime()``) is an anchor; between readings, time is
 /// counted on from the last anchor on the monotonic clock, which no step
 /// of the wall clock moves. Until the first reading, the host's clock
 /// stands in.

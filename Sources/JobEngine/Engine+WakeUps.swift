@@ -3,7 +3,7 @@ import JobStore
 import Logging
 
 extension Engine {
-    /// Acts on what the store hears from other processes (``JobStore/wakeUps()``)
+    /// Acts on what the store hears from other processes (``JobRunStore/wakeUps()``)
     /// until the calling task is cancelled or the stream ends:
     ///
     /// - `.runnable(pool)`: that pool claims now (and, if nothing is

@@ -92,7 +92,7 @@ public final class Engine: Sendable {
     ///   - customAction: replaces a stage's action when it returns a
     ///     promise (tests: an action that loses its resolver).
     public init(
-        configuration: EngineConfiguration, definitions: [JobDefinition], store: any JobStore,
+        configuration: EngineConfiguration, definitions: [JobDefinition], store: any EngineStore,
         processRunner: ProcessRunner, customAction: CustomAction? = nil
     ) {
         let deadlines = TimerHeap()
@@ -299,7 +299,7 @@ public final class Engine: Sendable {
         state.withAnnouncedLock { $0.running.values.map(\.run).filter { $0.id == id } }
     }
 
-    /// The leases of the jobs running here, for ``JobStore/requeueExpiredLeases(sparing:completion:)``
+    /// The leases of the jobs running here, for ``JobRunStore/requeueExpiredLeases(sparing:completion:)``
     /// to leave alone, whatever the wall clock says of their expiry.
     public var runningLeases: [Lease] {
         state.withAnnouncedLock { $0.running.values.map(\.run.lease) }

@@ -100,7 +100,7 @@ public struct EngineConfiguration: Sendable {
     }
 
     /// `NODE/PID/TAG` (``LeaseOwner``), the node being the host name unless given.
-    public static func defaultOwner(node: String = DaemonConfig.defaultNode()) -> String {
+    public static func defaultOwner(node: String = DaemonConfiguration.defaultNode()) -> String {
         LeaseOwner.current(node: node).description
     }
 }

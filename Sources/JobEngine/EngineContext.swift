@@ -8,7 +8,7 @@ import Logging
 /// copy it started with; `Engine.reload` makes new ones with new queues and
 /// executor.
 struct EngineContext: Sendable {
-    let store: any JobStore
+    let store: any EngineStore
     var queues: StageQueues
     var executor: ActionExecutor
     let configuration: EngineConfiguration

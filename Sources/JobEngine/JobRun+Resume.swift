@@ -3,6 +3,7 @@ import JobConfig
 import JobStore
 import Logging
 import Promises
+import JobValues
 
 /// Where a claimed job starts: its first stage for a fresh job; after a
 /// crash, the first stage without a result, with the chain's outcome as the

@@ -5,6 +5,7 @@ import JobStore
 import Locking
 import Logging
 import Synchronization
+import JobValues
 
 /// Claims the jobs of one pool: never more running than the pool's size,
 /// highest priority first then the oldest (the store's order), and a

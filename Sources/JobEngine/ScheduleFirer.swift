@@ -1,11 +1,13 @@
 import Foundation
 import JobCalendar
 import JobConfig
+import JobConfigStore
 import JobMetrics
 import JobStore
 import Locking
 import Logging
 import Synchronization
+import JobValues
 
 /// Fires the schedules of the definitions an engine runs: each occurrence
 /// becomes one job (its `scheduled_for` the occurrence's time), exactly once
@@ -24,7 +26,7 @@ import Synchronization
 /// other: its failure is logged when it first happens and then at most
 /// every ``failureLogInterval``, and it is tried again at each tick.
 final class ScheduleFirer: Sendable {
-    let store: any JobStore
+    let store: any JobScheduleStore
     let hostZone: TimeZone
     let metrics: JobMetrics
     let log: @Sendable (Logger.Level, String) -> Void
@@ -97,7 +99,7 @@ final class ScheduleFirer: Sendable {
 
     private let state = Mutex(State())
 
-    init(store: any JobStore, hostZone: TimeZone, metrics: JobMetrics, log: @escaping @Sendable (Logger.Level, String) -> Void) {
+    init(store: any JobScheduleStore, hostZone: TimeZone, metrics: JobMetrics, log: @escaping @Sendable (Logger.Level, String) -> Void) {
         self.store = store
         self.hostZone = hostZone
         self.metrics = metrics

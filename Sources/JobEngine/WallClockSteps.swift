@@ -48,8 +48,7 @@ public final class WallClockSteps: Sendable {
 
     /// CLOCK_MONOTONIC in seconds.
     public static let suspendingSeconds: @Sendable () -> TimeInterval = {
-        let elapsed = SuspendingClock.now - origin
-        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        (SuspendingClock.now - origin).timeInterval
     }
 
     private static let origin = SuspendingClock.now

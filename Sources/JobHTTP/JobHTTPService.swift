@@ -2,10 +2,10 @@ import Foundation
 import Glibc
 import Hummingbird
 import HummingbirdCore
-public import NIOCore
-public import JobConfig
 public import JobDashboard
+public import JobValues
 public import Logging
+public import NIOCore
 public import ServiceLifecycle
 import Synchronization
 

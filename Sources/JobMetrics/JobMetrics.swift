@@ -1,5 +1,6 @@
 public import CoreMetrics
 import Synchronization
+import JobValues
 
 /// What jobd measures, one call per event: the engine calls these where the
 /// events happen (docs/dashboard.md lists the call sites).
@@ -129,17 +130,6 @@ public final class JobMetrics: Sendable {
     /// A schedule occurrence came due and was fired or skipped.
     public func scheduleOccurrence(definition: String, outcome: ScheduleOutcome) {
         occurrences.handle([("definition", definition), ("outcome", outcome.rawValue)]).increment()
-    }
-}
-
-extension Duration {
-    /// Whole nanoseconds, saturating (a negative duration, from a clock
-    /// stepped back, counts as 0).
-    var nanoseconds: Int64 {
-        let (seconds, attoseconds) = components
-        guard seconds >= 0, attoseconds >= 0 else { return 0 }
-        let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        return overflow ? .max : whole + attoseconds / 1_000_000_000
     }
 }
 

@@ -1,5 +1,6 @@
 import CProcessSupport
 import Dispatch
+import JobValues
 
 #if canImport(Glibc)
 import Glibc
@@ -233,16 +234,4 @@ extension RunningProcess.State {
 func deadline(after delay: Duration) -> Int64 {
     let (sum, overflow) = jobd_monotonic_ns().addingReportingOverflow(delay.nanoseconds)
     return overflow ? .max : sum
-}
-
-extension Duration {
-    /// Whole nanoseconds, clamped to `Int64` (about 292 years).
-    var nanoseconds: Int64 {
-        let (seconds, attoseconds) = components
-        guard seconds >= 0 else { return 0 }
-        let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        guard !overflow else { return .max }
-        let (total, overflow2) = whole.addingReportingOverflow(attoseconds / 1_000_000_000)
-        return overflow2 ? .max : total
-    }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import JobValues
 
 /// The database's clock as one round trip read it: `time` is the
 /// database's time at the monotonic instant `at` (the middle of the round
@@ -26,7 +27,7 @@ public struct DatabaseTime: Sendable, Hashable {
     }
 }
 
-extension JobStore {
+extension JobRunStore {
     /// The host's own clock: a SQLite database is on this host, and its
     /// timestamps are this host's.
     public func databaseTime() async throws -> DatabaseTime {

@@ -15,9 +15,9 @@ public struct Job: Sendable, Hashable {
     public var input: Data?
     public var result: Data?
     public var error: String?
-    /// 1 for the first run; ``JobStore/retry(_:delay:)`` adds one.
+    /// 1 for the first run; ``JobControlStore/retry(_:delay:)`` adds one.
     public var attempt: Int
-    /// Set by ``JobStore/requestCancellation(of:)`` on a running job; the
+    /// Set by ``JobControlStore/requestCancellation(of:)`` on a running job; the
     /// engine reads it (``LeaseRenewal/cancellationRequested``) and stops the job.
     public var cancelRequested: Bool
     /// How many times the job was claimed; more than `attempt` means it was
@@ -32,6 +32,33 @@ public struct Job: Sendable, Hashable {
     public var finishedAt: Date?
     /// The schedule occurrence the job fires for, or `nil` for a job submitted by hand.
     public var scheduledFor: Date?
+
+    package init(
+        id: Int64, definition: String, pool: String, state: JobState, priority: Int, idempotencyKey: String? = nil,
+        input: Data? = nil, result: Data? = nil, error: String? = nil, attempt: Int, cancelRequested: Bool,
+        claims: Int, leaseOwner: String? = nil, leaseExpiresAt: Date? = nil, runAt: Date, createdAt: Date,
+        startedAt: Date? = nil, finishedAt: Date? = nil, scheduledFor: Date? = nil
+    ) {
+        self.id = id
+        self.definition = definition
+        self.pool = pool
+        self.state = state
+        self.priority = priority
+        self.idempotencyKey = idempotencyKey
+        self.input = input
+        self.result = result
+        self.error = error
+        self.attempt = attempt
+        self.cancelRequested = cancelRequested
+        self.claims = claims
+        self.leaseOwner = leaseOwner
+        self.leaseExpiresAt = leaseExpiresAt
+        self.runAt = runAt
+        self.createdAt = createdAt
+        self.startedAt = startedAt
+        self.finishedAt = finishedAt
+        self.scheduledFor = scheduledFor
+    }
 }
 
 /// One stage of a job: one row of the `stages` table.
@@ -54,6 +81,25 @@ public struct Stage: Sendable, Hashable {
     /// `EngineError.Code`: `stage-failed`, `cancelled`, …); nil for a stage
     /// that was not rejected, or rejected before the store kept codes.
     public var errorCode: String?
+
+    package init(
+        jobID: Int64, position: Int, name: String, kind: String, state: StageState, value: Data? = nil,
+        error: String? = nil, exitCode: Int32? = nil, attempts: Int, startedAt: Date? = nil, finishedAt: Date? = nil,
+        errorCode: String? = nil
+    ) {
+        self.jobID = jobID
+        self.position = position
+        self.name = name
+        self.kind = kind
+        self.state = state
+        self.value = value
+        self.error = error
+        self.exitCode = exitCode
+        self.attempts = attempts
+        self.startedAt = startedAt
+        self.finishedAt = finishedAt
+        self.errorCode = errorCode
+    }
 }
 
 /// A job with its stages in pipeline order.
@@ -76,4 +122,13 @@ public struct JobEvent: Sendable, Hashable {
     public var kind: String
     public var message: String
     public var createdAt: Date
+
+    package init(id: Int64, jobID: Int64? = nil, position: Int? = nil, kind: String, message: String, createdAt: Date) {
+        self.id = id
+        self.jobID = jobID
+        self.position = position
+        self.kind = kind
+        self.message = message
+        self.createdAt = createdAt
+    }
 }

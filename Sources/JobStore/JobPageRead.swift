@@ -130,7 +130,7 @@ extension JobPageRead.ValuePlace {
     }
 
     /// The table, the column and the row's conditions beyond `job_id`.
-    var source: (table: String, column: String, attempt: Int?, position: Int?) {
+    package var source: (table: String, column: String, attempt: Int?, position: Int?) {
         switch self {
         case .input: ("jobs", "input", nil, nil)
         case .result: ("jobs", "result", nil, nil)

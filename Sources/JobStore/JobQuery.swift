@@ -76,7 +76,7 @@ public struct UnreadableRow: Sendable, Hashable {
     }
 }
 
-/// What ``JobStore/requestCancellation(of:)`` did.
+/// What ``JobControlStore/requestCancellation(of:)`` did.
 public enum CancellationOutcome: Sendable, Hashable {
     /// The job was pending: it is now cancelled and will never run.
     case cancelled

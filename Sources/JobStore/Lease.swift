@@ -24,21 +24,21 @@ public struct Lease: Sendable, Hashable {
 
 /// A lease as `requeueExpiredLeases(sparing:)` matches it: without its
 /// expiry, which the caller's copy and the database's may read differently.
-struct SparedLease: Hashable {
-    var jobID: Int64
-    var owner: String
-    var claim: Int
+package struct SparedLease: Hashable {
+    package var jobID: Int64
+    package var owner: String
+    package var claim: Int
 
-    init(jobID: Int64, owner: String, claim: Int) {
+    package init(jobID: Int64, owner: String, claim: Int) {
         (self.jobID, self.owner, self.claim) = (jobID, owner, claim)
     }
 
-    init(_ lease: Lease) {
+    package init(_ lease: Lease) {
         self.init(jobID: lease.jobID, owner: lease.owner, claim: lease.claim)
     }
 }
 
-/// A job handed to an engine by ``JobStore/claim(pool:owner:limit:leaseDuration:)``.
+/// A job handed to an engine by ``JobRunStore/claim(pool:owner:limit:leaseDuration:)``.
 public struct ClaimedJob: Sendable, Hashable {
     public var job: Job
     /// The stage plan and what was already recorded, in pipeline order.
@@ -65,7 +65,7 @@ public struct ClaimedJob: Sendable, Hashable {
     }
 }
 
-/// What ``JobStore/renew(_:leaseDuration:)`` did.
+/// What ``JobRunStore/renew(_:leaseDuration:)`` did.
 public struct LeaseRenewal: Sendable, Hashable {
     /// The leases that were still held, with their new expiry.
     public var renewed: [Lease]

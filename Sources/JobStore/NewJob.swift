@@ -1,4 +1,5 @@
 import Foundation
+import JobValues
 
 /// One stage of a job's plan, known from its definition at submit time.
 public struct StagePlan: Sendable, Hashable {
@@ -79,18 +80,5 @@ public struct Submission: Sendable, Hashable {
     public init(id: Int64, created: Bool) {
         self.id = id
         self.created = created
-    }
-}
-
-extension Duration {
-    /// The duration in seconds, for `Date` arithmetic.
-    public var timeInterval: TimeInterval {
-        let (seconds, attoseconds) = components
-        return Double(seconds) + Double(attoseconds) / 1e18
-    }
-
-    var milliseconds: Int64 {
-        let (seconds, attoseconds) = components
-        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
     }
 }

@@ -46,7 +46,7 @@ public struct ScheduleOccurrence: Sendable, Hashable {
     }
 }
 
-/// What ``JobStore/fireOccurrence(_:)`` did.
+/// What ``JobScheduleStore/fireOccurrence(_:)`` did.
 public enum OccurrenceOutcome: Sendable, Hashable {
     /// This call submitted job `id` for the occurrence.
     case fired(Int64)
@@ -65,14 +65,14 @@ public enum OccurrenceOutcome: Sendable, Hashable {
 
 extension ScheduleOccurrence {
     /// The event recorded on the running job when this occurrence is skipped.
-    func skippedMessage() -> String {
+    package func skippedMessage() -> String {
         "schedule \(schedule) of \(definition): the occurrence at \(Timestamp.text(at)) was skipped "
             + "because this job had not ended (overlap: skip)"
     }
 
     /// The event recorded on job `job`, of another schedule of the
     /// definition, when this occurrence falls on the same instant.
-    func coincidedMessage(job: Int64) -> String {
+    package func coincidedMessage(job: Int64) -> String {
         "schedule \(schedule) of \(definition): the occurrence at \(Timestamp.text(at)) made no job of its own: "
             + "this job, of another schedule of the definition, is for the same instant"
     }

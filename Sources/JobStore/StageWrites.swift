@@ -11,7 +11,7 @@ public struct StageStart: Sendable, Hashable {
     /// hold it back briefly, to commit it with other writes, and drop it
     /// when the stage's result — which records its attempt and start too —
     /// comes first. The SQLite store holds it up to
-    /// ``JobStoreConfiguration/deferredWriteWait`` (50 ms).
+    /// ``SQLiteJobStoreConfiguration/deferredWriteWait`` (50 ms).
     public var deferrable: Bool
 
     public init(lease: Lease, position: Int, attempt: Int = 1, at: Date = Date(), deferrable: Bool = false) {
@@ -46,7 +46,7 @@ public struct StageResult: Sendable, Hashable {
     /// 1-based attempt at this stage; stored in `stages.attempts`.
     public var attempt: Int
     /// When the attempt started, for an engine that records start and end in
-    /// one write instead of calling ``JobStore/recordStageStart(_:completion:)``.
+    /// one write instead of calling ``JobRunStore/recordStageStart(_:completion:)``.
     public var startedAt: Date?
     /// When the attempt ended.
     public var at: Date

@@ -4,7 +4,7 @@ import Foundation
 /// that they refuse the same things with the same messages.
 extension NewJob {
     /// Refuses a batch with a bad job in it, before anything is written.
-    static func check(_ jobs: [NewJob], cap: Int) throws {
+    package static func check(_ jobs: [NewJob], cap: Int) throws {
         func require(_ condition: Bool, _ message: @autoclosure () -> String) throws {
             if !condition { throw JobStoreError(.invalidArgument, message()) }
         }
@@ -28,13 +28,13 @@ extension NewJob {
 }
 
 /// A stage result as its columns, checked against the value cap.
-struct StoredStageResult {
-    var state: StageState
-    var value: Data?
-    var error: String?
-    var errorCode: String?
+package struct StoredStageResult {
+    package var state: StageState
+    package var value: Data?
+    package var error: String?
+    package var errorCode: String?
 
-    init(_ result: StageResult, cap: Int) throws {
+    package init(_ result: StageResult, cap: Int) throws {
         switch result.outcome {
         case .fulfilled(let data): (state, value) = (.fulfilled, data)
         case .rejected(let message): (state, error, errorCode) = (.rejected, message, result.errorCode)
@@ -47,12 +47,12 @@ struct StoredStageResult {
 }
 
 /// A job's end as its columns, checked against the value cap.
-struct StoredJobFinish {
-    var state: JobState
-    var result: Data?
-    var error: String?
+package struct StoredJobFinish {
+    package var state: JobState
+    package var result: Data?
+    package var error: String?
 
-    init(_ finish: JobFinish, cap: Int) throws {
+    package init(_ finish: JobFinish, cap: Int) throws {
         switch finish.outcome {
         case .fulfilled(let data): (state, result) = (.fulfilled, data)
         case .rejected(let message): (state, error) = (.rejected, message)
@@ -68,7 +68,7 @@ extension JobStoreError {
     /// Why a write fenced by `lease` changed nothing, from the job as it is
     /// now (`nil` if there is no such job); `nil` if the lease still holds
     /// (then the stage named does not exist: ``noSuchStage(_:position:doing:count:)``).
-    static func fence(
+    package static func fence(
         _ lease: Lease, position: Int?, doing what: String, job: (state: String, owner: String?, claims: Int)?
     ) -> JobStoreError? {
         let target = fenceTarget(lease, position)
@@ -95,7 +95,7 @@ extension JobStoreError {
             jobID: lease.jobID)
     }
 
-    static func noSuchStage(_ lease: Lease, position: Int?, doing what: String, count: Int) -> JobStoreError {
+    package static func noSuchStage(_ lease: Lease, position: Int?, doing what: String, count: Int) -> JobStoreError {
         JobStoreError(
             .invalidArgument,
             "cannot \(what) \(fenceTarget(lease, position)): the job has \(count) stages (positions 0…\(max(count - 1, 0)))",
@@ -107,12 +107,12 @@ extension JobStoreError {
     }
 
     /// The error message of the stage a resolution cut short.
-    static func interruptedMessage(_ state: JobState) -> String {
+    package static func interruptedMessage(_ state: JobState) -> String {
         "interrupted: the job was \(state.rawValue) while this stage ran"
     }
 
     /// Why a job cannot be retried in `state`.
-    static func cannotRetry(_ id: Int64, _ state: JobState) -> JobStoreError {
+    package static func cannotRetry(_ id: Int64, _ state: JobState) -> JobStoreError {
         JobStoreError(
             .invalidState,
             "cannot retry job \(id): it is \(state.rawValue); only a fulfilled, rejected or cancelled "
@@ -121,7 +121,7 @@ extension JobStoreError {
     }
 
     /// Refuses a claim with bad arguments.
-    static func checkClaim(pool: String, owner: String, limit: Int, leaseDuration: Duration) throws {
+    package static func checkClaim(pool: String, owner: String, limit: Int, leaseDuration: Duration) throws {
         func require(_ condition: Bool, _ message: @autoclosure () -> String) throws {
             if !condition { throw JobStoreError(.invalidArgument, message()) }
         }
@@ -131,14 +131,14 @@ extension JobStoreError {
         try checkLeaseDuration(leaseDuration)
     }
 
-    static func checkLeadership(role: String, owner: String, duration: Duration) throws {
+    package static func checkLeadership(role: String, owner: String, duration: Duration) throws {
         guard !role.isEmpty && !owner.isEmpty else { throw JobStoreError(.invalidArgument, "leadership needs a role and an owner") }
         guard duration > .zero else {
             throw JobStoreError(.invalidArgument, "a leadership lease must last more than zero, not \(duration)")
         }
     }
 
-    static func checkLeaseDuration(_ duration: Duration) throws {
+    package static func checkLeaseDuration(_ duration: Duration) throws {
         if duration <= .zero {
             throw JobStoreError(.invalidArgument, "a lease must last more than zero, not \(duration)")
         }
@@ -147,21 +147,21 @@ extension JobStoreError {
 
 extension NewEvent {
     /// What `requeueExpiredLeases` tells of a job it put back to pending.
-    static func requeued(_ id: Int64, owner: String, expiry: String) -> NewEvent {
+    package static func requeued(_ id: Int64, owner: String, expiry: String) -> NewEvent {
         NewEvent(
             jobID: id, kind: "requeued",
             message: "lease of \(owner) expired at \(expiry); job requeued, it resumes at its first stage without a fulfilled result")
     }
 
     /// What `requeueExpiredLeases` tells of a job it cancelled.
-    static func cancelledAtExpiry(_ id: Int64, owner: String, expiry: String) -> NewEvent {
+    package static func cancelledAtExpiry(_ id: Int64, owner: String, expiry: String) -> NewEvent {
         NewEvent(
             jobID: id, kind: "cancelled",
             message: "lease of \(owner) expired at \(expiry) with a cancellation requested; job cancelled")
     }
 
     /// What jobd tells of a job it set aside because its row cannot be read.
-    static func quarantined(_ id: Int64, _ error: JobStoreError) -> NewEvent {
+    package static func quarantined(_ id: Int64, _ error: JobStoreError) -> NewEvent {
         NewEvent(jobID: id, kind: "quarantined", message: Quarantine.error(error))
     }
 }
@@ -171,8 +171,8 @@ extension NewEvent {
 /// the job, with an error that says why, and writes nothing else in the row,
 /// so the column at fault keeps what it holds for someone to correct. The
 /// other jobs go on. docs/schema.md, "Rows written by hand", says the same.
-enum Quarantine {
-    static func error(_ error: JobStoreError) -> String {
+package enum Quarantine {
+    package static func error(_ error: JobStoreError) -> String {
         "quarantined: jobd cannot read this job: \(error.message); after correcting the row, `jobctl retry` runs it again"
     }
 }

@@ -4,39 +4,39 @@ import Foundation
 /// `2026-11-21T05:54:03.127Z`: readable in `sqlite3`, understood by SQLite's
 /// date functions, and — being fixed-width — ordered like the times they
 /// name, so indexes and `<` comparisons work on the text.
-enum Timestamp {
+package enum Timestamp {
     /// Milliseconds since 1970-01-01T00:00:00Z; dates past what an Int64
     /// holds (or not a number) are clamped, never a trap.
-    static func milliseconds(_ date: Date) -> Int64 {
+    package static func milliseconds(_ date: Date) -> Int64 {
         let ms = (date.timeIntervalSince1970 * 1000).rounded()
         guard ms.isFinite else { return ms.isNaN ? 0 : ms > 0 ? .max : .min }
         return Int64(exactly: ms) ?? (ms > 0 ? .max : .min)
     }
 
     /// The latest time the text form holds: 9999-12-31T23:59:59.999Z.
-    static let latest = Date(timeIntervalSince1970: 253_402_300_799.999)
+    package static let latest = Date(timeIntervalSince1970: 253_402_300_799.999)
 
     /// Whether `date` has a four-digit year, 1970 or later: what a stored
     /// time may be. A later date would be written with its year modulo
     /// 10,000 and sort before today.
-    static func isStorable(_ date: Date) -> Bool {
+    package static func isStorable(_ date: Date) -> Bool {
         (0...253_402_300_799_999).contains(milliseconds(date))
     }
 
-    static func date(milliseconds: Int64) -> Date {
+    package static func date(milliseconds: Int64) -> Date {
         Date(timeIntervalSince1970: Double(milliseconds) / 1000)
     }
 
-    static func text(_ date: Date) -> String {
+    package static func text(_ date: Date) -> String {
         text(milliseconds: milliseconds(date))
     }
 
-    static func now() -> String {
+    package static func now() -> String {
         text(Date())
     }
 
     /// Formats without Foundation's formatters: this runs on every write.
-    static func text(milliseconds ms: Int64) -> String {
+    package static func text(milliseconds ms: Int64) -> String {
         let (days, msOfDay) = floorDivide(ms, 86_400_000)
         let (year, month, day) = civil(fromDays: days)
         var bytes = [UInt8](repeating: 0, count: 24)
@@ -66,7 +66,7 @@ enum Timestamp {
 
     /// Parses `YYYY-MM-DDTHH:MM:SS[.fff…][Z]` (a space may replace the `T`,
     /// as in SQLite's `datetime()`); times are UTC.
-    static func date(_ text: String) -> Date? {
+    package static func date(_ text: String) -> Date? {
         let bytes = Array(text.utf8)
         guard bytes.count >= 19 else { return nil }
         func number(_ offset: Int, _ count: Int) -> Int64? {

@@ -8,6 +8,13 @@ public struct ByteSize: Sendable, Hashable, Comparable, CustomStringConvertible 
         self.bytes = bytes
     }
 
+    /// The largest value a store keeps (a job's input, a stage's value, a
+    /// job's result, an error's text): 512 MiB. SQLite holds at most
+    /// 1,000,000,000 bytes in one value or row (SQLITE_MAX_LENGTH), and a
+    /// stage's row holds its value beside its error text; a value is also
+    /// held in memory, in full, more than once on its way to the disk.
+    public static let storedValueLimit = ByteSize(bytes: 512 << 20)
+
     public static func kibibytes(_ n: Int) -> ByteSize { ByteSize(bytes: n * 1024) }
     public static func mebibytes(_ n: Int) -> ByteSize { ByteSize(bytes: n * 1024 * 1024) }
 

@@ -23,7 +23,7 @@ import Testing
             shutdown-grace: 1m
             kill-grace: 2s
             """
-        let config = try DaemonConfig.parse(yaml: yaml, path: path).get()
+        let config = try DaemonConfiguration.parse(yaml: yaml, path: path).get()
         #expect(config.sourcePath == path)
         #expect(config.database == "/srv/jobd/var/jobd.sqlite")
         #expect(config.definitions == "/srv/jobd/config/jobs.d")
@@ -31,7 +31,7 @@ import Testing
         #expect(config.queues == ["map": .init(concurrency: 8), "return": .init(concurrency: 2), "slow": .init(concurrency: 1)])
         #expect(config.pools == ["default": 4, "batch": 2])
         #expect(config.log.level == .debug)
-        #expect(config.store == StoreConfig(durability: .full, valueCap: .mebibytes(4), retention: .duration(.seconds(7 * 86_400))))
+        #expect(config.store == StoreConfiguration(durability: .full, valueCap: .mebibytes(4), retention: .duration(.seconds(7 * 86_400))))
         #expect(config.shutdownGrace == .seconds(60))
         #expect(config.killGrace == .seconds(2))
         #expect(config.definitionContext == DefinitionContext(
@@ -40,7 +40,7 @@ import Testing
 
     @Test func emptyFileGivesDefaults() throws {
         for yaml in ["", "# nothing here\n", "~\n"] {
-            let config = try DaemonConfig.parse(yaml: yaml, path: path).get()
+            let config = try DaemonConfiguration.parse(yaml: yaml, path: path).get()
             #expect(config.database == "/var/lib/jobd/jobd.sqlite")
             #expect(config.definitions == "/srv/jobd/config/jobs.d")
             #expect(config.socket == "/run/jobd/jobd.sock")
@@ -55,35 +55,35 @@ import Testing
     }
 
     @Test func leaseIsBetweenThreeSecondsAndAnHour() throws {
-        #expect(try DaemonConfig.parse(yaml: "lease: 10s\n", path: path).get().lease == .seconds(10))
-        #expect(try DaemonConfig.parse(yaml: "lease: 1h\n", path: path).get().lease == .seconds(3600))
+        #expect(try DaemonConfiguration.parse(yaml: "lease: 10s\n", path: path).get().lease == .seconds(10))
+        #expect(try DaemonConfiguration.parse(yaml: "lease: 1h\n", path: path).get().lease == .seconds(3600))
         for bad in ["2s", "61m", "0s", "soon"] {
-            let diagnostics = DaemonConfig.parse(yaml: "lease: \(bad)\n", path: path).diagnostics
+            let diagnostics = DaemonConfiguration.parse(yaml: "lease: \(bad)\n", path: path).diagnostics
             #expect(diagnostics.count == 1 && diagnostics.first?.position.line == 1, "\(bad): \(diagnostics)")
         }
-        #expect(DaemonConfig.parse(yaml: "lease: 1s\n", path: path).diagnostics.first?.message.contains("3s to 1h") == true)
+        #expect(DaemonConfiguration.parse(yaml: "lease: 1s\n", path: path).diagnostics.first?.message.contains("3s to 1h") == true)
     }
 
     /// The listener may not take the control socket's path, wherever
     /// `socket` stands in the file.
     @Test func theListenerAndTheControlSocketHavePathsOfTheirOwn() throws {
         for yaml in ["socket: run/x.sock\nhttp: { listen: unix:run/x.sock }\n", "http: { listen: unix:run/x.sock }\nsocket: run/x.sock\n"] {
-            let diagnostics = DaemonConfig.parse(yaml: yaml, path: path).diagnostics
+            let diagnostics = DaemonConfiguration.parse(yaml: yaml, path: path).diagnostics
             let line = yaml.hasPrefix("http") ? 1 : 2
             expectDiagnostic(diagnostics, .invalidValue, line: line, contains: "which is the control socket's path ('socket')")
         }
-        let apart = try DaemonConfig.parse(yaml: "socket: run/x.sock\nhttp: { listen: unix:run/http.sock }\n", path: path).get()
+        let apart = try DaemonConfiguration.parse(yaml: "socket: run/x.sock\nhttp: { listen: unix:run/http.sock }\n", path: path).get()
         #expect(apart.http?.listen.description.hasSuffix("/run/http.sock") == true)
     }
 
     @Test func requiredQueuesAndDefaultPoolStayWhenOthersAreAdded() throws {
-        let config = try DaemonConfig.parse(yaml: "Q: { io: { concurrency: 3 } }\npools: { big: 2 }\n", path: path).get()
+        let config = try DaemonConfiguration.parse(yaml: "Q: { io: { concurrency: 3 } }\npools: { big: 2 }\n", path: path).get()
         #expect(config.queues.keys.sorted() == ["io", "map", "return"])
         #expect(config.pools == ["default": 16, "big": 2])
     }
 
     @Test func retentionForever() throws {
-        let config = try DaemonConfig.parse(yaml: "store: { retention: forever }\n", path: path).get()
+        let config = try DaemonConfiguration.parse(yaml: "store: { retention: forever }\n", path: path).get()
         #expect(config.store.retention == .forever)
     }
 
@@ -106,7 +106,7 @@ import Testing
             shutdown-grace: 30
             socket: [a, b]
             """
-        let result = DaemonConfig.parse(yaml: yaml, path: path)
+        let result = DaemonConfiguration.parse(yaml: yaml, path: path)
         #expect(result.value == nil)
         let d = result.diagnostics
         expectDiagnostic(d, .unknownKey, line: 2, column: 1, contains: "did you mean 'definitions'?")
@@ -128,7 +128,7 @@ import Testing
     }
 
     @Test func yamlSyntaxErrorsPointAtTheirPlace() {
-        let result = DaemonConfig.parse(yaml: "database: x\nQ: [unclosed\nlog: {}\n", path: path)
+        let result = DaemonConfiguration.parse(yaml: "database: x\nQ: [unclosed\nlog: {}\n", path: path)
         #expect(result.value == nil)
         #expect(result.diagnostics.count == 1)
         #expect(result.diagnostics.first?.code == .yamlSyntax)
@@ -136,29 +136,29 @@ import Testing
     }
 
     @Test func duplicateKeysAreReported() {
-        let result = DaemonConfig.parse(yaml: "socket: a\nlog: {}\nsocket: b\n", path: path)
+        let result = DaemonConfiguration.parse(yaml: "socket: a\nlog: {}\nsocket: b\n", path: path)
         #expect(result.diagnostics.map(\.code) == [.yamlSyntax])
         #expect(result.diagnostics.first?.message.contains("'socket'") == true)
     }
 
     @Test func rootMustBeAMapping() {
-        let result = DaemonConfig.parse(yaml: "- database\n", path: path)
+        let result = DaemonConfiguration.parse(yaml: "- database\n", path: path)
         expectDiagnostic(result.diagnostics, .wrongType, line: 1, contains: "mapping")
     }
 
     @Test func loadReadsFromDisk() throws {
         let folder = try makeTemporaryFolder()
         try write("database: db/jobd.sqlite\n", to: folder + "/jobd.yaml")
-        let config = try DaemonConfig.load(path: folder + "/jobd.yaml").get()
+        let config = try DaemonConfiguration.load(path: folder + "/jobd.yaml").get()
         #expect(config.database == folder + "/db/jobd.sqlite")
-        let missing = DaemonConfig.load(path: folder + "/absent.yaml")
+        let missing = DaemonConfiguration.load(path: folder + "/absent.yaml")
         #expect(missing.diagnostics.map(\.code) == [.unreadableFile])
         #expect(missing.diagnostics.first?.description == "\(folder)/absent.yaml: error: the file does not exist")
     }
 
     @Test func throwingAccessorCarriesEveryDiagnostic() {
         #expect {
-            try DaemonConfig.parse(yaml: "log: 1\npools: 2\n", path: path).get()
+            try DaemonConfiguration.parse(yaml: "log: 1\npools: 2\n", path: path).get()
         } throws: { error in
             guard let error = error as? DiagnosticsError else { return false }
             return error.diagnostics.count == 2 && error.description.split(separator: "\n").count == 2

@@ -39,7 +39,7 @@ import Testing
     }
 
     @Test func queuesAndPoolsComeFromTheConfig() throws {
-        let config = try DaemonConfig.parse(yaml: "Q: { io: { concurrency: 2 } }\npools: { nightly: 1 }\n",
+        let config = try DaemonConfiguration.parse(yaml: "Q: { io: { concurrency: 2 } }\npools: { nightly: 1 }\n",
                                             path: "/etc/jobd/jobd.yaml").get()
         let loader = DefinitionLoader(config: config)
         let ok = loader.parse(yaml: "pool: nightly\npipeline:\n  - then: a\n    run: [x]\n    on: io\n", path: "/d/ok.yaml")
@@ -68,7 +68,7 @@ import Testing
 @Suite struct RepositoryConfigTests {
     @Test func developmentConfigAndDefinitionsHaveNoProblems() throws {
         let path = repositoryRoot + "/config/jobd.yaml"
-        let result = DaemonConfig.load(path: path)
+        let result = DaemonConfiguration.load(path: path)
         #expect(result.diagnostics.isEmpty, "\(result.diagnostics.map(\.description))")
         let config = try result.get()
         #expect(config.database == repositoryRoot + "/var/jobd.sqlite")

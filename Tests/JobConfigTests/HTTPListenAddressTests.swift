@@ -1,4 +1,5 @@
 import JobConfig
+import JobValues
 import Testing
 
 @Suite struct HTTPListenAddressTests {

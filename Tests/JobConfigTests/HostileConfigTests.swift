@@ -30,9 +30,9 @@ import Glibc
     // MARK: 2, 7. Sizes and counts with upper bounds
 
     @Test func aValueCapPastWhatTheStoreHoldsIsRefused() {
-        let d = DaemonConfig.parse(yaml: "store: { value-cap: 3GiB }\n", path: path).diagnostics
+        let d = DaemonConfiguration.parse(yaml: "store: { value-cap: 3GiB }\n", path: path).diagnostics
         expectDiagnostic(d, .invalidValue, line: 1, contains: "at most 512MiB")
-        #expect(DaemonConfig.parse(yaml: "store: { value-cap: 512MiB }\n", path: path).value != nil)
+        #expect(DaemonConfiguration.parse(yaml: "store: { value-cap: 512MiB }\n", path: path).value != nil)
     }
 
     @Test(arguments: [
@@ -41,18 +41,18 @@ import Glibc
         ("Q: { map: { concurrency: 99999999999999999999999 } }\n", "must be an integer"),
     ])
     func countsHaveAnUpperBound(yaml: String, message: String) {
-        let result = DaemonConfig.parse(yaml: yaml, path: path)
+        let result = DaemonConfiguration.parse(yaml: yaml, path: path)
         #expect(result.value == nil)
         #expect(result.diagnostics.contains { $0.position.line == 1 && $0.message.contains(message) }, "\(result.diagnostics)")
     }
 
     @Test func theNumberOfQueuesAndPoolsIsBounded() {
-        let queues = (0...DaemonConfig.maxQueues).map { "  q\($0): { concurrency: 1 }" }.joined(separator: "\n")
-        let d = DaemonConfig.parse(yaml: "Q:\n\(queues)\n", path: path).diagnostics
-        expectDiagnostic(d, .invalidValue, line: 2, contains: "at most \(DaemonConfig.maxQueues)")
-        let pools = (0...DaemonConfig.maxPools).map { "  p\($0): 1" }.joined(separator: "\n")
-        let p = DaemonConfig.parse(yaml: "pools:\n\(pools)\n", path: path).diagnostics
-        expectDiagnostic(p, .invalidValue, line: 2, contains: "at most \(DaemonConfig.maxPools)")
+        let queues = (0...DaemonConfiguration.maxQueues).map { "  q\($0): { concurrency: 1 }" }.joined(separator: "\n")
+        let d = DaemonConfiguration.parse(yaml: "Q:\n\(queues)\n", path: path).diagnostics
+        expectDiagnostic(d, .invalidValue, line: 2, contains: "at most \(DaemonConfiguration.maxQueues)")
+        let pools = (0...DaemonConfiguration.maxPools).map { "  p\($0): 1" }.joined(separator: "\n")
+        let p = DaemonConfiguration.parse(yaml: "pools:\n\(pools)\n", path: path).diagnostics
+        expectDiagnostic(p, .invalidValue, line: 2, contains: "at most \(DaemonConfiguration.maxPools)")
     }
 
     @Test func retryAttemptsAreBounded() throws {
@@ -126,7 +126,7 @@ import Glibc
         let folder = try makeTemporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         try write(String(repeating: "# padding\n", count: 110_000), to: folder + "/jobd.yaml")
-        let result = DaemonConfig.load(path: folder + "/jobd.yaml")
+        let result = DaemonConfiguration.load(path: folder + "/jobd.yaml")
         #expect(result.diagnostics.map(\.message) == ["the file is 1100000 bytes, larger than any config file jobd reads (1048576 bytes)"])
     }
 
@@ -151,7 +151,7 @@ import Glibc
 
     @Test func aDuplicateKeyIsReportedWhereItIsRepeated() {
         let yaml = "database: a.sqlite\nlog: { level: info }\ndatabase: b.sqlite\n"
-        let d = DaemonConfig.parse(yaml: yaml, path: path).diagnostics
+        let d = DaemonConfiguration.parse(yaml: yaml, path: path).diagnostics
         #expect(d.count == 1)
         #expect(d.first?.position.line == 3, "\(d)")
         #expect(d.first?.message == "duplicate key 'database' (first at line 1): a key may appear once in a mapping")

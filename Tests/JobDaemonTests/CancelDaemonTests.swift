@@ -1,6 +1,7 @@
 import Foundation
 import JobControl
 import JobStore
+import JobStoreSQLite
 import TestSupport
 import Testing
 

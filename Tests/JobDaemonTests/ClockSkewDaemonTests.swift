@@ -1,5 +1,7 @@
 import Foundation
-@_spi(Maintenance) import JobStore
+import JobStore
+@_spi(Maintenance) import JobStoreSQLite
+@_spi(Maintenance) import JobStorePostgres
 import TestSupport
 import Testing
 
@@ -58,7 +60,11 @@ import Glibc
         #expect(overrunJob.error?.contains("ran past its timeout of 2s") == true, "\(overrunJob.error ?? "")")
         let withinMs = Self.milliseconds(withinJob), overrunMs = Self.milliseconds(overrunJob)
         #expect((1000..<4000).contains(withinMs), "duration_ms \(withinMs)")
-        #expect((2000..<4000).contains(overrunMs), "duration_ms \(overrunMs)")
+        // Stamped by the server's clock as jobd reckons it (a reading placed
+        // at the middle of its round trip): on a loaded machine the two
+        // stamps may each be off by a few tens of milliseconds. A host's own
+        // clock deciding would be off by the 300 s skew.
+        #expect((1900..<4000).contains(overrunMs), "duration_ms \(overrunMs)")
 
         // run_at by the server's clock: now() + 2m, give or take the test's own pace.
         let runAtFromNow = try await store.queryStrings(

@@ -1,7 +1,9 @@
 import Foundation
 import JobConfig
+import JobConfigStore
 import JobControl
 import JobStore
+import JobStoreSQLite
 import TestSupport
 import Testing
 

@@ -1,7 +1,9 @@
 import Foundation
 import JobConfig
+import JobConfigStore
 import JobControl
 import JobStore
+import JobStoreSQLite
 import Spawn
 import TestSupport
 import Testing
@@ -102,7 +104,7 @@ final class DaemonHarness: @unchecked Sendable {
     // MARK: Jobs, as jobctl would submit them
 
     func openStore() throws -> SQLiteJobStore {
-        try SQLiteJobStore(JobStoreConfiguration(path: databasePath, checkpointInterval: nil))
+        try SQLiteJobStore(SQLiteJobStoreConfiguration(path: databasePath, checkpointInterval: nil))
     }
 
     func definition(_ name: String) throws -> JobDefinition {

@@ -1,5 +1,6 @@
 import Foundation
 import JobStore
+import JobStoreSQLite
 import TestSupport
 import Testing
 

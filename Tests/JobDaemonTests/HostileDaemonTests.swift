@@ -3,6 +3,7 @@ import JobDaemon
 import JobConfig
 import JobControl
 import JobStore
+import JobStoreSQLite
 import Testing
 
 #if canImport(Glibc)

@@ -1,6 +1,7 @@
 import Foundation
 import JobConfig
 import JobStore
+import JobStoreSQLite
 import Spawn
 import TestSupport
 import Testing

@@ -2,6 +2,7 @@ import Foundation
 import JobControl
 import JobMetrics
 import JobStore
+import JobStoreSQLite
 import TestSupport
 import Testing
 

@@ -1,8 +1,10 @@
 import Foundation
-import JobDaemon
 import JobConfig
+import JobConfigStore
 import JobControl
+import JobDaemon
 import JobStore
+import JobStoreSQLite
 import Testing
 
 #if canImport(Glibc)

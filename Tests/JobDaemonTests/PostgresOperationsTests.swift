@@ -1,5 +1,7 @@
 import Foundation
-@_spi(Maintenance) import JobStore
+import JobStore
+@_spi(Maintenance) import JobStorePostgres
+@_spi(Maintenance) import JobStoreSQLite
 import Spawn
 import TestSupport
 import Testing

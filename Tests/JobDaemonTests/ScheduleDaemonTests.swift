@@ -4,6 +4,7 @@ import JobConfig
 import JobControl
 import JobDaemon
 import JobStore
+import JobStoreSQLite
 import Testing
 
 #if canImport(Glibc)

@@ -1,5 +1,7 @@
 import Foundation
-@_spi(Maintenance) import JobStore
+import JobStore
+@_spi(Maintenance) import JobStoreSQLite
+@_spi(Maintenance) import JobStorePostgres
 import TestSupport
 import Testing
 
@@ -106,7 +108,7 @@ import Glibc
         }
 
         func openStore() async throws -> (PostgresJobStore, Task<Void, any Error>) {
-            let store = try await PostgresJobStore(PostgresStoreConfiguration(url: url, environment: [:]))
+            let store = try await PostgresJobStore(PostgresJobStoreConfiguration(url: url, environment: [:]))
             return (store, Task { try await store.run() })
         }
     }

@@ -1,6 +1,7 @@
 import Foundation
 @testable import JobDashboard
 import JobStore
+import JobStoreSQLite
 import Testing
 
 /// The operators' forms and pages: every user string escaped, as on the other pages.

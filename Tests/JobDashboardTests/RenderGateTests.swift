@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Synchronization
 @testable import JobDashboard
 @testable import JobStore
 import Testing
@@ -57,5 +58,59 @@ import Testing
         #expect(await dashboard.schedulesPage().html.contains("jobd is stopping"), "and a later one")
         release.signal()
         #expect(await rendering.value.status == .ok, "the page being made finishes")
+    }
+
+    /// Waits for `semaphore` on a Dispatch thread, not one of Swift's few
+    /// cooperative ones.
+    func waitOffThePool(_ semaphore: DispatchSemaphore) async {
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                semaphore.wait()
+                continuation.resume()
+            }
+        }
+    }
+
+    /// Counts `onSettled` calls.
+    final class Settles: Sendable {
+        private let count = Mutex(0)
+        func add() { count.withLock { $0 += 1 } }
+        var value: Int { count.withLock { $0 } }
+
+        /// Waits until the count reaches `expected`, up to 10 s.
+        func until(_ expected: Int) async throws {
+            let deadline = ContinuousClock.now + .seconds(10)
+            while value < expected, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        }
+    }
+
+    @Test func aQuietSpellAfterPagesIsAnnouncedOnce() async throws {
+        let settles = Settles()
+        let gate = RenderGate(concurrency: 2, queueLimit: 4, settleDelay: .milliseconds(100)) { settles.add() }
+        // Two pages at once: the gate is idle only after the second.
+        let held = DispatchSemaphore(value: 0)
+        async let first: Void = gate.run({ await waitOffThePool(held) }, refused: { _ in })
+        async let second: Void = gate.run({ await waitOffThePool(held) }, refused: { _ in })
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(settles.value == 0, "announced while two pages were being made")
+        held.signal()
+        held.signal()
+        _ = await (first, second)
+        try await settles.until(1)
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(settles.value == 1)
+    }
+
+    @Test func aPageWithinTheDelayPostponesTheAnnouncement() async throws {
+        let settles = Settles()
+        let gate = RenderGate(concurrency: 1, queueLimit: 4, settleDelay: .seconds(1)) { settles.add() }
+        await gate.run({}, refused: { _ in })
+        // Comes and goes well within the delay: the check the first page
+        // left finds that a page came since and stays silent; the one this
+        // page leaves announces the quiet spell.
+        await gate.run({}, refused: { _ in })
+        try await settles.until(1)
+        try await Task.sleep(for: .milliseconds(1500))
+        #expect(settles.value == 1)
     }
 }

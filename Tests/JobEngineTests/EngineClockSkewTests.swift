@@ -2,6 +2,7 @@ import Foundation
 import JobConfig
 @testable import JobEngine
 import JobStore
+import JobStoreSQLite
 import Logging
 import TestSupport
 import Testing

@@ -1,5 +1,6 @@
 import Foundation
-@_spi(Maintenance) import JobStore
+import JobStore
+@_spi(Maintenance) import JobStoreSQLite
 @testable import JobEngine
 import TestSupport
 import Testing

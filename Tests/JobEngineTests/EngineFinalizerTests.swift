@@ -2,6 +2,7 @@ import Foundation
 @testable import JobEngine
 import JobProcesses
 import JobStore
+import JobStoreSQLite
 import Synchronization
 import TestSupport
 import Testing

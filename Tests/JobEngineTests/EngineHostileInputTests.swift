@@ -1,6 +1,7 @@
 import Foundation
 @testable import JobEngine
 import JobStore
+import JobStoreSQLite
 import JobValues
 import Testing
 

@@ -1,7 +1,9 @@
 import Foundation
 import JobConfig
+import JobConfigStore
 @testable import JobEngine
 import JobStore
+import JobStoreSQLite
 import TestSupport
 import Testing
 
@@ -11,7 +13,7 @@ import Testing
 @Suite struct EngineLateWriteTests {
     @Test func aStartMadeAgainAfterItsJobEndedIsNoLostLease() async throws {
         let folder = try makeTemporaryFolder()
-        let sqlite = try SQLiteJobStore(JobStoreConfiguration(path: folder + "/jobd.sqlite", checkpointInterval: nil))
+        let sqlite = try SQLiteJobStore(SQLiteJobStoreConfiguration(path: folder + "/jobd.sqlite", checkpointInterval: nil))
         let store = LateStartStore(sqlite)
         let logs = LogLines()
         let configuration = EngineConfiguration(
@@ -22,13 +24,17 @@ import Testing
         let engine = Engine(configuration: configuration, definitions: [definition], store: store, processRunner: testProcessRunner)
         let id = try await sqlite.submit(definition.newJob(input: Data("x".utf8))).id
         engine.start()
-        let deadline = ContinuousClock.now + .seconds(20)
-        while try await sqlite.job(id)?.job.state != .fulfilled, ContinuousClock.now < deadline {
+        // Each wait has a deadline of its own, far beyond what it takes on
+        // an idle machine (well under a second): on a loaded one the job
+        // may take most of one.
+        let fulfilledBy = ContinuousClock.now + .seconds(60)
+        while try await sqlite.job(id)?.job.state != .fulfilled, ContinuousClock.now < fulfilledBy {
             try await Task.sleep(for: .milliseconds(20))
         }
         // The start's next try lands after the finish (tries every 50 ms);
         // then its refusal reaches the engine.
-        while store.late == 0, ContinuousClock.now < deadline {
+        let lateBy = ContinuousClock.now + .seconds(30)
+        while store.late == 0, ContinuousClock.now < lateBy {
             try await Task.sleep(for: .milliseconds(20))
         }
         try await Task.sleep(for: .milliseconds(100))

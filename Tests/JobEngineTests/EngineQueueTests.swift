@@ -3,6 +3,7 @@ import Foundation
 import JobConfig
 @testable import JobEngine
 import JobStore
+import JobStoreSQLite
 import Promises
 import Synchronization
 import Testing

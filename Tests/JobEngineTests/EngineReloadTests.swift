@@ -1,7 +1,9 @@
 import Foundation
 import JobConfig
+import JobConfigStore
 @testable import JobEngine
 import JobStore
+import JobStoreSQLite
 import TestSupport
 import Testing
 

@@ -1,6 +1,7 @@
 import Foundation
 @testable import JobEngine
 import JobStore
+import JobStoreSQLite
 import Testing
 
 /// A job that resumes after a crash reads its recorded rejection back with

@@ -2,6 +2,9 @@ import Foundation
 import JobConfig
 @testable import JobEngine
 import JobStore
+import JobStorePostgres
+import JobStoreSQLite
+import JobValues
 import Logging
 import TestSupport
 import Testing
@@ -28,14 +31,14 @@ import Testing
         switch kind {
         case .sqlite:
             let folder = try makeTemporaryFolder()
-            let store = try SQLiteJobStore(JobStoreConfiguration(path: folder + "/jobd.sqlite", checkpointInterval: nil))
+            let store = try SQLiteJobStore(SQLiteJobStoreConfiguration(path: folder + "/jobd.sqlite", checkpointInterval: nil))
             return (store, {
                 try? await store.close()
                 try? FileManager.default.removeItem(atPath: folder)
             })
         case .postgres:
             let server = try await TestPostgres.shared()
-            let store = try await PostgresJobStore(PostgresStoreConfiguration(
+            let store = try await PostgresJobStore(PostgresJobStoreConfiguration(
                 endpoint: .unixSocket(path: server.socket), user: "postgres", password: nil, database: "jobd_test",
                 schema: "engine_schedule_\(getpid())"))
             let running = Task { _ = try? await store.run() }

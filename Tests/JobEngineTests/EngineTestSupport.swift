@@ -1,8 +1,10 @@
 import Foundation
 import JobConfig
+import JobConfigStore
 @testable import JobEngine
 import JobProcesses
 import JobStore
+import JobStoreSQLite
 import JobValues
 import Logging
 import Synchronization
@@ -47,7 +49,7 @@ final class EngineHarness: Sendable {
             definitions[definition.name] = definition
         }
         self.definitions = definitions
-        store = try SQLiteJobStore(JobStoreConfiguration(
+        store = try SQLiteJobStore(SQLiteJobStoreConfiguration(
             path: folder + "/jobd.sqlite", maxValueBytes: valueCap, checkpointInterval: nil))
         // `conf` is process-wide and the Promises tests check its defaults
         // while these run: an engine never touches it (the finalizer path,

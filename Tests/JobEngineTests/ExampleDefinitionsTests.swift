@@ -2,6 +2,7 @@ import Foundation
 import JobConfig
 @testable import JobEngine
 import JobStore
+import JobStoreSQLite
 import Spawn
 import TestSupport
 import Testing
@@ -39,7 +40,7 @@ import Testing
         let path = repositoryRoot + "/config/jobd.production.yaml"
         let location = ConfigLocator.Location(path: path, reason: .commandLine)
         let result = Configuration.load(at: location)
-        let config = try DaemonConfig.load(path: path).get()
+        let config = try DaemonConfiguration.load(path: path).get()
         #expect(config.database == "/var/lib/jobd/jobd.sqlite")
         #expect(config.socket == "/run/jobd/jobd.sock")
         #expect(config.definitions == "/etc/jobd/jobs.d")

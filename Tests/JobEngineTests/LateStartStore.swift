@@ -1,12 +1,14 @@
 import Foundation
+import JobEngine
 import JobStore
+import JobStoreSQLite
 import Synchronization
 
 /// A store that lets every call through to `base`, except stage starts:
 /// those fail as `unavailable` (a dropped connection) until a job has been
 /// finished, and only then go through — a start made again that arrives
 /// after its own job's end.
-final class LateStartStore: JobStore {
+final class LateStartStore: EngineStore {
     let base: any JobStore
     private let finished = Mutex(false)
     private let refusedStarts = Atomic<Int>(0)
@@ -76,6 +78,12 @@ final class LateStartStore: JobStore {
     func events(of jobID: Int64) async throws -> [JobEvent] { try await base.events(of: jobID) }
     func attemptHistory(of jobID: Int64) async throws -> [JobAttempt] { try await base.attemptHistory(of: jobID) }
     func countJobs(in states: Set<JobState>) async throws -> [JobState: Int] { try await base.countJobs(in: states) }
+    func resolvedPerMinute(from start: Date, to end: Date) async throws -> [ResolvedMinute] {
+        try await base.resolvedPerMinute(from: start, to: end)
+    }
+    func jobCountsByPool() async throws -> [PoolJobCounts] { try await base.jobCountsByPool() }
+    func jobPage(_ query: JobPageQuery) async throws -> JobPageRead? { try await base.jobPage(query) }
+    func jobValue(_ id: Int64, _ place: JobPageRead.ValuePlace) async throws -> Data? { try await base.jobValue(id, place) }
     func wakeUps() -> AsyncStream<StoreWakeUp> { base.wakeUps() }
     func acquireLeadership(of role: String, owner: String, for duration: Duration) async throws -> Bool {
         try await base.acquireLeadership(of: role, owner: owner, for: duration)

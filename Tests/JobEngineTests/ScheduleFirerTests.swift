@@ -2,7 +2,9 @@ import Foundation
 import JobConfig
 @testable import JobEngine
 import JobMetrics
-@_spi(Maintenance) import JobStore
+import JobStore
+@_spi(Maintenance) import JobStoreSQLite
+import JobValues
 import Logging
 import TestSupport
 import Testing
@@ -26,7 +28,7 @@ import Testing
     }
 
     func store(valueCap: Int = 1 << 20) throws -> SQLiteJobStore {
-        try SQLiteJobStore(JobStoreConfiguration(
+        try SQLiteJobStore(SQLiteJobStoreConfiguration(
             path: try makeTemporaryFolder() + "/jobd.sqlite", maxValueBytes: valueCap, checkpointInterval: nil))
     }
 
@@ -58,7 +60,7 @@ import Testing
 
     @Test func twoJobdsFireEachOccurrenceOnce() async throws {
         let store = try store()
-        let other = try SQLiteJobStore(JobStoreConfiguration(path: store.configuration.path, checkpointInterval: nil))
+        let other = try SQLiteJobStore(SQLiteJobStoreConfiguration(path: store.configuration.path, checkpointInterval: nil))
         let report = try definition("every: 1m\noverlap: allow")
         let one = firer(store)
         let two = firer(other)
@@ -290,7 +292,7 @@ import Testing
     /// jobd (catch-up: none skips only what nobody fired in time).
     @Test func catchUpNoneLeavesAJustPassedOccurrenceToTheJobdFiringIt() async throws {
         let store = try store()
-        let other = try SQLiteJobStore(JobStoreConfiguration(path: store.configuration.path, checkpointInterval: nil))
+        let other = try SQLiteJobStore(SQLiteJobStoreConfiguration(path: store.configuration.path, checkpointInterval: nil))
         let report = try definition("every: 1m\ncatch-up: none\noverlap: allow")
         let running = firer(store)
         _ = await running.tick(at: Self.t0, definitions: [report])

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import JobConfig
+import JobValues
 @testable import JobHTTP
 import TestSupport
 import Testing
@@ -17,7 +18,7 @@ import Testing
         let hash = try PasswordHash.make(password, rounds: PasswordHash.minimumRounds)
         let path = folder.file("http-users")
         try "# dashboard users\nalice:operate:\(hash)\nbob:read:\(hash)\n".write(toFile: path, atomically: true, encoding: .utf8)
-        let config = HTTPAccessConfig(users: .file(path), publicRead: publicRead, trustedProxies: trustedProxies)
+        let config = HTTPAccessConfiguration(users: .file(path), publicRead: publicRead, trustedProxies: trustedProxies)
         return (try DashboardAccess(config, listen: .tcp(host: "127.0.0.1", port: 0), environment: [:]), hash)
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import JobDashboard
 import JobStore
+import JobStoreSQLite
 import TestSupport
 import Testing
 

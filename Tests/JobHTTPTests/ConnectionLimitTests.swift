@@ -2,6 +2,7 @@ import Foundation
 import JobDashboard
 import JobHTTP
 import JobStore
+import JobStoreSQLite
 import Spawn
 import TestSupport
 import Testing
@@ -62,7 +63,7 @@ import Glibc
     /// the sockets' buffers held, then the end of the connection.
     @Test func aClientThatReadsNothingIsClosedAtTheWriteDeadline() async throws {
         let folder = try TemporaryFolder()
-        let store = try SQLiteJobStore(JobStoreConfiguration(path: folder.file("jobs.sqlite"), maxValueBytes: 8 << 20))
+        let store = try SQLiteJobStore(SQLiteJobStoreConfiguration(path: folder.file("jobs.sqlite"), maxValueBytes: 8 << 20))
         let big = Data(repeating: UInt8(ascii: "w"), count: 6 << 20)
         let id = try await store.submit(NewJob(definition: "big", input: big, stages: [StagePlan(name: "s", kind: "then")])).id
         let source = StoreDashboardSource(store: store) {

@@ -1,6 +1,7 @@
 import Foundation
 import JobDashboard
-@_spi(Maintenance) import JobStore
+import JobStore
+@_spi(Maintenance) import JobStoreSQLite
 import TestSupport
 
 /// An hour of a small jobd's work, for the browser test and the screenshots.

@@ -1,8 +1,9 @@
 import Foundation
-import JobDashboard
 import JobConfig
+import JobDashboard
 import JobHTTP
 import JobMetrics
+import JobValues
 import Logging
 import ServiceLifecycle
 import Synchronization

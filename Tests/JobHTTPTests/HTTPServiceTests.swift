@@ -1,10 +1,12 @@
 import Dispatch
 import Foundation
-import JobDashboard
 import JobConfig
+import JobDashboard
 import JobHTTP
 import JobMetrics
 import JobStore
+import JobStoreSQLite
+import JobValues
 import Synchronization
 import TestSupport
 import Testing

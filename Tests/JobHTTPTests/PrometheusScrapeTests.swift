@@ -1,9 +1,10 @@
 import Foundation
-import JobDashboard
 import JobConfig
+import JobDashboard
 import JobHTTP
 import JobMetrics
 import JobStore
+import JobStoreSQLite
 import TestSupport
 import Testing
 

@@ -1,5 +1,6 @@
 import Foundation
-@_spi(Maintenance) import JobStore
+import JobStore
+@_spi(Maintenance) import JobStoreSQLite
 import TestSupport
 
 /// Puts jobs in a store the way an engine does: submit, claim, record each

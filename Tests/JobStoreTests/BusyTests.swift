@@ -1,6 +1,9 @@
 import Dispatch
 import Foundation
-@_spi(Maintenance) @testable import JobStore
+@testable import JobStore
+import JobValues
+@_spi(Maintenance) @testable import JobStorePostgres
+@_spi(Maintenance) @testable import JobStoreSQLite
 import Spawn
 import Testing
 
@@ -19,7 +22,7 @@ import Testing
         let folder = try TemporaryFolder()
         let path = folder.file("jobs.sqlite")
         let holder = try SQLiteJobStore(path: path)
-        let store = try SQLiteJobStore(JobStoreConfiguration(path: path, busyTimeout: .seconds(30)))
+        let store = try SQLiteJobStore(SQLiteJobStoreConfiguration(path: path, busyTimeout: .seconds(30)))
         let release = DispatchSemaphore(value: 0)
         let holding = try await hold(holder, until: release)
         async let submitted = store.submit(job(input: "waited"))
@@ -36,7 +39,7 @@ import Testing
         let folder = try TemporaryFolder()
         let path = folder.file("jobs.sqlite")
         let holder = try SQLiteJobStore(path: path)
-        let store = try SQLiteJobStore(JobStoreConfiguration(path: path, busyTimeout: .milliseconds(100)))
+        let store = try SQLiteJobStore(SQLiteJobStoreConfiguration(path: path, busyTimeout: .milliseconds(100)))
         let release = DispatchSemaphore(value: 0)
         let holding = try await hold(holder, until: release)
         let error = await expectStoreError(.busy) { try await store.submit(job()) }

@@ -1,5 +1,7 @@
 import Foundation
-@_spi(Maintenance) import JobStore
+import JobStore
+import JobValues
+@_spi(Maintenance) import JobStoreSQLite
 import Testing
 
 /// Closing a store leaves no `-wal`/`-shm` behind unless another
@@ -30,12 +32,12 @@ import Testing
     @Test func closingAfterReadsRemovesTheWALFiles() async throws {
         let folder = try TemporaryFolder()
         let path = folder.file("jobs.sqlite")
-        let writer = try SQLiteJobStore(JobStoreConfiguration(path: path, checkpointInterval: nil))
+        let writer = try SQLiteJobStore(SQLiteJobStoreConfiguration(path: path, checkpointInterval: nil))
         let id = try await writer.submit(job(input: "kept")).id
         try await writer.close()
 
         // A store that only reads: its reader connection is the last GRDB closes.
-        let reader = try SQLiteJobStore(JobStoreConfiguration(path: path, checkpointInterval: nil))
+        let reader = try SQLiteJobStore(SQLiteJobStoreConfiguration(path: path, checkpointInterval: nil))
         #expect(try await reader.job(id) != nil)
         _ = try await reader.list(.pending())
         #expect(companions(path) == ["-wal", "-shm"])
@@ -50,10 +52,10 @@ import Testing
     @Test func closingWhileAnotherStoreIsOpenKeepsItsWrites() async throws {
         let folder = try TemporaryFolder()
         let path = folder.file("jobs.sqlite")
-        let longLived = try SQLiteJobStore(JobStoreConfiguration(path: path, checkpointInterval: nil))
+        let longLived = try SQLiteJobStore(SQLiteJobStoreConfiguration(path: path, checkpointInterval: nil))
         let first = try await longLived.submit(job(input: "one")).id
 
-        let shortLived = try SQLiteJobStore(JobStoreConfiguration(path: path, checkpointInterval: nil))
+        let shortLived = try SQLiteJobStore(SQLiteJobStoreConfiguration(path: path, checkpointInterval: nil))
         #expect(try await shortLived.job(first) != nil)
         try await shortLived.close()
         // The other store still has the database open: its WAL stays.
@@ -72,18 +74,18 @@ import Testing
     @Test func aSingleConnectionStoreWritesNothingToOpen() async throws {
         let folder = try TemporaryFolder()
         let path = folder.file("jobs.sqlite")
-        let writer = try SQLiteJobStore(JobStoreConfiguration(path: path, checkpointInterval: nil))
+        let writer = try SQLiteJobStore(SQLiteJobStoreConfiguration(path: path, checkpointInterval: nil))
         let id = try await writer.submit(job(input: "kept")).id
         try await writer.close()
         #expect(companions(path).isEmpty)
 
         // A pool writes a transaction to make a WAL file when there is none…
-        let pool = try SQLiteJobStore(JobStoreConfiguration(path: path, checkpointInterval: nil))
+        let pool = try SQLiteJobStore(SQLiteJobStoreConfiguration(path: path, checkpointInterval: nil))
         #expect((walSize(path) ?? 0) > 0)
         try await pool.close()
 
         // …one connection does not, reads and writes, and cleans up when it closes.
-        let single = try SQLiteJobStore(JobStoreConfiguration(path: path, checkpointInterval: nil, connections: .single))
+        let single = try SQLiteJobStore(SQLiteJobStoreConfiguration(path: path, checkpointInterval: nil, connections: .single))
         #expect(try await single.job(id)?.job.input == Data("kept".utf8))
         #expect((walSize(path) ?? 0) == 0)
         let second = try await single.submit(job(input: "two")).id
@@ -96,7 +98,7 @@ import Testing
     @Test func aSingleConnectionStoreCreatesAWALDatabase() async throws {
         let folder = try TemporaryFolder()
         let path = folder.file("new.sqlite")
-        let store = try SQLiteJobStore(JobStoreConfiguration(path: path, checkpointInterval: nil, connections: .single))
+        let store = try SQLiteJobStore(SQLiteJobStoreConfiguration(path: path, checkpointInterval: nil, connections: .single))
         _ = try await store.submit(job())
         #expect(try await store.writerPragma("journal_mode") == "wal")
         try await store.close()

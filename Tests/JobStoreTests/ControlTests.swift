@@ -1,5 +1,8 @@
 import Foundation
-@_spi(Maintenance) @testable import JobStore
+@testable import JobStore
+import JobValues
+@_spi(Maintenance) @testable import JobStorePostgres
+@_spi(Maintenance) @testable import JobStoreSQLite
 import Testing
 
 @Suite struct ControlTests {
@@ -121,10 +124,10 @@ import Testing
 }
 
 @Suite struct ConfigurationTests {
-    @Test(arguments: [(JobStoreConfiguration.Synchronous.normal, "1"), (.full, "2")])
-    func synchronousSettingReachesTheWriter(_ setting: JobStoreConfiguration.Synchronous, pragma: String) async throws {
+    @Test(arguments: [(SQLiteJobStoreConfiguration.Synchronous.normal, "1"), (.full, "2")])
+    func synchronousSettingReachesTheWriter(_ setting: SQLiteJobStoreConfiguration.Synchronous, pragma: String) async throws {
         let folder = try TemporaryFolder()
-        let store = try SQLiteJobStore(JobStoreConfiguration(path: folder.file("jobs.sqlite"), synchronous: setting))
+        let store = try SQLiteJobStore(SQLiteJobStoreConfiguration(path: folder.file("jobs.sqlite"), synchronous: setting))
         #expect(try await store.writerPragma("synchronous") == pragma)
         #expect(try await store.writerPragma("journal_mode") == "wal")
         #expect(try await store.writerPragma("busy_timeout") == "10000")
@@ -155,7 +158,7 @@ import Testing
     func backgroundCheckpointCopiesTheWALIntoTheDatabase(enabled: Bool) async throws {
         let folder = try TemporaryFolder()
         let path = folder.file("jobs.sqlite")
-        let store = try SQLiteJobStore(JobStoreConfiguration(
+        let store = try SQLiteJobStore(SQLiteJobStoreConfiguration(
             path: path, checkpointInterval: enabled ? .milliseconds(20) : nil))
         let before = fileSize(path)
         _ = try await store.submit((0..<2000).map { _ in job(input: String(repeating: "x", count: 200)) })

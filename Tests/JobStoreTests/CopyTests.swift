@@ -1,5 +1,9 @@
 import Foundation
-@_spi(Maintenance) @testable import JobStore
+@testable import JobDatabase
+@testable import JobStore
+import JobValues
+@_spi(Maintenance) @testable import JobStorePostgres
+@_spi(Maintenance) @testable import JobStoreSQLite
 import Testing
 
 /// Moving up: a SQLite database copied into an empty PostgreSQL schema

@@ -1,5 +1,8 @@
 import Foundation
 @testable import JobStore
+import JobValues
+@_spi(Maintenance) @testable import JobStorePostgres
+@_spi(Maintenance) @testable import JobStoreSQLite
 import Locking
 import Synchronization
 import Testing

@@ -1,5 +1,8 @@
 import Foundation
-@_spi(Maintenance) @testable import JobStore
+@testable import JobStore
+import JobValues
+@_spi(Maintenance) @testable import JobStorePostgres
+@_spi(Maintenance) @testable import JobStoreSQLite
 import Testing
 
 /// An idempotent stage's start is deferrable: on SQLite, held back to join
@@ -9,7 +12,7 @@ import Testing
 @Suite struct DeferredStartTests {
     private func claimedStore(wait: Duration) async throws -> (SQLiteJobStore, TemporaryFolder, Lease, Int64) {
         let folder = try TemporaryFolder()
-        let store = try SQLiteJobStore(JobStoreConfiguration(path: folder.file("jobs.sqlite"), deferredWriteWait: wait))
+        let store = try SQLiteJobStore(SQLiteJobStoreConfiguration(path: folder.file("jobs.sqlite"), deferredWriteWait: wait))
         let id = try await store.submit(job(input: "in")).id
         let claimed = try #require(try await store.claim(pool: "default", owner: "e", limit: 1, leaseDuration: .seconds(60)).first)
         return (store, folder, claimed.lease, id)
@@ -67,7 +70,7 @@ import Testing
         let second = startWithoutWaiting(store, StageStart(lease: lease, position: 1, attempt: 1, deferrable: true))
         try await store.close()
         #expect(try await second.value.get() == ())
-        let reopened = try SQLiteJobStore(JobStoreConfiguration(path: folder.file("jobs.sqlite")))
+        let reopened = try SQLiteJobStore(SQLiteJobStoreConfiguration(path: folder.file("jobs.sqlite")))
         #expect(try await reopened.job(id)?.stages[1].state == .running)
     }
 }

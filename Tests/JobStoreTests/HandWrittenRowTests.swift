@@ -1,6 +1,9 @@
 import Foundation
 import GRDB
-@_spi(Maintenance) @testable import JobStore
+@testable import JobStore
+import JobValues
+@_spi(Maintenance) @testable import JobStorePostgres
+@_spi(Maintenance) @testable import JobStoreSQLite
 import Testing
 
 /// Rows written by hand with sqlite3: every column jobd reads, given every
@@ -90,7 +93,7 @@ import Testing
         let folder = NSTemporaryDirectory() + "jobstore-hand-written-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let path = folder + "/template.sqlite"
-        let setup = try SQLiteJobStore(JobStoreConfiguration(path: path, checkpointInterval: nil))
+        let setup = try SQLiteJobStore(SQLiteJobStoreConfiguration(path: path, checkpointInterval: nil))
         for _ in 1...2 { _ = try await setup.submit(job("report", pool: "p", stages: [StagePlan(name: "one", kind: "then")])) }
         try await setup.close()
         let queue = try DatabaseQueue(path: path)
@@ -145,7 +148,7 @@ import Testing
             }
         }
         try edit.close()
-        return try SQLiteJobStore(JobStoreConfiguration(path: path, checkpointInterval: nil))
+        return try SQLiteJobStore(SQLiteJobStoreConfiguration(path: path, checkpointInterval: nil))
     }
 
     /// `error` is a bad-row error that names the case's table and column.

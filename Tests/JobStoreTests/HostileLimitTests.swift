@@ -1,7 +1,10 @@
 import Foundation
 import GRDB
 import GRDBSQLite
-@_spi(Maintenance) @testable import JobStore
+@testable import JobStore
+@_spi(Maintenance) @testable import JobStorePostgres
+@_spi(Maintenance) @testable import JobStoreSQLite
+import JobValues
 import Testing
 
 #if canImport(Glibc)
@@ -34,15 +37,15 @@ import Glibc
     @Test func aValueCapPastWhatSQLiteHoldsIsRefused() async {
         let folder = try? TemporaryFolder()
         await expectStoreError(.invalidArgument) {
-            try SQLiteJobStore(JobStoreConfiguration(
-                path: folder!.file("x.sqlite"), maxValueBytes: JobStoreConfiguration.maxValueBytesLimit + 1))
+            try SQLiteJobStore(SQLiteJobStoreConfiguration(
+                path: folder!.file("x.sqlite"), maxValueBytes: SQLiteJobStoreConfiguration.maxValueBytesLimit + 1))
         }
     }
 
     @Test func aStoreToldNotToCreateCreatesNothing() async throws {
         let folder = try TemporaryFolder()
         let error = await expectStoreError(.databaseMissing) {
-            try SQLiteJobStore(JobStoreConfiguration(path: folder.file("none.sqlite"), createIfMissing: false))
+            try SQLiteJobStore(SQLiteJobStoreConfiguration(path: folder.file("none.sqlite"), createIfMissing: false))
         }
         #expect(error?.message.contains("jobd creates it when it first starts") == true)
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).isEmpty)
@@ -54,7 +57,7 @@ import Glibc
         let folder = try TemporaryFolder()
         let old = umask(0o022)
         defer { umask(old) }
-        let store = try SQLiteJobStore(JobStoreConfiguration(path: folder.file("new.sqlite"), checkpointInterval: nil))
+        let store = try SQLiteJobStore(SQLiteJobStoreConfiguration(path: folder.file("new.sqlite"), checkpointInterval: nil))
         _ = try await store.submit(job())
         for name in ["new.sqlite", "new.sqlite-wal", "new.sqlite-shm"] {
             let mode = try #require(FileManager.default.attributesOfItem(atPath: folder.file(name))[.posixPermissions] as? Int)
@@ -82,7 +85,7 @@ import Glibc
     @Test func aDamagedDatabaseIsRefusedAtOpen() async throws {
         let folder = try TemporaryFolder()
         let path = folder.file("damaged.sqlite")
-        let store = try SQLiteJobStore(JobStoreConfiguration(path: path, checkpointInterval: nil))
+        let store = try SQLiteJobStore(SQLiteJobStoreConfiguration(path: path, checkpointInterval: nil))
         _ = try await store.submit((0..<200).map { job(input: "input \($0) " + String(repeating: "x", count: 200)) })
         try await store.close()
         // Garbage over every page but the first (the header stays valid).
@@ -92,7 +95,7 @@ import Glibc
         try handle.write(contentsOf: Data(repeating: 0xA5, count: Int(size) - 4096))
         try handle.close()
         let error = await expectStoreError(.corrupt) {
-            try SQLiteJobStore(JobStoreConfiguration(path: path, checkpointInterval: nil, checkIntegrity: true))
+            try SQLiteJobStore(SQLiteJobStoreConfiguration(path: path, checkpointInterval: nil, checkIntegrity: true))
         }
         #expect(error?.message.contains("restore the newest backup") == true, "\(String(describing: error))")
     }
@@ -101,7 +104,7 @@ import Glibc
     func aFileRemovedUnderTheStoreIsNoticed(suffix: String) async throws {
         let folder = try TemporaryFolder()
         let path = folder.file("watched.sqlite")
-        let store = try SQLiteJobStore(JobStoreConfiguration(path: path, checkpointInterval: nil))
+        let store = try SQLiteJobStore(SQLiteJobStoreConfiguration(path: path, checkpointInterval: nil))
         _ = try await store.submit(job())
         try store.checkFiles()
         #expect(unlink(path + suffix) == 0)

@@ -1,5 +1,8 @@
 import Foundation
-@_spi(Maintenance) @testable import JobStore
+@testable import JobStore
+import JobValues
+@_spi(Maintenance) @testable import JobStorePostgres
+@_spi(Maintenance) @testable import JobStoreSQLite
 import Testing
 
 /// The first schema exactly as it was released. Never edit it: a change to
@@ -118,7 +121,7 @@ let frozenSchemaVersion1 = """
         let path = folder.file("jobs.sqlite")
         // A database as the first release made it, with jobs in it.
         let v1 = try SQLiteJobStore(
-            JobStoreConfiguration(path: path), migrations: [Migration(version: 1, name: "first", sql: frozenSchemaVersion1)])
+            SQLiteJobStoreConfiguration(path: path), migrations: [Migration(version: 1, name: "first", sql: frozenSchemaVersion1)])
         // Jobs as v1 wrote them, in SQL: today's code writes columns v1 lacks.
         let old: [Int64] = [1, 2]
         try await v1.executeInWriteTransaction(oldJobsSQL(inputs: ["made by v1", "second"]))
@@ -130,7 +133,7 @@ let frozenSchemaVersion1 = """
         let later = Schema.migrations + [Migration(
             version: Schema.latestVersion + 1, name: "test: a note per job",
             sql: "ALTER TABLE jobs ADD COLUMN note TEXT; CREATE INDEX jobs_note ON jobs (note);")]
-        let upgraded = try SQLiteJobStore(JobStoreConfiguration(path: path), migrations: later)
+        let upgraded = try SQLiteJobStore(SQLiteJobStoreConfiguration(path: path), migrations: later)
         #expect(try await upgraded.scalar("PRAGMA user_version") == String(Schema.latestVersion + 1))
         #expect(try await upgraded.count("SELECT count(*) FROM schema_migrations") == Schema.latestVersion + 1)
         #expect(try await upgraded.count("SELECT count(*) FROM pragma_table_info('jobs') WHERE name = 'note'") == 1)
@@ -153,7 +156,7 @@ let frozenSchemaVersion1 = """
         try await upgraded.close()
 
         // Opening it again upgrades nothing.
-        let again = try SQLiteJobStore(JobStoreConfiguration(path: path), migrations: later)
+        let again = try SQLiteJobStore(SQLiteJobStoreConfiguration(path: path), migrations: later)
         #expect(try await again.count("SELECT count(*) FROM schema_migrations") == Schema.latestVersion + 1)
         try await again.close()
 
@@ -169,7 +172,7 @@ let frozenSchemaVersion1 = """
     @Test func databaseOfTheSecondSchemaGetsOccurrencesAndLeaders() async throws {
         let folder = try TemporaryFolder()
         let path = folder.file("jobs.sqlite")
-        let v2 = try SQLiteJobStore(JobStoreConfiguration(path: path), migrations: Array(Schema.migrations.prefix(2)))
+        let v2 = try SQLiteJobStore(SQLiteJobStoreConfiguration(path: path), migrations: Array(Schema.migrations.prefix(2)))
         let old: [Int64] = [1, 2]
         try await v2.executeInWriteTransaction(oldJobsSQL(inputs: ["made by v2", "second"]))
         #expect(try await v2.count("SELECT count(*) FROM pragma_table_info('jobs') WHERE name = 'scheduled_for'") == 0)

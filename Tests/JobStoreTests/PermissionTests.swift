@@ -1,5 +1,8 @@
 import Foundation
-@_spi(Maintenance) @testable import JobStore
+@testable import JobStore
+import JobValues
+@_spi(Maintenance) @testable import JobStorePostgres
+@_spi(Maintenance) @testable import JobStoreSQLite
 import Testing
 
 /// A user who may not write the database is told so, by name.

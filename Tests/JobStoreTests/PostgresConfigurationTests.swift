@@ -1,12 +1,15 @@
 import Foundation
-@_spi(Maintenance) @testable import JobStore
+@testable import JobStore
+import JobValues
+@_spi(Maintenance) @testable import JobStoreSQLite
+@_spi(Maintenance) @testable import JobStorePostgres
 import Testing
 
 @Suite struct PostgresConfigurationTests {
     static let none: [String: String] = [:]
 
     @Test func tcpURLWithEverything() throws {
-        let configuration = try PostgresStoreConfiguration(
+        let configuration = try PostgresJobStoreConfiguration(
             url: "postgres://jobd:s3cr%40t@db.example.com:6543/jobs?sslmode=verify-full&schema=queue&application_name=web-1",
             environment: Self.none)
         #expect(configuration.endpoint == .tcp(host: "db.example.com", port: 6543))
@@ -16,13 +19,13 @@ import Testing
     }
 
     @Test func defaultsAndTheOtherScheme() throws {
-        let configuration = try PostgresStoreConfiguration(url: "postgresql://jobd@localhost/jobs", environment: Self.none)
+        let configuration = try PostgresJobStoreConfiguration(url: "postgresql://jobd@localhost/jobs", environment: Self.none)
         #expect(configuration.endpoint == .tcp(host: "localhost", port: 5432))
         #expect(configuration.schema == "jobd" && configuration.sslMode == .prefer && !configuration.hasPassword)
         #expect(configuration.maxValueBytes == 1 << 20)
         // No database: the user's name, as libpq does.
-        #expect(try PostgresStoreConfiguration(url: "postgres://jobd@[::1]:5433", environment: Self.none).database == "jobd")
-        #expect(try PostgresStoreConfiguration(url: "postgres://jobd@[::1]:5433", environment: Self.none).endpoint
+        #expect(try PostgresJobStoreConfiguration(url: "postgres://jobd@[::1]:5433", environment: Self.none).database == "jobd")
+        #expect(try PostgresJobStoreConfiguration(url: "postgres://jobd@[::1]:5433", environment: Self.none).endpoint
             == .tcp(host: "::1", port: 5433))
     }
 
@@ -33,7 +36,7 @@ import Testing
         "postgres://jobd@/jobs",
     ])
     func unixSocketHosts(_ url: String) throws {
-        let configuration = try PostgresStoreConfiguration(url: url, environment: Self.none)
+        let configuration = try PostgresJobStoreConfiguration(url: url, environment: Self.none)
         #expect(configuration.endpoint == .unixSocket(path: "/run/postgresql/.s.PGSQL.5432"), "\(url)")
         #expect(configuration.database == "jobs")
     }
@@ -42,16 +45,16 @@ import Testing
         let folder = try TemporaryFolder()
         try Data("from-credential\n".utf8).write(to: URL(fileURLWithPath: folder.file("db-password")))
         let credential = ["CREDENTIALS_DIRECTORY": folder.path]
-        #expect(try PostgresStoreConfiguration(url: "postgres://u@h/d", environment: credential).password == "from-credential")
+        #expect(try PostgresJobStoreConfiguration(url: "postgres://u@h/d", environment: credential).password == "from-credential")
         let both = credential.merging(["PGPASSWORD": "from-env"]) { $1 }
-        #expect(try PostgresStoreConfiguration(url: "postgres://u@h/d", environment: both).password == "from-env")
-        #expect(try PostgresStoreConfiguration(url: "postgres://u:from-url@h/d", environment: both).password == "from-url")
-        #expect(try PostgresStoreConfiguration(url: "postgres://u@h/d", environment: ["CREDENTIALS_DIRECTORY": "/nonexistent"]).password == nil)
+        #expect(try PostgresJobStoreConfiguration(url: "postgres://u@h/d", environment: both).password == "from-env")
+        #expect(try PostgresJobStoreConfiguration(url: "postgres://u:from-url@h/d", environment: both).password == "from-url")
+        #expect(try PostgresJobStoreConfiguration(url: "postgres://u@h/d", environment: ["CREDENTIALS_DIRECTORY": "/nonexistent"]).password == nil)
     }
 
     @Test func thePasswordIsNeverShown() throws {
         let secret = "Tr0ub4dor-pw"
-        let configuration = try PostgresStoreConfiguration(url: "postgres://jobd:\(secret)@db:5432/jobs", environment: Self.none)
+        let configuration = try PostgresJobStoreConfiguration(url: "postgres://jobd:\(secret)@db:5432/jobs", environment: Self.none)
         var dumped = ""
         dump(configuration, to: &dumped)
         for shown in [configuration.description, configuration.debugDescription, String(reflecting: configuration),
@@ -62,7 +65,7 @@ import Testing
         // Nor in the error about a bad URL that holds one.
         for bad in ["postgres://jobd:\(secret)@db:port/jobs", "postgres://jobd:\(secret)@db/jobs?sslmode=sometimes",
                     "postgres://jobd:\(secret)@db/jobs?colour=blue", "postgres://jobd:\(secret)%zz@db/jobs"] {
-            let error = #expect(throws: JobStoreError.self) { try PostgresStoreConfiguration(url: bad, environment: Self.none) }
+            let error = #expect(throws: JobStoreError.self) { try PostgresJobStoreConfiguration(url: bad, environment: Self.none) }
             #expect(error?.description.contains(secret) == false, "\(error?.description ?? "")")
         }
     }
@@ -81,15 +84,15 @@ import Testing
         ("postgres://jobd@db/jobs?sslrootcert=ca.pem", "not an absolute path"),
     ])
     func badURLsSayWhatIsWrongInOneLine(_ url: String, _ expected: String) {
-        let error = #expect(throws: JobStoreError.self) { try PostgresStoreConfiguration(url: url, environment: Self.none) }
+        let error = #expect(throws: JobStoreError.self) { try PostgresJobStoreConfiguration(url: url, environment: Self.none) }
         #expect(error?.code == .invalidArgument)
         #expect(error?.message.contains(expected) == true, "\(error?.message ?? "")")
         #expect(error?.message.contains("\n") == false)
     }
 
     @Test func urlOrPath() {
-        #expect(PostgresStoreConfiguration.isURL("postgres://x@y/z") && PostgresStoreConfiguration.isURL("postgresql://x@y/z"))
-        #expect(!PostgresStoreConfiguration.isURL("../var/jobd.sqlite"))
+        #expect(PostgresJobStoreConfiguration.isURL("postgres://x@y/z") && PostgresJobStoreConfiguration.isURL("postgresql://x@y/z"))
+        #expect(!PostgresJobStoreConfiguration.isURL("../var/jobd.sqlite"))
     }
 
     /// Mistyped URLs are never file paths (jobd would make folders named
@@ -100,24 +103,24 @@ import Testing
         "Postgresql:jobd:secretPW1@db", "mysql://jobd:secretPW1@db/jobs",
     ])
     func mistypedURLsAreRefusedWithoutShowingThem(_ text: String) {
-        let problem = PostgresStoreConfiguration.mistypedURLProblem(text)
+        let problem = PostgresURL.mistypedURLProblem(text)
         #expect(problem != nil, "\(text)")
         #expect(problem?.contains("secretPW1") == false, "\(problem ?? "")")
     }
 
     @Test(arguments: ["../var/jobd.sqlite", "/var/lib/jobd/jobd.sqlite", "postgres.sqlite", "pgdata/jobs.db", "data:2/x.sqlite"])
     func pathsAreNotMistypedURLs(_ path: String) {
-        #expect(PostgresStoreConfiguration.mistypedURLProblem(path) == nil, "\(path)")
+        #expect(PostgresURL.mistypedURLProblem(path) == nil, "\(path)")
     }
 
     /// The description can be pasted back as a URL: a unix socket's port and the CA file stay in it.
     @Test func theDescriptionKeepsTheSocketPortAndTheCAFile() throws {
-        let socket = try PostgresStoreConfiguration(url: "postgres://jobd@/jobs?host=/tmp/pg&port=54329", environment: Self.none)
+        let socket = try PostgresJobStoreConfiguration(url: "postgres://jobd@/jobs?host=/tmp/pg&port=54329", environment: Self.none)
         #expect(socket.description == "postgres://jobd@/jobs?host=/tmp/pg&port=54329&schema=jobd")
-        #expect(try PostgresStoreConfiguration(url: socket.description, environment: Self.none).endpoint == socket.endpoint)
-        let standard = try PostgresStoreConfiguration(url: "postgres://jobd@/jobs?host=/tmp/pg", environment: Self.none)
+        #expect(try PostgresJobStoreConfiguration(url: socket.description, environment: Self.none).endpoint == socket.endpoint)
+        let standard = try PostgresJobStoreConfiguration(url: "postgres://jobd@/jobs?host=/tmp/pg", environment: Self.none)
         #expect(standard.description == "postgres://jobd@/jobs?host=/tmp/pg&schema=jobd")
-        let verified = try PostgresStoreConfiguration(
+        let verified = try PostgresJobStoreConfiguration(
             url: "postgres://jobd@db/jobs?sslmode=verify-full&sslrootcert=/etc/jobd/ca.pem", environment: Self.none)
         #expect(verified.rootCertificates == "/etc/jobd/ca.pem")
         #expect(verified.description == "postgres://jobd@db:5432/jobs?sslmode=verify-full&sslrootcert=/etc/jobd/ca.pem&schema=jobd")

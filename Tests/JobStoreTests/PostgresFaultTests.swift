@@ -1,5 +1,8 @@
 import Foundation
-@_spi(Maintenance) @testable import JobStore
+@testable import JobStore
+import JobValues
+@_spi(Maintenance) @testable import JobStoreSQLite
+@_spi(Maintenance) @testable import JobStorePostgres
 import Locking
 import Synchronization
 import TestSupport
@@ -16,7 +19,7 @@ import Testing
         let server = try await TestPostgres.shared()
         let user = try await server.role("pw", "LOGIN PASSWORD 'right-horse-battery'")
         try await server.psql("GRANT CREATE ON DATABASE jobd_test TO \(user)")
-        var configuration = PostgresStoreConfiguration(
+        var configuration = PostgresJobStoreConfiguration(
             endpoint: .tcp(host: "127.0.0.1", port: server.port), user: user, password: "wrong-staple-guess",
             database: "jobd_test", schema: user, sslMode: .disable)
         let error = await expectStoreError(.permissionDenied) { try await PostgresJobStore(configuration) }
@@ -34,7 +37,7 @@ import Testing
 
     @Test func unreachableServer() async throws {
         let port = TestPostgres.freePort()
-        var configuration = PostgresStoreConfiguration(
+        var configuration = PostgresJobStoreConfiguration(
             endpoint: .tcp(host: "127.0.0.1", port: port), user: "postgres", password: nil, database: "jobd_test", sslMode: .disable)
         configuration.connectTimeout = .seconds(2)
         let error = await expectStoreError(.unavailable) { try await PostgresJobStore(configuration) }
@@ -44,7 +47,7 @@ import Testing
 
     @Test func missingDatabase() async throws {
         let server = try await TestPostgres.shared()
-        let configuration = PostgresStoreConfiguration(
+        let configuration = PostgresJobStoreConfiguration(
             endpoint: .unixSocket(path: server.socket), user: "postgres", password: nil, database: "no_such_database")
         expectOneLine(await expectStoreError(.cannotOpen) { try await PostgresJobStore(configuration) }, "does not exist")
     }
@@ -53,7 +56,7 @@ import Testing
         let server = try await TestPostgres.shared()
         let user = try await server.role("nopriv")
         try await server.psql("REVOKE CREATE ON DATABASE jobd_test FROM PUBLIC", database: "jobd_test")
-        let configuration = PostgresStoreConfiguration(
+        let configuration = PostgresJobStoreConfiguration(
             endpoint: .unixSocket(path: server.socket), user: user, password: nil, database: "jobd_test", schema: user)
         expectOneLine(await expectStoreError(.permissionDenied) { try await PostgresJobStore(configuration) }, "permission denied")
     }
@@ -88,7 +91,7 @@ import Testing
 /// gives up on a call after 2 s without a connection.
 private func storeOnAServerOfItsOwn() async throws -> (TestPostgres, PostgresJobStore, Task<Void, any Error>) {
     let server = try await TestPostgres.make()
-    var configuration = PostgresStoreConfiguration(
+    var configuration = PostgresJobStoreConfiguration(
         endpoint: .unixSocket(path: server.socket), user: "postgres", password: nil, database: "jobd_test")
     configuration.operationTimeout = .seconds(2)
     do {

@@ -1,5 +1,8 @@
 import Foundation
-@_spi(Maintenance) @testable import JobStore
+@testable import JobStore
+import JobValues
+@_spi(Maintenance) @testable import JobStoreSQLite
+@_spi(Maintenance) @testable import JobStorePostgres
 import TestSupport
 import Testing
 
@@ -16,7 +19,7 @@ import Testing
         let proxy = try FreezingProxy.start(to: server.port)
         defer { proxy.stop() }
         let schema = try await postgresConfiguration().schema
-        var configuration = PostgresStoreConfiguration(
+        var configuration = PostgresJobStoreConfiguration(
             endpoint: .tcp(host: "127.0.0.1", port: proxy.port), user: user, password: password, database: "jobd_test",
             schema: schema, sslMode: .disable)
         configuration.statementTimeout = .seconds(2)

@@ -1,5 +1,8 @@
 import Foundation
-@_spi(Maintenance) @testable import JobStore
+@testable import JobStore
+import JobValues
+@_spi(Maintenance) @testable import JobStoreSQLite
+@_spi(Maintenance) @testable import JobStorePostgres
 import TestSupport
 import Testing
 
@@ -27,8 +30,8 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: ca) }
         try TestPostgres.run("/bin/cp", [server.data + "/server.crt", ca], asPostgres: false)
 
-        func configuration(host: String, ca: String?) -> PostgresStoreConfiguration {
-            var configuration = PostgresStoreConfiguration(
+        func configuration(host: String, ca: String?) -> PostgresJobStoreConfiguration {
+            var configuration = PostgresJobStoreConfiguration(
                 endpoint: .tcp(host: host, port: server.port), user: user, password: "tls-pw", database: "jobd_test",
                 sslMode: .verifyFull)
             configuration.rootCertificates = ca

@@ -1,5 +1,8 @@
 import Foundation
-@_spi(Maintenance) @testable import JobStore
+@testable import JobStore
+import JobValues
+@_spi(Maintenance) @testable import JobStorePostgres
+@_spi(Maintenance) @testable import JobStoreSQLite
 import Testing
 
 /// `nextRunAt(pool:)` (the engine's timer to the next delayed job) and

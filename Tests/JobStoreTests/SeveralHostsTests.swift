@@ -1,5 +1,8 @@
 import Foundation
-@_spi(Maintenance) @testable import JobStore
+@testable import JobStore
+import JobValues
+@_spi(Maintenance) @testable import JobStoreSQLite
+@_spi(Maintenance) @testable import JobStorePostgres
 import Synchronization
 import Testing
 

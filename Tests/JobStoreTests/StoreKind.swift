@@ -1,5 +1,9 @@
 import Foundation
-@_spi(Maintenance) @testable import JobStore
+@testable import JobStore
+import JobValues
+import JobDatabase
+@_spi(Maintenance) @testable import JobStorePostgres
+@_spi(Maintenance) @testable import JobStoreSQLite
 import Synchronization
 import TestSupport
 import Testing
@@ -41,7 +45,7 @@ extension StoreUnderTest {
 final class StoreScope: Sendable {
     let kind: StoreKind
     let folder: TemporaryFolder?
-    let postgres: PostgresStoreConfiguration?
+    let postgres: PostgresJobStoreConfiguration?
     private let runs = Mutex<[Task<Void, Never>]>([])
 
     init(sqlite folder: TemporaryFolder) {
@@ -50,7 +54,7 @@ final class StoreScope: Sendable {
         postgres = nil
     }
 
-    init(postgres configuration: PostgresStoreConfiguration) {
+    init(postgres configuration: PostgresJobStoreConfiguration) {
         kind = .postgres
         folder = nil
         postgres = configuration
@@ -79,10 +83,10 @@ final class StoreScope: Sendable {
 private let schemaCounter = Mutex(0)
 
 /// A configuration for a schema of its own in the shared test server's database.
-func postgresConfiguration(maxValueBytes: Int = 1 << 20) async throws -> PostgresStoreConfiguration {
+func postgresConfiguration(maxValueBytes: Int = 1 << 20) async throws -> PostgresJobStoreConfiguration {
     let server = try await TestPostgres.shared()
     let number = schemaCounter.withLock { $0 += 1; return $0 }
-    var configuration = PostgresStoreConfiguration(
+    var configuration = PostgresJobStoreConfiguration(
         endpoint: .unixSocket(path: server.socket), user: "postgres", password: nil, database: "jobd_test",
         schema: "t\(getpid())_\(number)")
     configuration.maxValueBytes = maxValueBytes
@@ -90,15 +94,23 @@ func postgresConfiguration(maxValueBytes: Int = 1 << 20) async throws -> Postgre
     return configuration
 }
 
-/// A fresh store of `kind`; keep the scope as long as the store.
+/// A fresh store of `kind`, opened as jobd and jobctl open theirs
+/// (`JobDatabase.open`); keep the scope as long as the store.
 func makeStore(_ kind: StoreKind, maxValueBytes: Int = 1 << 20) async throws -> (any StoreUnderTest, StoreScope) {
     switch kind {
     case .sqlite:
-        let (store, folder) = try makeStore(maxValueBytes: maxValueBytes)
+        let folder = try TemporaryFolder()
+        let opened = try await JobDatabase.open(
+            .sqlite(path: folder.file("jobs.sqlite")), maxValueBytes: maxValueBytes, applicationName: "jobd")
+        guard case let .sqlite(store) = opened else { throw TestFailure("not a SQLite store") }
         return (store, StoreScope(sqlite: folder))
     case .postgres:
         let configuration = try await postgresConfiguration(maxValueBytes: maxValueBytes)
+        let opened = try await JobDatabase.open(
+            .postgres(url: configuration.description), maxValueBytes: maxValueBytes, applicationName: "jobd",
+            environment: [:], postgres: { $0.maxConnections = configuration.maxConnections })
+        guard case let .postgres(store) = opened else { throw TestFailure("not a PostgreSQL store") }
         let scope = StoreScope(postgres: configuration)
-        return (scope.running(try await PostgresJobStore(configuration)), scope)
+        return (scope.running(store), scope)
     }
 }

@@ -1,5 +1,8 @@
 import Foundation
-@_spi(Maintenance) @testable import JobStore
+@testable import JobStore
+import JobValues
+@_spi(Maintenance) @testable import JobStorePostgres
+@_spi(Maintenance) @testable import JobStoreSQLite
 import Spawn
 import Synchronization
 import TestSupport
@@ -22,7 +25,7 @@ final class TemporaryFolder: Sendable {
 /// A store in a fresh folder; keep the folder alive as long as the store.
 func makeStore(maxValueBytes: Int = 1 << 20) throws -> (SQLiteJobStore, TemporaryFolder) {
     let folder = try TemporaryFolder()
-    let store = try SQLiteJobStore(JobStoreConfiguration(path: folder.file("jobs.sqlite"), maxValueBytes: maxValueBytes))
+    let store = try SQLiteJobStore(SQLiteJobStoreConfiguration(path: folder.file("jobs.sqlite"), maxValueBytes: maxValueBytes))
     return (store, folder)
 }
 

@@ -1,5 +1,8 @@
 import Foundation
 @testable import JobStore
+@_spi(Maintenance) @testable import JobStorePostgres
+@_spi(Maintenance) @testable import JobStoreSQLite
+import JobValues
 import Testing
 
 @Suite struct TimestampTests {

@@ -2,6 +2,7 @@ import Foundation
 import JobConfig
 import JobControl
 import JobStore
+import JobStoreSQLite
 import Testing
 
 /// Bad input: one line on stderr, the documented exit status, no row written.

@@ -2,6 +2,7 @@ import Foundation
 import JobConfig
 import JobControl
 import JobStore
+import JobStoreSQLite
 import Testing
 
 /// `jobctl cancel` and `jobctl retry`.

@@ -1,5 +1,6 @@
 import Foundation
-@_spi(Maintenance) import JobStore
+import JobStore
+@_spi(Maintenance) import JobStoreSQLite
 import Testing
 
 /// Rows written by hand with sqlite3, read by `status` and `list`: names

@@ -1,5 +1,6 @@
 import Foundation
 import JobStore
+import JobStoreSQLite
 import Testing
 
 /// Command lines and data written to break jobctl.

@@ -1,6 +1,7 @@
 import Foundation
 import JobConfig
 import JobStore
+import JobStoreSQLite
 import TestSupport
 import Testing
 

@@ -1,7 +1,9 @@
 import Foundation
 import JobConfig
+import JobConfigStore
 import JobControl
 import JobStore
+import JobStoreSQLite
 import Testing
 
 /// `jobctl schedules`: each schedule, its zone, next and last fire, latest job.

@@ -1,7 +1,8 @@
 import Foundation
 import JobConfig
 import JobControl
-@_spi(Maintenance) import JobStore
+import JobStore
+@_spi(Maintenance) import JobStoreSQLite
 import Testing
 
 /// `jobctl status` and `jobctl list`, read while no jobd runs.

@@ -2,6 +2,7 @@ import Foundation
 import JobConfig
 import JobControl
 import JobStore
+import JobStoreSQLite
 import Testing
 
 /// `jobctl submit`: one job, a batch, with jobd stopped and running.

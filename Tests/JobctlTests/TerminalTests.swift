@@ -1,5 +1,6 @@
 import Foundation
 import JobStore
+import JobStoreSQLite
 import Testing
 
 /// Output on a terminal (a pseudo-terminal from util-linux `script`):

@@ -2,6 +2,7 @@ import Foundation
 import JobConfig
 import JobControl
 import JobStore
+import JobStoreSQLite
 import Testing
 
 /// `submit --wait` and `wait`, against an engine running in the test

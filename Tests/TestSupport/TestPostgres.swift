@@ -62,7 +62,7 @@ public final class TestPostgres: Sendable {
     private let serverPID = Mutex<pid_t>(0)
 
     public var data: String { folder + "/data" }
-    /// The socket file, for `PostgresStoreConfiguration.Endpoint.unixSocket`.
+    /// The socket file, for `PostgresJobStoreConfiguration.Endpoint.unixSocket`.
     public var socket: String { folder + "/.s.PGSQL.\(port)" }
 
     /// The network namespace the server runs in, if not the test's own;

@@ -13,6 +13,7 @@ import JobConfig
 import JobEngine
 import JobProcesses
 import JobStore
+import JobStoreSQLite
 import Logging
 import Promises
 import TestSupport
@@ -54,7 +55,7 @@ func losingAction(_ jobID: Int64, _ stage: StageDefinition, _ input: [UInt8]) ->
 }
 
 do {
-    let store = try SQLiteJobStore(JobStoreConfiguration(path: database))
+    let store = try SQLiteJobStore(SQLiteJobStoreConfiguration(path: database))
     let logger = Logger(label: "engine-test-worker") { _ in
         LineLogHandler { line in logTo.write(Data((line + "\n").utf8)) }
     }

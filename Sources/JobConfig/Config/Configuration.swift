@@ -5,10 +5,10 @@ import JobCalendar
 /// load in one call.
 public struct Configuration: Sendable {
     public var location: ConfigLocator.Location
-    public var daemon: DaemonConfig
+    public var daemon: DaemonConfiguration
     public var definitions: DefinitionSet
 
-    public init(location: ConfigLocator.Location, daemon: DaemonConfig, definitions: DefinitionSet) {
+    public init(location: ConfigLocator.Location, daemon: DaemonConfiguration, definitions: DefinitionSet) {
         self.location = location
         self.daemon = daemon
         self.definitions = definitions
@@ -23,7 +23,7 @@ public struct Configuration: Sendable {
     /// it can; a definitions folder that is missing is then not reported, as
     /// the broken config may be what names it wrongly.
     public static func load(at location: ConfigLocator.Location) -> LoadResult<Configuration> {
-        let (daemon, configDiagnostics) = DaemonConfig.read(path: location.path)
+        let (daemon, configDiagnostics) = DaemonConfiguration.read(path: location.path)
         guard let daemon else { return LoadResult(value: nil, diagnostics: configDiagnostics) }
         var definitions = DefinitionLoader(config: daemon).loadFolder(daemon.definitions)
         if configDiagnostics.containsErrors {

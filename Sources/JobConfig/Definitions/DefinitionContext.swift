@@ -10,7 +10,7 @@ public struct DefinitionContext: Sendable, Hashable {
     /// `store.value-cap` in bytes: a schedule's `input:` must fit in it.
     public var valueCap: Int
 
-    public init(queues: Set<String>, pools: Set<String>, valueCap: Int = StoreConfig.defaultValueCap.bytes) {
+    public init(queues: Set<String>, pools: Set<String>, valueCap: Int = StoreConfiguration.defaultValueCap.bytes) {
         self.queues = queues
         self.pools = pools
         self.valueCap = valueCap
@@ -19,5 +19,5 @@ public struct DefinitionContext: Sendable, Hashable {
     /// The names a config with no `Q` or `pools` has: queues `map` and
     /// `return`, pool `default`.
     public static let defaults = DefinitionContext(
-        queues: [DaemonConfig.mapQueue, DaemonConfig.returnQueue], pools: [DaemonConfig.defaultPool])
+        queues: [DaemonConfiguration.mapQueue, DaemonConfiguration.returnQueue], pools: [DaemonConfiguration.defaultPool])
 }

@@ -39,7 +39,7 @@ public struct DefinitionLoader: Sendable {
         self.context = context
     }
 
-    public init(config: DaemonConfig) {
+    public init(config: DaemonConfiguration) {
         self.context = config.definitionContext
     }
 

@@ -23,7 +23,7 @@ public struct JobDefinition: Sendable, Hashable {
     /// The file it came from, and where `name:` (or the file's start) sits.
     public var sourcePosition: SourcePosition
 
-    public init(name: String, description: String? = nil, pool: String = DaemonConfig.defaultPool,
+    public init(name: String, description: String? = nil, pool: String = DaemonConfiguration.defaultPool,
                 timeout: Duration? = nil, retry: RetryPolicy = .default, env: [String: String] = [:],
                 cwd: String? = nil, stages: [StageDefinition], schedules: [ScheduleDefinition] = [],
                 sourcePosition: SourcePosition) {

@@ -55,7 +55,7 @@ struct JobFileParser {
         var description: String?
         if let entry = byKey["description"] { description = check(reader.string(entry.value, "'description'")) }
 
-        var pool = DaemonConfig.defaultPool
+        var pool = DaemonConfiguration.defaultPool
         if let entry = byKey["pool"], let given = check(reader.name(entry.value, "'pool'")) {
             if context.pools.contains(given) {
                 pool = given

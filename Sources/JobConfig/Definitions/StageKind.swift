@@ -30,8 +30,8 @@ public enum StageKind: String, Sendable, Hashable, CaseIterable, CustomStringCon
     /// run on `return`.
     public var defaultQueue: String {
         switch self {
-        case .firstly, .then, .map, .get, .tap, .recover, .when, .race: return DaemonConfig.mapQueue
-        case .done, .catch, .ensure, .finally: return DaemonConfig.returnQueue
+        case .firstly, .then, .map, .get, .tap, .recover, .when, .race: return DaemonConfiguration.mapQueue
+        case .done, .catch, .ensure, .finally: return DaemonConfiguration.returnQueue
         }
     }
 

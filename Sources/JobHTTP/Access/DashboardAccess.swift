@@ -2,7 +2,7 @@ import Crypto
 import Foundation
 import Glibc
 import HTTPTypes
-import JobConfig
+import JobValues
 
 /// Who may do what on the dashboard: the visitor a request comes from, logins and sessions.
 ///
@@ -16,7 +16,7 @@ import JobConfig
 ///    authentication configured (loopback only: a listener other hosts can
 ///    reach is refused at start without one).
 public struct DashboardAccess: Sendable {
-    let config: HTTPAccessConfig
+    let config: HTTPAccessConfiguration
     let users: UserTable
     let sessions: SessionStore
     let throttle = LoginThrottle()
@@ -27,7 +27,7 @@ public struct DashboardAccess: Sendable {
     static let cookie = "jobd_session"
 
     /// - Throws: the users file cannot be read or has a bad line.
-    public init(_ config: HTTPAccessConfig, listen: HTTPListenAddress, environment: [String: String]) throws(UserTableError) {
+    public init(_ config: HTTPAccessConfiguration, listen: HTTPListenAddress, environment: [String: String]) throws(UserTableError) {
         self.config = config
         users = try config.users.map { source throws(UserTableError) in try UserTable(source, environment: environment) }
             ?? UserTable()
@@ -38,7 +38,7 @@ public struct DashboardAccess: Sendable {
     /// Today's behaviour: no authentication, everyone reads.
     public static func open(listen: HTTPListenAddress) -> DashboardAccess {
         // An empty configuration reads no file and cannot fail.
-        (try? DashboardAccess(HTTPAccessConfig(), listen: listen, environment: [:]))!
+        (try? DashboardAccess(HTTPAccessConfiguration(), listen: listen, environment: [:]))!
     }
 
     /// Whether there is a login form to send visitors to.

@@ -1,5 +1,5 @@
 import Foundation
-import JobConfig
+import JobValues
 
 /// The dashboard's users: `NAME:ROLE:HASH` lines (``PasswordHash``); `#`
 /// starts a comment line. Read once, when the listener starts.
@@ -13,7 +13,7 @@ public struct UserTable: Sendable {
 
     /// The users of `source`; a file that cannot be read, or a line that is
     /// not well formed, is an error that names the file and line (never the hash).
-    public init(_ source: HTTPAccessConfig.UserSource, environment: [String: String]) throws(UserTableError) {
+    public init(_ source: HTTPAccessConfiguration.UserSource, environment: [String: String]) throws(UserTableError) {
         let path: String
         switch source {
         case .file(let file):

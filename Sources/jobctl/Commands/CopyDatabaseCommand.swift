@@ -1,7 +1,10 @@
 import ArgumentParser
 import Foundation
 import JobConfig
+import JobDatabase
 import JobStore
+import JobStorePostgres
+import JobValues
 
 /// `jobctl copy-database --from PATH [--to URL]`: moving from SQLite to PostgreSQL.
 struct CopyDatabase: AsyncParsableCommand {
@@ -54,26 +57,28 @@ struct CopyDatabase: AsyncParsableCommand {
     }
 
     /// `--to`, else jobd.yaml's database; a URL either way.
-    private func configuration(_ session: Session) throws -> PostgresStoreConfiguration {
-        var config: DaemonConfig
+    private func configuration(_ session: Session) throws -> PostgresJobStoreConfiguration {
+        var config: DaemonConfiguration
         if let to {
-            guard PostgresStoreConfiguration.isURL(to) else {
+            guard PostgresURL.isURL(to) else {
                 // Not quoted: it may hold a password.
                 throw JobctlError(.usage, "--to takes a URL that starts with postgres:// or postgresql:// (lowercase)")
             }
-            config = DaemonConfig.defaults(relativeTo: FileManager.default.currentDirectoryPath)
+            config = DaemonConfiguration.defaults(relativeTo: FileManager.default.currentDirectoryPath)
             // The value cap of jobd.yaml if there is one: the copy refuses what jobd would.
             if let found = try? session.daemonConfig() { config.store = found.store }
             config.database = to
         } else {
             config = try session.daemonConfig()
-            guard config.usesPostgres else {
+            guard config.databaseLocation.isShared else {
                 throw JobctlError(
                     .usage, "the database of jobd.yaml is \(config.database), not a PostgreSQL URL: give --to postgres://…")
             }
         }
         do {
-            return try config.postgresConfiguration(environment: session.environment, applicationName: "jobctl copy-database")
+            return try JobDatabase.postgresConfiguration(
+                url: config.database, maxValueBytes: config.store.valueCap.bytes, applicationName: "jobctl copy-database",
+                environment: session.environment)
         } catch let error as JobStoreError {
             throw JobctlError(error)
         }

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import JobCalendar
 import JobConfig
+import JobConfigStore
 import JobControl
 import JobStore
 import JobValues
@@ -58,7 +59,7 @@ struct Schedules: AsyncParsableCommand {
 
     /// The zone jobd reads schedules without `timezone:` in, as the running
     /// jobd tells it; else this host's, with a note that says so.
-    static func jobdZone(_ config: DaemonConfig, session: Session) -> TimeZone {
+    static func jobdZone(_ config: DaemonConfiguration, session: Session) -> TimeZone {
         let status = (try? ControlClient.status(socketPath: config.socket)) ?? nil
         if let name = status?.timezone, let zone = ScheduleTimeZone.named(name) { return zone }
         let zone = session.hostZone()

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import JobConfig
+import JobValues
 import JobStore
 
 struct Status: AsyncParsableCommand {
@@ -140,7 +141,7 @@ struct List: AsyncParsableCommand {
             }
             var text = JobText(console: session.console, shorten: session.console.stdoutIsTerminal, now: Date())
             // Several hosts share a PostgreSQL database: which one ran each job.
-            text.showsNode = config.usesPostgres
+            text.showsNode = config.databaseLocation.isShared
             session.console.out(text.listTable(page.jobs))
             if let next = page.nextCursor {
                 session.console.note("more: add --before \(next) for the next page")

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import JobConfig
+import JobConfigStore
 import JobControl
 import JobStore
 import JobValues
@@ -114,7 +115,7 @@ struct Submit: AsyncParsableCommand {
         return now + Double(delay?.wholeMilliseconds ?? 0) / 1000
     }
 
-    private func submitOne(_ job: NewJob, config: DaemonConfig, _ session: Session) async throws {
+    private func submitOne(_ job: NewJob, config: DaemonConfiguration, _ session: Session) async throws {
         try await session.withStore(config) { store in
             var job = job
             job.runAt = try await runAt(store)
@@ -137,7 +138,7 @@ struct Submit: AsyncParsableCommand {
         }
     }
 
-    private func submitBatch(_ jobs: [NewJob], config: DaemonConfig, _ session: Session) async throws {
+    private func submitBatch(_ jobs: [NewJob], config: DaemonConfiguration, _ session: Session) async throws {
         guard !jobs.isEmpty else {
             session.console.note("the batch has no lines: nothing was submitted")
             if session.json { session.console.out(JSON.fields([("jobs", .array([]))]).pretty) }
@@ -174,7 +175,7 @@ struct Submit: AsyncParsableCommand {
     }
 
     /// The loaded definition called `name`, or an error that says why there is none.
-    static func definition(named name: String, config: DaemonConfig, _ session: Session) throws(JobctlError) -> JobDefinition {
+    static func definition(named name: String, config: DaemonConfiguration, _ session: Session) throws(JobctlError) -> JobDefinition {
         let set = session.definitions(of: config)
         if let definition = set[name] { return definition }
         let own = set.diagnostics.filter { $0.severity == .error && DefinitionLoader.baseName(of: $0.position.path) == name }

@@ -73,14 +73,14 @@ struct Validate: AsyncParsableCommand {
     private func check(_ session: Session) throws(JobctlError) -> Report {
         if paths.isEmpty {
             let location = try session.locateConfig()
-            let daemon = DaemonConfig.load(path: location.path)
+            let daemon = DaemonConfiguration.load(path: location.path)
             let result = Configuration.load(at: location)
             // Configuration.load gives the definitions only when everything is valid: list them from the folder.
             let folder = daemon.value.map { DefinitionLoader(config: $0).loadFolder($0.definitions) }
             return Report(config: location.path, configValid: daemon.value != nil, names: folder?.names ?? [],
                           diagnostics: result.diagnostics)
         }
-        var config: DaemonConfig?
+        var config: DaemonConfiguration?
         do throws(JobctlError) {
             config = try session.daemonConfig()
         } catch where error.code == .config && options.config == nil {

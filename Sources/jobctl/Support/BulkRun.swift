@@ -45,7 +45,7 @@ struct BulkRun {
         var changed: Int
     }
 
-    private func run(_ store: any JobActionStore, config: DaemonConfig, session: Session) async throws -> Outcome? {
+    private func run(_ store: any JobActionStore, config: DaemonConfiguration, session: Session) async throws -> Outcome? {
         let resumed = try await store.unfinishedAction(verb, filter: filterText)
         let (selection, after) = resumed.map { ($0.selection, $0.lastID) } ?? (self.selection, 0)
         let (count, highest) = try await store.countMatching(
@@ -128,7 +128,7 @@ struct BulkRun {
     }
 
     /// The user running jobctl: name and uid, and the host.
-    static func actor(_ config: DaemonConfig) -> ActionActor {
+    static func actor(_ config: DaemonConfiguration) -> ActionActor {
         let uid = getuid()
         var name = "uid \(uid)"
         if let entry = getpwuid(uid), let text = entry.pointee.pw_name { name = String(cString: text) }
@@ -139,7 +139,7 @@ struct BulkRun {
     /// operation. The change is made already: a failure to record it is a
     /// note on stderr, not a failed command.
     static func recordSingle(
-        _ verb: ActionVerb, job id: Int64, store: any JobStore, config: DaemonConfig, session: Session
+        _ verb: ActionVerb, job id: Int64, store: any JobStore, config: DaemonConfiguration, session: Session
     ) async {
         guard let actions = store as? any JobActionStore else { return }
         do {

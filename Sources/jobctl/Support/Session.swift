@@ -2,7 +2,10 @@ import Foundation
 import JobCalendar
 import JobConfig
 import JobControl
+import JobDatabase
 import JobStore
+import JobStorePostgres
+import JobStoreSQLite
 import JobValues
 
 #if canImport(Glibc)
@@ -59,9 +62,9 @@ struct Session: Sendable {
 
     /// jobd.yaml alone: what the commands that only read and write the
     /// database need.
-    func daemonConfig() throws(JobctlError) -> DaemonConfig {
+    func daemonConfig() throws(JobctlError) -> DaemonConfiguration {
         let location = try locateConfig()
-        let result = DaemonConfig.load(path: location.path)
+        let result = DaemonConfiguration.load(path: location.path)
         guard let config = result.value else {
             let errors = result.diagnostics.filter { $0.severity == .error }
             throw JobctlError(
@@ -74,13 +77,13 @@ struct Session: Sendable {
 
     /// The definitions folder of `config`: the valid definitions, and the
     /// problems of the others.
-    func definitions(of config: DaemonConfig) -> DefinitionSet {
+    func definitions(of config: DaemonConfiguration) -> DefinitionSet {
         DefinitionLoader(config: config).loadFolder(config.definitions)
     }
 
     /// Says on stderr that some definitions of `set` were not loaded (a
     /// file with errors contributes none), if so.
-    func noteUnloaded(_ set: DefinitionSet, of config: DaemonConfig) {
+    func noteUnloaded(_ set: DefinitionSet, of config: DaemonConfiguration) {
         let errors = set.diagnostics.errorCount
         guard errors > 0 else { return }
         console.note("\(Self.count(errors, "error")) in \(config.definitions): "
@@ -104,57 +107,42 @@ struct Session: Sendable {
     /// one is exit 74, as a missing SQLite file: a `schema=` typo must not
     /// make a queue no jobd reads). A statement waits at most 10 s for a
     /// lock another session holds, then the command exits 75.
-    func withStore<T: Sendable>(_ config: DaemonConfig, _ body: (any JobStore) async throws -> T) async throws -> T {
-        if config.usesPostgres { return try await withPostgres(config, body) }
-        let path = config.database
-        let store: SQLiteJobStore
+    func withStore<T: Sendable>(_ config: DaemonConfiguration, _ body: (any JobStore) async throws -> T) async throws -> T {
+        let opened: OpenedStore
         do {
-            store = try SQLiteJobStore(JobStoreConfiguration(
-                path: path,
-                synchronous: config.store.durability == .full ? .full : .normal,
-                maxValueBytes: config.store.valueCap.bytes,
-                checkpointInterval: nil,
-                connections: .single,
-                createIfMissing: false))
-        } catch let error as JobStoreError where error.code == .permissionDenied {
-            throw JobctlError(.permissionDenied, PermissionAdvice.databaseMessage(path: path))
+            opened = try await JobDatabase.open(
+                config.databaseLocation, maxValueBytes: config.store.valueCap.bytes,
+                applicationName: "jobctl \(config.node)", environment: environment,
+                sqlite: { configuration in
+                    configuration.synchronous = config.store.durability == .full ? .full : .normal
+                    configuration.checkpointInterval = nil
+                    configuration.connections = .single
+                    configuration.createIfMissing = false
+                },
+                postgres: { configuration in
+                    configuration.createsSchema = false
+                    configuration.lockTimeout = Session.lockTimeout
+                })
+        } catch let error as JobStoreError where error.code == .permissionDenied && config.databaseLocation.sqlitePath != nil {
+            throw JobctlError(.permissionDenied, PermissionAdvice.databaseMessage(path: config.database))
         }
-        do {
-            let value = try await body(store)
-            try await store.close()
-            return value
-        } catch {
-            try? await store.close()
-            throw error
-        }
+        return try await opened.use(body)
     }
 
     /// How long a statement waits for a lock another session holds
     /// (PostgreSQL), as SQLite's busy timeout: then exit 75.
     static let lockTimeout = Duration.seconds(10)
 
-    private func withPostgres<T: Sendable>(_ config: DaemonConfig, _ body: (any JobStore) async throws -> T) async throws -> T {
-        var configuration: PostgresStoreConfiguration
-        do {
-            configuration = try config.postgresConfiguration(environment: environment, applicationName: "jobctl \(config.node)")
-            configuration.createsSchema = false
-            configuration.lockTimeout = Session.lockTimeout
-        } catch let error as JobStoreError {
-            throw JobctlError(error)
-        }
-        return try await PostgresJobStore.withStore(configuration) { store in try await body(store) }
-    }
-
     /// For the commands about one job: jobd.yaml, then the database.
     func withJobStore<T: Sendable>(
-        job id: Int64, _ body: (DaemonConfig, any JobStore) async throws -> T
+        job id: Int64, _ body: (DaemonConfiguration, any JobStore) async throws -> T
     ) async throws -> T {
         let config = try daemonConfig()
         return try await withStore(config) { store in try await body(config, store) }
     }
 
     /// The error for a job id that the database does not hold.
-    static func unknownJob(_ id: Int64, _ config: DaemonConfig) -> JobctlError {
+    static func unknownJob(_ id: Int64, _ config: DaemonConfiguration) -> JobctlError {
         JobctlError(.unknownJob, "no job \(id) (it never existed, or was pruned)")
     }
 
@@ -174,13 +162,13 @@ struct Session: Sendable {
     /// it cannot be reached, a note says why.
     @discardableResult
     func nudge(
-        _ config: DaemonConfig, _ request: ControlRequest = ControlRequest(.nudge), notRunningNote: String
+        _ config: DaemonConfiguration, _ request: ControlRequest = ControlRequest(.nudge), notRunningNote: String
     ) -> NudgeOutcome {
         do {
             _ = try ControlClient.send(request, to: config.socket, timeout: .seconds(2))
             return .nudged
         } catch where error.code == .notRunning {
-            if !config.usesPostgres { console.note(notRunningNote) }
+            if !config.databaseLocation.isShared { console.note(notRunningNote) }
             return .notRunning
         } catch where error.code == .permissionDenied {
             console.note("could not nudge jobd: " + PermissionAdvice.socketMessage(path: config.socket))

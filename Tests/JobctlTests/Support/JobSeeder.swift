@@ -1,5 +1,6 @@
 import Foundation
 import JobStore
+import JobStoreSQLite
 
 /// Puts jobs in a chosen state straight through the store, as an engine
 /// would leave them, without running anything.

@@ -2,6 +2,7 @@ import Foundation
 import JobConfig
 import JobControl
 import JobStore
+import JobStoreSQLite
 import Testing
 
 let repositoryRoot: String = {
@@ -112,7 +113,7 @@ final class Sandbox: Sendable {
 
     /// A store on the sandbox's database (created if need be).
     func store() throws -> SQLiteJobStore {
-        try SQLiteJobStore(JobStoreConfiguration(path: databasePath, checkpointInterval: nil))
+        try SQLiteJobStore(SQLiteJobStoreConfiguration(path: databasePath, checkpointInterval: nil))
     }
 
     /// Runs `body` with a store on the sandbox's database, closed afterwards.

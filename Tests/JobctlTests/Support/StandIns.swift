@@ -5,6 +5,7 @@ import JobControl
 import JobEngine
 import JobProcesses
 import JobStore
+import JobStoreSQLite
 import JobValues
 import Synchronization
 
@@ -96,7 +97,7 @@ final class TestDaemon: Sendable {
     init(_ sandbox: Sandbox, pollInterval: Duration = .seconds(30)) throws {
         let configuration = try sandbox.configuration()
         let config = configuration.daemon
-        store = try SQLiteJobStore(JobStoreConfiguration(
+        store = try SQLiteJobStore(SQLiteJobStoreConfiguration(
             path: config.database, maxValueBytes: config.store.valueCap.bytes, checkpointInterval: nil))
         let engine = Engine(
             configuration: EngineConfiguration(

@@ -1,0 +1,63 @@
+import Foundation
+import JobStore
+internal import GRDB
+
+extension SQLiteJobStore {
+    public func submit(_ jobs: [NewJob]) async throws -> [Submission] {
+        guard !jobs.isEmpty else { return [] }
+        try NewJob.check(jobs, cap: cap)
+        return try await write(atomic: true) { db in
+            try Self.insert(jobs, db)
+        }
+    }
+
+    static func insert(_ jobs: [NewJob], _ db: Database) throws -> [Submission] {
+        let now = Timestamp.now()
+        let findKey = try RawStatement(db, "SELECT id FROM jobs WHERE definition = ? AND idempotency_key = ?")
+        let findOccurrence = try RawStatement(db, "SELECT id FROM jobs WHERE definition = ? AND scheduled_for = ?")
+        let insertJob = try RawStatement(db, """
+            INSERT INTO jobs (definition, pool, priority, idempotency_key, input, run_at, created_at, scheduled_for)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            """)
+        let insertStage = try RawStatement(db, "INSERT INTO stages (job_id, position, name, kind) VALUES (?, ?, ?, ?)")
+        var submissions: [Submission] = []
+        submissions.reserveCapacity(jobs.count)
+        for job in jobs {
+            if let key = job.idempotencyKey {
+                try findKey.bind(1, job.definition)
+                try findKey.bind(2, key)
+                if let existing = try findKey.firstRow({ $0.int64(0) }) {
+                    submissions.append(Submission(id: existing, created: false))
+                    continue
+                }
+            }
+            if let occurrence = job.scheduledFor {
+                try findOccurrence.bind(1, job.definition)
+                try findOccurrence.bind(2, Timestamp.text(occurrence))
+                if let existing = try findOccurrence.firstRow({ $0.int64(0) }) {
+                    submissions.append(Submission(id: existing, created: false))
+                    continue
+                }
+            }
+            try insertJob.bind(1, job.definition)
+            try insertJob.bind(2, job.pool)
+            try insertJob.bind(3, job.priority)
+            try insertJob.bind(4, job.idempotencyKey)
+            try insertJob.bind(5, value: job.input)
+            try insertJob.bind(6, job.runAt.map(Timestamp.text) ?? now)
+            try insertJob.bind(7, now)
+            try insertJob.bind(8, job.scheduledFor.map(Timestamp.text))
+            try insertJob.execute()
+            let id = db.lastInsertedRowID
+            for (position, stage) in job.stages.enumerated() {
+                try insertStage.bind(1, id)
+                try insertStage.bind(2, position)
+                try insertStage.bind(3, stage.name)
+                try insertStage.bind(4, stage.kind)
+                try insertStage.execute()
+            }
+            submissions.append(Submission(id: id, created: true))
+        }
+        return submissions
+    }
+}
