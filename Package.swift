@@ -34,6 +34,8 @@ let package = Package(
         // The PostgreSQL store: its client and TLS.
         .package(url: "https://github.com/vapor/postgres-nio", exact: "1.33.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl", exact: "2.37.6"),
+        // The dashboard's password hashes (PBKDF2); postgres-nio links it already.
+        .package(url: "https://github.com/apple/swift-crypto", exact: "4.5.2"),
     ],
     targets: [
         // MARK: The promise core
@@ -221,7 +223,8 @@ let package = Package(
         .testTarget(name: "JobMetricsTests", dependencies: ["JobMetrics", "TestSupport"], swiftSettings: strict),
         // The dashboard's pages as HTML text, read from a data source (a store, a snapshot).
         .target(name: "JobDashboard", dependencies: ["JobStore"], swiftSettings: strict),
-        .testTarget(name: "JobDashboardTests", dependencies: ["JobDashboard", "JobStore"], swiftSettings: strict),
+        .testTarget(
+            name: "JobDashboardTests", dependencies: ["JobDashboard", "JobStore", "JobStoreSQLite"], swiftSettings: strict),
         // The HTTP listener: /metrics and the dashboard, as a Service.
         .target(
             name: "JobHTTP",
@@ -232,6 +235,8 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
             ],
             swiftSettings: strict),
         .testTarget(
@@ -239,6 +244,8 @@ let package = Package(
             dependencies: [
                 "JobHTTP", "JobConfig", "JobDashboard", "JobMetrics", "JobStore", "JobStoreSQLite", "JobValues", "Spawn",
                 "TestSupport",
+                // HTTPRequest, for the access rules' unit tests (AccessTests).
+                .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],

@@ -16,18 +16,27 @@ extension Daemon {
     /// group.
     func httpService(_ http: HTTPConfiguration) -> HTTPListenerService {
         let source = StoreDashboardSource(store: store) { [self] in await dashboardSnapshot() }
-        let dashboard = Dashboard(source: source) { [store] in
+        let dashboard = Dashboard(source: source, actions: DashboardActions(store)) { [store] in
             (store as? any ReleasesIdleMemory)?.releaseIdleMemory()
         }
         state.withAnnouncedLock { $0.dashboard = dashboard }
+        let access: DashboardAccess?
+        let accessError: UserTableError?
+        do {
+            access = try DashboardAccess(http.access, listen: http.listen, environment: ProcessInfo.processInfo.environment)
+            accessError = nil
+        } catch {
+            (access, accessError) = (nil, error)
+        }
+        let node = state.withAnnouncedLock { $0.config.node }
         let service = JobHTTPService(
             address: http.listen, dashboard: dashboard,
-            exposition: { [self] in await metricsExposition() }, logger: logger,
+            exposition: { [self] in await metricsExposition() }, logger: logger, access: access, node: node,
             onListening: { [logger, listenerStarted] address in
                 logger.info("HTTP: /metrics and the dashboard on \(address)")
                 listenerStarted.finish(true)
             })
-        return HTTPListenerService(daemon: self, listener: service)
+        return HTTPListenerService(daemon: self, listener: service, accessError: accessError)
     }
 
     /// What `GET /metrics` and `jobctl metrics` print: the registry, with
@@ -78,11 +87,15 @@ extension Daemon {
 struct HTTPListenerService: Service, CustomStringConvertible {
     let daemon: Daemon
     let listener: JobHTTPService
+    /// Why the listener's access rules could not be set up (the users file), if so.
+    let accessError: UserTableError?
 
     var description: String { "HTTP listener \(listener.address)" }
 
     func run() async throws {
         do {
+            // A users file that cannot be used ends jobd as a listener that cannot bind does.
+            if let accessError { throw accessError }
             try await listener.run()
         } catch {
             daemon.fail("\(error)", status: JobdExit.unavailable)

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import JobConfig
 import JobControl
+import JobHTTP
 import JobValues
 import Logging
 
@@ -30,6 +31,7 @@ public struct JobdCommand: AsyncParsableCommand {
               jobd                               # run on ./config/jobd.yaml
               jobd --config /etc/jobd/jobd.yaml  # run on that file
               jobd --check                       # validate; with PostgreSQL, also log in and check the schema
+              jobd --hash-password < pw.txt      # a password hash for the dashboard's users file
             """,
         version: JobdVersion.string)
 
@@ -39,6 +41,9 @@ public struct JobdCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Validate jobd.yaml and every definition, print each problem with file:line, and exit (0: no error, 1: errors). A SQLite database is not touched; a PostgreSQL one is logged in to and checked, nothing changed (exit 73, 75 or 77 when it cannot be used).")
     public var check = false
 
+    @Flag(name: .customLong("hash-password"), help: "Read a password from stdin (its first line) and print its hash for a line NAME:ROLE:HASH of the dashboard's users file (http.users); nothing else is done.")
+    public var hashPassword = false
+
     public init() {}
 
     /// Parses the process's arguments, runs, and exits.
@@ -47,6 +52,7 @@ public struct JobdCommand: AsyncParsableCommand {
     }
 
     public func run() async throws {
+        if hashPassword { return try Self.printPasswordHash() }
         let location: ConfigLocator.Location
         do {
             location = try ConfigLocator.locate(
@@ -74,6 +80,16 @@ public struct JobdCommand: AsyncParsableCommand {
         let output = LogOutput(format: LogOutput.detectFormat(), level: Logger.Level(configuration.daemon.log.level))
         let code = await Daemon.run(location: location, configuration: configuration, output: output)
         throw ArgumentParser.ExitCode(code)
+    }
+
+    /// `--hash-password`: the first line of stdin, hashed, on stdout. The
+    /// password is never an argument, where `ps` would show it.
+    static func printPasswordHash() throws {
+        guard let line = readLine(strippingNewline: true), !line.isEmpty else {
+            printError("jobd: --hash-password reads the password from stdin; none was given")
+            throw ArgumentParser.ExitCode(JobdExit.usage)
+        }
+        print(try PasswordHash.make(line))
     }
 
     /// `--check`: every diagnostic, then a summary line. Gives the exit status.

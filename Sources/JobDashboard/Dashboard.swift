@@ -11,6 +11,8 @@ import JobStore
 /// is escaped, made visible and cut as docs/dashboard.md says.
 public struct Dashboard: Sendable {
     public let source: any DashboardDataSource
+    /// What operators' forms do; nil: the pages show no forms and nothing can be changed.
+    public let actions: DashboardActions?
     /// Where pages are rendered: on threads of this queue, never on Swift's
     /// cooperative pool, where a few pages being rendered would hold up
     /// every request of the listener, `/metrics` and `/healthz` among them.
@@ -33,9 +35,11 @@ public struct Dashboard: Sendable {
         source: any DashboardDataSource,
         renderQueue: DispatchQueue = DispatchQueue(label: "jobd.dashboard.render", qos: .utility, attributes: .concurrent),
         concurrentPages: Int = Dashboard.concurrentPages, waitingPages: Int = Dashboard.waitingPages,
+        actions: DashboardActions? = nil,
         releaseIdleMemory: @escaping @Sendable () -> Void = {}
     ) {
         self.source = source
+        self.actions = actions
         self.renderQueue = renderQueue
         // A page's reads and rendering allocate megabytes on whichever
         // threads made it; glibc keeps what they freed in its per-thread
@@ -61,6 +65,11 @@ public struct Dashboard: Sendable {
     }
 
     /// `make()` when the gate gives a turn; else a 503 that says why.
+    /// ``gated(_:)`` for the pages of other files.
+    func gatedPage(_ make: () async -> DashboardPage) async -> DashboardPage {
+        await gated(make)
+    }
+
     private func gated(_ make: () async -> DashboardPage) async -> DashboardPage {
         await gate.run(make) { turn in
             let detail = switch turn {
@@ -102,11 +111,12 @@ public struct Dashboard: Sendable {
 
     /// `/`: counts, pools, the chart, and a page of jobs. `query` is the
     /// request's percent-decoded query items (see ``JobListRequest``).
-    public func jobsPage(query: [(String, String)]) async -> DashboardPage {
-        await gated { await makeJobsPage(query: query) }
+    /// `forms`: the visitor operates; the list offers actions on its selection.
+    public func jobsPage(query: [(String, String)], forms: ActionForms? = nil) async -> DashboardPage {
+        await gated { await makeJobsPage(query: query, forms: actions == nil ? nil : forms) }
     }
 
-    private func makeJobsPage(query: [(String, String)]) async -> DashboardPage {
+    private func makeJobsPage(query: [(String, String)], forms: ActionForms?) async -> DashboardPage {
         let snapshot = await source.snapshot()
         let request: JobListRequest
         do {
@@ -121,7 +131,8 @@ public struct Dashboard: Sendable {
             async let pools = source.jobCountsByPool()
             async let resolved = source.resolvedPerMinute(from: window.start, to: window.end)
             let data = try await JobListPage.Data(
-                request: request, page: page, counts: counts, poolCounts: pools, resolved: resolved, snapshot: snapshot)
+                request: request, page: page, counts: counts, poolCounts: pools, resolved: resolved, snapshot: snapshot,
+                forms: forms)
             return Self.page(await rendered { JobListPage.render(data) })
         } catch {
             return .storeFailed(error, snapshot: snapshot)
@@ -132,11 +143,11 @@ public struct Dashboard: Sendable {
     /// `stage=N`, the first stage position shown (a page shows
     /// ``JobDetailPage/stagesPerPage``), and `events-before=ID`, the cursor
     /// of the page of older events.
-    public func jobPage(id text: String, query: [(String, String)] = []) async -> DashboardPage {
-        await gated { await makeJobPage(id: text, query: query) }
+    public func jobPage(id text: String, query: [(String, String)] = [], forms: ActionForms? = nil) async -> DashboardPage {
+        await gated { await makeJobPage(id: text, query: query, forms: actions == nil ? nil : forms) }
     }
 
-    private func makeJobPage(id text: String, query items: [(String, String)]) async -> DashboardPage {
+    private func makeJobPage(id text: String, query items: [(String, String)], forms: ActionForms?) async -> DashboardPage {
         let snapshot = await source.snapshot()
         // Digits as jobctl prints ids: no sign, no leading zero.
         guard let id = Self.positiveNumber(text) else {
@@ -173,7 +184,8 @@ public struct Dashboard: Sendable {
             let log = try await source.stageLog(StageLogQuery(
                 jobID: id, jobAttempt: read.job.attempt, limit: JobDetailPage.logLines + 1))
             let data = JobDetailPage.Data(
-                read: read, query: query, snapshot: snapshot, log: log.filter { shown.contains($0.cursor.position) })
+                read: read, query: query, snapshot: snapshot,
+                log: log.filter { shown.contains($0.cursor.position) }, forms: forms)
             return Self.page(await rendered { JobDetailPage.render(data) })
         } catch {
             return .storeFailed(error, snapshot: snapshot, base: "../")

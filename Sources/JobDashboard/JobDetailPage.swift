@@ -18,6 +18,8 @@ enum JobDetailPage {
         var snapshot: DashboardSnapshot
         /// Log lines of the stages shown, current attempt of the job.
         var log: [StageLogEntry] = []
+        /// The visitor operates: the page shows the actions the job's state allows.
+        var forms: ActionForms? = nil
     }
 
     /// Log lines one page reads at most (`jobctl logs ID` prints them all).
@@ -64,7 +66,7 @@ enum JobDetailPage {
         var body: HTML = """
             <h1>Job \(job.id) · <a href="\(attribute: "../" + Layout.query([("definition", job.definition)]))">\
             \(job.definition, limit: 80)</a> \(Layout.badge(job.state.rawValue))</h1>
-            <div class="cards"><div class="card">\(facts(job, now: now))</div></div>
+            \(actionButtons(job, data.forms))<div class="cards"><div class="card">\(facts(job, now: now))</div></div>
             <h2>Timeline</h2>\(stageNavigation)\(StageTimeline.render(attempts, now: now))
             <h2>Stages</h2>\(stageNavigation)\(HTML.join(read.stages.map { stage($0, attempt: nil, job: job, now: now, budget: budget, whole: whole) + log(of: $0, data) }))
             <h2>Input</h2>\(block(job.input, job: job, budget: budget, at: .input, whole: whole))
@@ -135,6 +137,14 @@ enum JobDetailPage {
         return html
     }
 
+
+    /// Retry and delete for an ended job, cancel for a pending or running one.
+    static func actionButtons(_ job: Job, _ forms: ActionForms?) -> HTML {
+        guard let forms else { return "" }
+        let verbs: [ActionVerb] = job.state.isResolved ? [.retry, .delete] : [.cancel]
+        let buttons = verbs.map { forms.button($0, action: "\(job.id)/\($0.rawValue)") }
+        return "<div class=\"actions\">\(HTML.join(buttons))</div>"
+    }
 
     /// `/jobs/ID` with `items` as its query, relative to the job's page.
     static func link(_ id: Int64, _ items: [(String, String?)]) -> String {

@@ -11,6 +11,8 @@ enum JobListPage {
         var poolCounts: [PoolJobCounts]
         var resolved: [ResolvedMinute]
         var snapshot: DashboardSnapshot
+        /// The visitor operates: the list offers actions on its whole selection.
+        var forms: ActionForms? = nil
     }
 
     static func render(_ data: Data) -> HTML {
@@ -22,11 +24,23 @@ enum JobListPage {
             \(schedules)<div class="card"><h2>Resolved per minute, last hour</h2>\
             \(ResolvedChart.render(data.resolved, now: data.snapshot.now))</div></div>
             <h2>Jobs</h2>
-            \(filters(data.request))
+            \(filters(data.request))\(selectionActions(data.request, data.forms))
             \(unreadable(data.page.unreadable))\(table(data.page.jobs, now: data.snapshot.now))
             \(pager(data.request, data.page))
             """
         return Layout.page(title: "Jobs", section: .jobs, base: "", snapshot: data.snapshot, body: body)
+    }
+
+    /// Links to the confirmation page of each action on the whole selection (a filtered list only).
+    static func selectionActions(_ request: JobListRequest, _ forms: ActionForms?) -> HTML {
+        guard forms != nil, request.isFiltered else { return "" }
+        let links = ActionVerb.allCases.map { verb -> HTML in
+            let query = Layout.query([
+                ("verb", verb.rawValue), ("state", request.state.parameter), ("definition", request.definition),
+            ])
+            return "<a href=\"\(attribute: "actions" + query)\">\(verb.rawValue.capitalized) the selection…</a>"
+        }
+        return "<p class=\"actions\">\(HTML.join(links))</p>"
     }
 
     static func countsCard(_ counts: [JobState: Int]) -> HTML {

@@ -1,28 +1,41 @@
 import Foundation
 import Hummingbird
 import JobDashboard
+import Logging
 
 /// Answers the listener's requests: `GET /metrics`, `GET /healthz`, and the
-/// dashboard (`/`, `/jobs/{id}`, `/jobs/{id}/values/{name}`, `/schedules`).
+/// dashboard (`/`, `/jobs/{id}`, `/jobs/{id}/values/{name}`, `/schedules`),
+/// for the visitors ``DashboardAccess`` lets in; `/login` and `POST /logout`.
 /// HEAD is GET without the body.
 ///
-/// Nothing else: another method gets 405, another path 404, a request with
+/// Nothing else: another method gets 405, another path 404, a GET with
 /// a body 413, a target over 4 KiB 414. No file is ever served.
 struct JobHTTPResponder: HTTPResponder {
-    typealias Context = BasicRequestContext
+    typealias Context = ListenerRequestContext
 
     let dashboard: Dashboard
     /// The Prometheus exposition, made when `/metrics` is asked for.
     let exposition: @Sendable () async -> [UInt8]
+    let access: DashboardAccess
+    let logger: Logger
+    /// The node's name, for the login pages' titles.
+    let node: String
 
     static let maxTargetBytes = 4096
 
     func respond(to request: Request, context: Context) async throws -> Response {
-        let response = await answer(request)
+        let response = await answer(request, peer: await context.peer(unix: access.unixListener))
         return request.method == .head ? response.createHeadResponse() : response
     }
 
-    private func answer(_ request: Request) async -> Response {
+    private func answer(_ request: Request, peer: DashboardAccess.Peer) async -> Response {
+        let path = request.uri.path
+        if request.method == .post, path == "/login" || path == "/logout" {
+            return await accountAction(request, peer: peer)
+        }
+        if request.method == .post, path == "/actions" || Self.jobAction(path) != nil {
+            return await operatorAction(request, peer: peer)
+        }
         guard request.method == .get || request.method == .head else {
             var response = Self.text(.methodNotAllowed, "Only GET and HEAD are served here.\n")
             response.headers[.allow] = "GET, HEAD"
@@ -34,7 +47,16 @@ struct JobHTTPResponder: HTTPResponder {
         guard request.uri.string.utf8.count <= Self.maxTargetBytes else {
             return Self.text(.uriTooLong, "The request target is over \(Self.maxTargetBytes) bytes.\n")
         }
-        let path = request.uri.path
+        var forms: ActionForms?
+        switch path {
+        case "/metrics", "/healthz":
+            break
+        case "/login":
+            return loginPage(request, peer: peer)
+        default:
+            guard let visitor = access.visitor(request.head, peer: peer) else { return mustLogIn(request) }
+            if visitor.role == .operate { forms = access.csrfToken(for: visitor, request.head).map(ActionForms.init) }
+        }
         switch path {
         case "/metrics":
             return Response(
@@ -45,7 +67,10 @@ struct JobHTTPResponder: HTTPResponder {
         case "/healthz":
             return Self.text(.ok, "ok\n")
         case "/":
-            return Self.page(await dashboard.jobsPage(query: QueryString.items(request.uri.query)))
+            return Self.page(await dashboard.jobsPage(query: QueryString.items(request.uri.query), forms: forms))
+        case "/actions":
+            guard let forms else { return Self.forbidden(node: node, "Only an operator may act on jobs.") }
+            return Self.page(await dashboard.confirmationPage(query: QueryString.items(request.uri.query), forms: forms))
         case "/schedules":
             return Self.page(await dashboard.schedulesPage())
         default:
@@ -61,7 +86,8 @@ struct JobHTTPResponder: HTTPResponder {
                     body: ResponseBody(byteBuffer: ByteBuffer(bytes: value.body)))
             }
             if segments.count == 3, segments[0].isEmpty, segments[1] == "jobs", !segments[2].isEmpty {
-                return Self.page(await dashboard.jobPage(id: String(segments[2]), query: QueryString.items(request.uri.query)))
+                return Self.page(await dashboard.jobPage(
+                    id: String(segments[2]), query: QueryString.items(request.uri.query), forms: forms))
             }
             return Self.text(.notFound, "Not found. The dashboard is at /, the metrics at /metrics.\n")
         }

@@ -61,14 +61,19 @@ public struct JobHTTPService: Service {
     ///   - exposition: the Prometheus text, made per `GET /metrics` (the
     ///     daemon counts the pending jobs first).
     ///   - onListening: called once the socket is bound.
+    ///   - access: who may read and operate (``DashboardAccess``); by
+    ///     default everyone reads and nobody logs in.
+    ///   - node: the node's name, for the login pages.
     public init(
         address: HTTPListenAddress, dashboard: Dashboard, exposition: @escaping @Sendable () async -> [UInt8],
-        logger: Logger, limits: ConnectionLimits = ConnectionLimits(),
+        logger: Logger, limits: ConnectionLimits = ConnectionLimits(), access: DashboardAccess? = nil, node: String = "",
         onListening: @escaping @Sendable (BoundAddress) async -> Void = { _ in }
     ) {
         self.limits = limits
         self.address = address
-        self.responder = JobHTTPResponder(dashboard: dashboard, exposition: exposition)
+        self.responder = JobHTTPResponder(
+            dashboard: dashboard, exposition: exposition, access: access ?? .open(listen: address), logger: logger,
+            node: node)
         self.logger = logger
         self.onListening = onListening
     }

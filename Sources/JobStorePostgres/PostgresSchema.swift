@@ -21,6 +21,8 @@ package enum PostgresSchema {
         (3, "schedule occurrences, leader leases", version3),
         (4, "schedule marks", version4),
         (5, "stage logs", PostgresStageLogSchema.sql),
+        (6, "actions: the audit trail", version6),
+        (7, "search: input, result, error, key", version7),
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }

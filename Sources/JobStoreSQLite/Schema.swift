@@ -21,6 +21,8 @@ package enum Schema {
         Migration(version: 3, name: "schedule occurrences, leader leases", sql: version3),
         Migration(version: 4, name: "schedule marks", sql: version4),
         Migration(version: 5, name: "stage logs", sql: StageLogSchema.sqlite),
+        Migration(version: 6, name: "actions: the audit trail", sql: version6),
+        Migration(version: 7, name: "search: input, result, error, key", sql: version7),
     ]
 
     package static var latestVersion: Int { migrations.last?.version ?? 0 }

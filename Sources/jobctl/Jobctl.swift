@@ -30,7 +30,7 @@ struct Jobctl: AsyncParsableCommand {
             """,
         version: JobdVersion.string,
         subcommands: [
-            Submit.self, Status.self, List.self, Wait.self, Logs.self, Cancel.self, Retry.self,
+            Submit.self, Status.self, List.self, Wait.self, Logs.self, Cancel.self, Retry.self, Delete.self,
             Definitions.self, Validate.self, Daemon.self, Metrics.self, CalendarCommand.self, Schedules.self,
             CopyDatabase.self,
         ])

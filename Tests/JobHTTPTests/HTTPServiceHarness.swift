@@ -20,14 +20,15 @@ func withHTTPService<T: Sendable>(
     // something else is not cut off while the whole suite loads the machine;
     // the tests of the deadlines give their own (ConnectionLimitTests).
     limits: ConnectionLimits = ConnectionLimits(headerDeadline: .seconds(60), writeDeadline: .seconds(60)),
+    access: DashboardAccess? = nil, logger givenLogger: Logger? = nil,
     _ body: @Sendable (HTTPEndpoint) async throws -> T
 ) async throws -> T {
     let bound = AsyncStream.makeStream(of: JobHTTPService.BoundAddress.self)
-    var logger = Logger(label: "jobhttp-test")
-    logger.logLevel = .warning
+    var logger = givenLogger ?? Logger(label: "jobhttp-test")
+    if givenLogger == nil { logger.logLevel = .warning }
     let service = JobHTTPService(
         address: address, dashboard: dashboard, exposition: { prometheus.exposition() }, logger: logger,
-        limits: limits, onListening: { bound.continuation.yield($0) })
+        limits: limits, access: access, onListening: { bound.continuation.yield($0) })
     let group = ServiceGroup(configuration: .init(services: [service], logger: logger))
     return try await withThrowingTaskGroup(of: T?.self) { tasks in
         tasks.addTask {

@@ -116,9 +116,12 @@ public struct QueueConfiguration: Sendable, Hashable {
 /// `http:` in jobd.yaml.
 public struct HTTPConfiguration: Sendable, Hashable {
     public var listen: HTTPListenAddress
+    /// Logins and roles (``HTTPAccessConfiguration``); none by default: read-only, for whoever reaches the listener.
+    public var access: HTTPAccessConfiguration
 
-    public init(listen: HTTPListenAddress) {
+    public init(listen: HTTPListenAddress, access: HTTPAccessConfiguration = HTTPAccessConfiguration()) {
         self.listen = listen
+        self.access = access
     }
 }
 

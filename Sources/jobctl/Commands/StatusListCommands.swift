@@ -58,6 +58,7 @@ struct List: AsyncParsableCommand {
               jobctl list --pending
               jobctl list --state rejected --definition nightly-report --limit 5
               jobctl list --resolved --before 1200 --json
+              jobctl list --match "acme invoice" --state rejected
             """)
 
     @OptionGroup var options: GlobalOptions
@@ -81,7 +82,14 @@ struct List: AsyncParsableCommand {
             transform: Arguments.jobID)
     var before: Int64?
 
+    @Option(help: ArgumentHelp(
+        "Only jobs whose input, result, error or key hold every word of this text.", valueName: "text"))
+    var match: String?
+
     func validate() throws {
+        if let match, SearchText.words(match).isEmpty {
+            throw ValidationError("--match needs at least one word (letters or digits), not \"\(match)\"")
+        }
         if [pending, resolved, !state.isEmpty].filter({ $0 }).count > 1 {
             throw ValidationError("give one of --pending, --resolved and --state")
         }
@@ -109,8 +117,12 @@ struct List: AsyncParsableCommand {
             // The table shows no input or result, and an error's first line.
             var query = query
             query.values = session.json
-            let page = try await session.withStore(config) { [query] store in
-                try await store.list(query)
+            let page = try await session.withStore(config) { [query, match] store in
+                guard let match else { return try await store.list(query) }
+                guard let search = store as? any JobSearchStore else {
+                    throw JobctlError(.internalError, "this database has no search index")
+                }
+                return try await search.search(match, query)
             }
             if session.json {
                 session.console.out(JSON.fields([

@@ -75,6 +75,18 @@ enum Arguments {
         return number
     }
 
+    /// A command that acts on one job or on a filter's selection: exactly one of the two.
+    static func validateTarget(id: Int64?, filter: JobFilterOptions) throws {
+        if id != nil && !filter.isEmpty {
+            throw ValidationError(
+                "give a job id or a filter (--state, --definition, --since, --until, --key, --match), not both")
+        }
+        if id == nil && filter.isEmpty {
+            throw ValidationError(
+                "give a job id, or a filter (--state, --definition, --since, --until, --key, --match) to act on many jobs")
+        }
+    }
+
     /// A job id: a positive integer.
     @Sendable
     static func jobID(_ text: String) throws -> Int64 {
