@@ -17,10 +17,20 @@ extension PostgresJobStore {
     public func list(_ query: JobQuery) async throws -> JobPage {
         try Self.require((1...1000).contains(query.limit), "list limit must be within 1…1000, not \(query.limit)")
         if let states = query.states, states.isEmpty { return JobPage(jobs: [], nextCursor: nil) }
-        var conditions = ["id < $1"]
         var binds = PostgresBindings()
         binds.append(query.before ?? Int64.max)
         binds.append(query.limit)
+        return try await jobPage(["id < $1"], binds, limit: "$2", query, doing: "list jobs")
+    }
+
+    /// The jobs that meet `conditions` and `query`'s states and definition,
+    /// newest first: a page of at most `query.limit`, the parameter `limit`
+    /// of `binds`.
+    func jobPage(
+        _ conditions: [String], _ binds: PostgresBindings, limit: String, _ query: JobQuery, doing what: String
+    ) async throws -> JobPage {
+        var conditions = conditions
+        var binds = binds
         if let states = query.states {
             binds.append(states.map(\.rawValue).sorted())
             conditions.append("state = ANY($\(binds.count))")
@@ -31,13 +41,13 @@ extension PostgresJobStore {
         }
         let sql = """
             SELECT \(PostgresQueryColumns.listed(values: query.values)) FROM {s}.jobs WHERE \(conditions.joined(separator: " AND "))
-            ORDER BY id DESC LIMIT $2
+            ORDER BY id DESC LIMIT \(limit)
             """
-        let limit = query.limit
-        return try await read(doing: "list jobs") { [binds] session in
+        let pageSize = query.limit
+        return try await read(doing: what) { [binds] session in
             let jobs = try await session.connection.query(session.query(sql, binds: binds), logger: session.logger)
                 .decode(PostgresQueryColumns.job)
-            return JobPage(jobs: jobs, nextCursor: jobs.count == limit ? jobs.last?.id : nil)
+            return JobPage(jobs: jobs, nextCursor: jobs.count == pageSize ? jobs.last?.id : nil)
         }
     }
 

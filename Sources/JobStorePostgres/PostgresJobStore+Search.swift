@@ -14,24 +14,7 @@ extension PostgresJobStore: JobSearchStore {
         binds.append(words.joined(separator: " "))
         binds.append(query.before ?? Int64.max)
         binds.append(query.limit)
-        var conditions = ["\(PostgresSchema.searchVector) @@ plainto_tsquery('simple'::regconfig, $1)", "id < $2"]
-        if let states = query.states {
-            binds.append(states.map(\.rawValue).sorted())
-            conditions.append("state = ANY($\(binds.count))")
-        }
-        if let definition = query.definition {
-            binds.append(definition)
-            conditions.append("definition = $\(binds.count)")
-        }
-        let sql = """
-            SELECT \(PostgresQueryColumns.listed(values: query.values)) FROM {s}.jobs WHERE \(conditions.joined(separator: " AND "))
-            ORDER BY id DESC LIMIT $3
-            """
-        let limit = query.limit
-        return try await read(doing: "search jobs") { [binds] session in
-            let jobs = try await session.connection.query(session.query(sql, binds: binds), logger: session.logger)
-                .decode(PostgresQueryColumns.job)
-            return JobPage(jobs: jobs, nextCursor: jobs.count == limit ? jobs.last?.id : nil)
-        }
+        let matches = "\(PostgresSchema.searchVector) @@ plainto_tsquery('simple'::regconfig, $1)"
+        return try await jobPage([matches, "id < $2"], binds, limit: "$3", query, doing: "search jobs")
     }
 }

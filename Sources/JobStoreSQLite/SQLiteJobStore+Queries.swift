@@ -21,8 +21,13 @@ extension SQLiteJobStore {
             return JobPage(jobs: [], nextCursor: nil)
         }
         let (sql, arguments) = Self.listStatement(query)
-        let limit = query.limit
-        return try await read(doing: "list jobs") { db in
+        return try await jobPage(sql, arguments, limit: query.limit, doing: "list jobs")
+    }
+
+    /// The jobs `sql` selects (the listed columns, id first, newest first),
+    /// with `arguments` bound in order: a page of at most `limit`.
+    func jobPage(_ sql: String, _ arguments: [Argument], limit: Int, doing what: String) async throws -> JobPage {
+        try await read(doing: what) { db in
             let statement = try RawStatement(db, sql)
             for (index, argument) in arguments.enumerated() {
                 switch argument {

@@ -27,25 +27,6 @@ extension SQLiteJobStore: JobSearchStore {
             WHERE \(conditions.joined(separator: " AND ")) ORDER BY hit DESC LIMIT ?
             """
         arguments.append(.int(Int64(query.limit)))
-        let limit = query.limit
-        return try await read(doing: "search jobs") { [arguments] db in
-            let statement = try RawStatement(db, sql)
-            for (index, argument) in arguments.enumerated() {
-                switch argument {
-                case .int(let value): try statement.bind(Int32(index + 1), value)
-                case .text(let value): try statement.bind(Int32(index + 1), value)
-                }
-            }
-            var unreadable: [JobStoreError] = []
-            var read = 0
-            var lastID: Int64?
-            let jobs = try statement.rows({ row -> Job in
-                read += 1
-                lastID = row.int64(0)
-                return try Columns.job(row)
-            }, skipping: &unreadable)
-            return JobPage(
-                jobs: jobs, nextCursor: read == limit ? lastID : nil, unreadable: unreadable.map(UnreadableRow.init))
-        }
+        return try await jobPage(sql, arguments, limit: query.limit, doing: "search jobs")
     }
 }
