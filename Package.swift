@@ -55,8 +55,10 @@ let package = Package(
         // upcoming features — compiled twice: in Swift 5 language mode, and in
         // Swift 6 mode by a second target whose folder is a symbolic link to
         // the first (a target's files cannot be listed by another target).
-        .testTarget(name: "PromisesCompatTests", dependencies: ["PromiseKit"], swiftSettings: [.swiftLanguageMode(.v5)]),
-        .testTarget(name: "PromisesCompatSwift6Tests", dependencies: ["PromiseKit"], swiftSettings: [.swiftLanguageMode(.v6)]),
+        .testTarget(
+            name: "PromisesCompatTests", dependencies: ["PromiseKit"], swiftSettings: [.swiftLanguageMode(.v5)]),
+        .testTarget(
+            name: "PromisesCompatSwift6Tests", dependencies: ["PromiseKit"], swiftSettings: [.swiftLanguageMode(.v6)]),
 
         // MARK: jobd's modules, one concern each
 
@@ -135,12 +137,14 @@ let package = Package(
             name: "JobConfigStore", dependencies: ["JobConfig", "JobStore", "JobCalendar", "JobValues"],
             swiftSettings: strict),
         .testTarget(
-            name: "JobConfigTests", dependencies: ["JobConfig", "JobValues", "JobCalendar", "TestSupport"], swiftSettings: strict),
+            name: "JobConfigTests", dependencies: ["JobConfig", "JobValues", "JobCalendar", "TestSupport"],
+            swiftSettings: strict),
         // The control socket's protocol: messages and one codec for both ends.
         .target(name: "JobControl", dependencies: ["JobValues"], swiftSettings: strict),
         // Child processes: epoll, pidfd, process groups.
         .target(name: "CProcessSupport"),
-        .target(name: "JobProcesses", dependencies: ["CProcessSupport", "JobValues", "Locking"], swiftSettings: strict),
+        .target(
+            name: "JobProcesses", dependencies: ["CProcessSupport", "JobValues", "Locking"], swiftSettings: strict),
         .testTarget(name: "JobProcessesTests", dependencies: ["JobProcesses", "TestSupport"], swiftSettings: strict),
         // Definitions as promise chains: persistence, retries, timeouts, cancel, resume, the finalizer.
         .target(
@@ -164,7 +168,8 @@ let package = Package(
             name: "JobEngineTests",
             dependencies: [
                 "JobEngine", "JobConfig", "JobConfigStore", "JobValues", "JobProcesses", "JobStore", "JobStoreSQLite",
-                "JobStorePostgres", "JobDatabase", "JobMetrics", "Promises", "engine-test-worker", "Spawn", "TestSupport",
+                "JobStorePostgres", "JobDatabase", "JobMetrics", "Promises", "engine-test-worker", "Spawn",
+                "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
@@ -174,7 +179,8 @@ let package = Package(
             name: "JobDaemon",
             dependencies: [
                 "JobEngine", "JobConfig", "JobConfigStore", "JobValues", "JobControl", "JobProcesses", "JobStore",
-                "JobStoreSQLite", "JobStorePostgres", "JobDatabase", "Promises", "Locking", "JobMetrics", "JobDashboard",
+                "JobStoreSQLite", "JobStorePostgres", "JobDatabase", "Promises", "Locking", "JobMetrics",
+                "JobDashboard",
                 "JobHTTP",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -224,7 +230,8 @@ let package = Package(
         // The dashboard's pages as HTML text, read from a data source (a store, a snapshot).
         .target(name: "JobDashboard", dependencies: ["JobStore"], swiftSettings: strict),
         .testTarget(
-            name: "JobDashboardTests", dependencies: ["JobDashboard", "JobStore", "JobStoreSQLite"], swiftSettings: strict),
+            name: "JobDashboardTests", dependencies: ["JobDashboard", "JobStore", "JobStoreSQLite"],
+            swiftSettings: strict),
         // The HTTP listener: /metrics and the dashboard, as a Service.
         .target(
             name: "JobHTTP",
@@ -242,7 +249,8 @@ let package = Package(
         .testTarget(
             name: "JobHTTPTests",
             dependencies: [
-                "JobHTTP", "JobConfig", "JobDashboard", "JobMetrics", "JobStore", "JobStoreSQLite", "JobValues", "Spawn",
+                "JobHTTP", "JobConfig", "JobDashboard", "JobMetrics", "JobStore", "JobStoreSQLite", "JobValues",
+                "Spawn",
                 "TestSupport",
                 // HTTPRequest, for the access rules' unit tests (AccessTests).
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -263,7 +271,8 @@ let package = Package(
             swiftSettings: strict),
         // The store driven as the engine drives it: jobstore-bench's claim cycles, engine-bench's baseline.
         .target(
-            name: "StoreCycle", dependencies: ["BenchmarkSupport", "JobStore", "JobStoreSQLite"], path: "Benchmarks/StoreCycle",
+            name: "StoreCycle", dependencies: ["BenchmarkSupport", "JobStore", "JobStoreSQLite"],
+            path: "Benchmarks/StoreCycle",
             swiftSettings: strict),
         .executableTarget(
             name: "promises-bench", dependencies: ["Promises", "BenchmarkSupport"],
@@ -277,7 +286,8 @@ let package = Package(
         .executableTarget(
             name: "engine-bench",
             dependencies: [
-                "JobEngine", "JobConfig", "JobConfigStore", "JobProcesses", "JobStore", "JobStoreSQLite", "BenchmarkSupport",
+                "JobEngine", "JobConfig", "JobConfigStore", "JobProcesses", "JobStore", "JobStoreSQLite",
+                "BenchmarkSupport",
                 "StoreCycle",
                 .product(name: "Logging", package: "swift-log"),
                 // sqlite3_memory_used(): to tell SQLite's page caches from the engine's own memory.
@@ -289,7 +299,8 @@ let package = Package(
         .executableTarget(
             name: "postgres-bench",
             dependencies: [
-                "JobStore", "JobStoreSQLite", "JobStorePostgres", "JobControl", "JobValues", "BenchmarkSupport", "Spawn",
+                "JobStore", "JobStoreSQLite", "JobStorePostgres", "JobControl", "JobValues", "BenchmarkSupport",
+                "Spawn",
             ],
             path: "Benchmarks/postgres-bench", exclude: ["run"], swiftSettings: strict),
         // Submit-to-start latency and an idle jobd's CPU and memory (runs the jobd binary).

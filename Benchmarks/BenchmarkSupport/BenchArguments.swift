@@ -33,7 +33,9 @@ public struct BenchArguments: Sendable {
             case "tsv":
                 guard let path = rest.popFirst() else { Self.fail(usage, "--tsv needs a file") }
                 tsvPath = path
-            case "help": print("usage: \(usage)"); exit(0)
+            case "help":
+                print("usage: \(usage)")
+                exit(0)
             case _ where flags.contains(name): values[name] = ""
             case _ where options.contains(name):
                 guard let value = rest.popFirst() else { Self.fail(usage, "\(argument) needs a value") }

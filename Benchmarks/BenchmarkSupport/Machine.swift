@@ -34,7 +34,7 @@ public enum Machine {
     /// User + system CPU time of process `pid`, in seconds.
     public static func cpuSeconds(of pid: Int32) -> Double {
         guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let close = text.lastIndex(of: ")")
+            let close = text.lastIndex(of: ")")
         else { return 0 }
         let fields = text[text.index(after: close)...].split(separator: " ")
         // After the command: state is field 3; utime and stime are 14 and 15.

@@ -92,11 +92,13 @@ public struct Report: Sendable {
         let valueWidth = max(5, figures.map(\.valueText.count).max() ?? 0)
         let targetWidth = max(6, figures.map(\.targetText.count).max() ?? 0)
         var lines = [
-            Self.pad("figure", nameWidth) + "  " + Self.pad("value", valueWidth) + "  " + Self.pad("target", targetWidth)
+            Self.pad("figure", nameWidth) + "  " + Self.pad("value", valueWidth) + "  "
+                + Self.pad("target", targetWidth)
                 + "  verdict"
         ]
         for figure in figures {
-            var line = Self.pad(figure.name, nameWidth) + "  " + Self.pad(figure.valueText, valueWidth) + "  "
+            var line =
+                Self.pad(figure.name, nameWidth) + "  " + Self.pad(figure.valueText, valueWidth) + "  "
                 + Self.pad(figure.targetText, targetWidth) + "  " + Self.pad(figure.verdict, 7)
             if !figure.note.isEmpty { line += "  " + figure.note }
             lines.append(line)
@@ -109,7 +111,9 @@ public struct Report: Sendable {
         print("\n\(benchmark) (\(Machine.summary))")
         print(table)
         let missed = figures.filter { !$0.met }
-        print(missed.isEmpty ? "\(benchmark): every target met" : "\(benchmark): \(missed.count) figure(s) missed their target")
+        print(
+            missed.isEmpty
+                ? "\(benchmark): every target met" : "\(benchmark): \(missed.count) figure(s) missed their target")
         exit(missed.isEmpty ? 0 : 1)
     }
 

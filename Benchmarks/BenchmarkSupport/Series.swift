@@ -35,7 +35,9 @@ extension Report {
 
     /// `series`' median as a percentage of `baseline`'s, held to `atLeast`
     /// when given; the rate itself and the rounds go in the note.
-    public mutating func add(_ series: Series, shareOf baseline: Series, atLeast: Double?, prefix: String = "", note: String = "") {
+    public mutating func add(
+        _ series: Series, shareOf baseline: Series, atLeast: Double?, prefix: String = "", note: String = ""
+    ) {
         let rate = series.median
         add(
             "\(prefix)\(series.name) ÷ \(baseline.name)", rate / baseline.median * 100, unit: "%",

@@ -25,13 +25,17 @@ public enum ClaimCycles {
 
     /// Submits `jobs` jobs of 3 stages to `store` (rounded up to a multiple
     /// of 1,000), then runs them with `lanes` workers.
-    public static func run(_ store: SQLiteJobStore, jobs: Int, mode: CycleMode, lanes: Int = 16) async throws -> Outcome {
-        let plan = [StagePlan(name: "a", kind: "then"), StagePlan(name: "b", kind: "map"), StagePlan(name: "c", kind: "done")]
+    public static func run(_ store: SQLiteJobStore, jobs: Int, mode: CycleMode, lanes: Int = 16) async throws -> Outcome
+    {
+        let plan = [
+            StagePlan(name: "a", kind: "then"), StagePlan(name: "b", kind: "map"), StagePlan(name: "c", kind: "done"),
+        ]
         let batches = max(1, (jobs + 999) / 1000)
         for batch in 0..<batches {
-            _ = try await store.submit((0..<1000).map { index in
-                NewJob(definition: "cycle", input: Data("\(batch * 1000 + index)".utf8), stages: plan)
-            })
+            _ = try await store.submit(
+                (0..<1000).map { index in
+                    NewJob(definition: "cycle", input: Data("\(batch * 1000 + index)".utf8), stages: plan)
+                })
         }
         let before = store.writerStatistics
         let watch = Stopwatch()

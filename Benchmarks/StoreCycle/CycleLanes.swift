@@ -67,7 +67,10 @@ final class CycleLanes: Sendable {
             let outstanding = Mutex(job.stages.count - job.resumePosition + 1)
             let finishOne: @Sendable (Result<Void, any Error>) -> Void = { result in
                 if case .failure(let error) = result { self.fail(error) }
-                if outstanding.withLock({ $0 -= 1; return $0 }) == 0 {
+                if outstanding.withLock({
+                    $0 -= 1
+                    return $0
+                }) == 0 {
                     self.tally.withLock { $0.finished += 1 }
                     self.claimNext(lane)
                 }

@@ -49,9 +49,10 @@ struct EngineBench {
             var left = count
             while left > 0 {
                 let batch = min(left, 1000)
-                _ = try await store.submit((0..<batch).map { index in
-                    definition.newJob(input: Data("  Job \(index) Of The Bench  ".utf8), runAt: runAt)
-                })
+                _ = try await store.submit(
+                    (0..<batch).map { index in
+                        definition.newJob(input: Data("  Job \(index) Of The Bench  ".utf8), runAt: runAt)
+                    })
                 left -= batch
             }
         }
@@ -154,7 +155,7 @@ let threeCats = """
 /// memory. Returns false when the arguments are not that.
 func submitAsChild(_ arguments: [String]) -> Bool {
     guard arguments.count == 4, arguments[0] == "--submit", let count = Int(arguments[2]),
-          let delay = Double(arguments[3])
+        let delay = Double(arguments[3])
     else { return false }
     let store = try! SQLiteJobStore(SQLiteJobStoreConfiguration(path: arguments[1]))
     let definition = try! DefinitionLoader().parse(yaml: threeMaps, path: "/bench/three-maps.yaml").get()
@@ -165,8 +166,9 @@ func submitAsChild(_ arguments: [String]) -> Bool {
 /// Submits from a child process (this executable with `--submit`), waiting for it.
 func submitFromChild(_ path: String, _ count: Int, delay: Double) {
     let done = DispatchSemaphore(value: 0)
-    ProcessRunner().run(ProcessSpec(
-        .argv([CommandLine.arguments[0], "--submit", path, String(count), String(delay)]), timeout: .seconds(600))
+    ProcessRunner().run(
+        ProcessSpec(
+            .argv([CommandLine.arguments[0], "--submit", path, String(count), String(delay)]), timeout: .seconds(600))
     ) { result in
         if case let .failure(error) = result { fatalError("submitting from a child failed: \(error)") }
         done.signal()

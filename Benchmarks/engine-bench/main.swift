@@ -135,7 +135,8 @@ if only.contains("b") {
     _ = Baselines.plainSpawnLoop(30, input: input)
     let probe = Baselines.fastestPlainThreads(processes, input: input)
     let threads = probe.threads
-    let probeNote = "; threads tried: "
+    let probeNote =
+        "; threads tried: "
         + probe.rates.map { "\($0.threads) → \(Report.format($0.rate, 0))" }.joined(separator: ", ")
     var series = [
         Series("plain posix_spawn loop, 1 thread", unit: "processes/s") {
@@ -152,8 +153,9 @@ if only.contains("b") {
     report.add(baseline: oneThread, prefix: "b. ", note: cpuNote("loop 1"))
     report.add(baseline: allThreads, prefix: "b. ", note: probeNote + cpuNote("loop N"))
     for (entry, baseline, key) in [(series[2], oneThread, "pool 1"), (series[3], allThreads, "pool 16")] {
-        report.add(entry, shareOf: baseline, atLeast: Thresholds.shareOfPlainLoop[entry.name], prefix: "b. ",
-                   note: " = \(Report.format(entry.median / 3, 0)) pipelines/s" + cpuNote(key))
+        report.add(
+            entry, shareOf: baseline, atLeast: Thresholds.shareOfPlainLoop[entry.name], prefix: "b. ",
+            note: " = \(Report.format(entry.median / 3, 0)) pipelines/s" + cpuNote(key))
     }
     report.add("b. jobs rejected or cancelled", Double(failed), unit: "", .atMost(0), digits: 0)
 }
@@ -199,8 +201,9 @@ if only.contains("c") {
     sleep(1)
     report.add(
         "c. heap outside SQLite after running \(count(pendingJobs)) more", mebibytes(engineHeap()), unit: "MiB",
-        note: String(format: "ran in %.1f s; resident %@, peak %@ (SQLite's caches: 64 MiB writer, 16 MiB per reader)",
-                     seconds, mib(Machine.residentBytes()), mib(peak)))
+        note: String(
+            format: "ran in %.1f s; resident %@, peak %@ (SQLite's caches: 64 MiB writer, 16 MiB per reader)",
+            seconds, mib(Machine.residentBytes()), mib(peak)))
     bench.stop()
 }
 
@@ -211,7 +214,8 @@ if only.contains("d") {
     var kept: [Int] = []
     func pipelines(logging: Bool) -> String {
         let words = (1...100).map(String.init).joined(separator: " ")
-        let stage = "shell: \"printf 'log line %s of this stage, as a program writes it\\\\n' \(words) "
+        let stage =
+            "shell: \"printf 'log line %s of this stage, as a program writes it\\\\n' \(words) "
             + (logging ? ">&2" : "> /dev/null") + "; cat\""
         return """
             name: \(logging ? "logging" : "quiet")
@@ -241,10 +245,12 @@ if only.contains("d") {
     ]
     Series.measure(&series, rounds: rounds)
     report.add(baseline: series[0], prefix: "d. ")
-    report.add(series[1], shareOf: series[0], atLeast: Thresholds.stageLogShareOfQuiet, prefix: "d. ",
-               note: "; lines kept a round: \(kept.map(count).joined(separator: ", ")) of \(count(processJobs * 300))")
-    report.add("d. log lines missing", Double(processJobs * 300 * kept.count - kept.reduce(0, +)), unit: "",
-               .atMost(0), digits: 0)
+    report.add(
+        series[1], shareOf: series[0], atLeast: Thresholds.stageLogShareOfQuiet, prefix: "d. ",
+        note: "; lines kept a round: \(kept.map(count).joined(separator: ", ")) of \(count(processJobs * 300))")
+    report.add(
+        "d. log lines missing", Double(processJobs * 300 * kept.count - kept.reduce(0, +)), unit: "",
+        .atMost(0), digits: 0)
     report.add("d. jobs rejected or cancelled", Double(failed), unit: "", .atMost(0), digits: 0)
 }
 

@@ -35,7 +35,8 @@ let pendingJobs = arguments.int("pending", full: 100_000, quick: 50_000)
 let idleSeconds = arguments.int("idle", full: 10, quick: 5)
 var report = Report("jobd-bench", arguments)
 
-let jobd = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("jobd").path
+let jobd = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("jobd")
+    .path
 guard FileManager.default.isExecutableFile(atPath: jobd) else {
     print("jobd-bench: no jobd binary at \(jobd); build it first: swift build -c release --product jobd")
     exit(1)
@@ -44,11 +45,11 @@ guard FileManager.default.isExecutableFile(atPath: jobd) else {
 let folder = NSTemporaryDirectory() + "jobd-bench-" + String(UInt32.random(in: 0...UInt32.max), radix: 16)
 try! FileManager.default.createDirectory(atPath: folder + "/jobs.d", withIntermediateDirectories: true)
 try! """
-    database: jobd.sqlite
-    definitions: jobs.d
-    socket: jobd.sock
-    log: { level: warning }
-    """.write(toFile: folder + "/jobd.yaml", atomically: true, encoding: .utf8)
+database: jobd.sqlite
+definitions: jobs.d
+socket: jobd.sock
+log: { level: warning }
+""".write(toFile: folder + "/jobd.yaml", atomically: true, encoding: .utf8)
 let tickYAML = "pipeline:\n  - map: tidy\n    transform: trim\n"
 try! tickYAML.write(toFile: folder + "/jobs.d/tick.yaml", atomically: true, encoding: .utf8)
 let tick = try! DefinitionLoader().parse(yaml: tickYAML, path: folder + "/jobs.d/tick.yaml").get()
@@ -93,11 +94,13 @@ for _ in 0..<latencyJobs {
     usleep(20_000)  // idle again before the next one
 }
 // started_at has millisecond resolution: figures are within 1 ms.
-report.add("a. submit-to-start latency, p50", percentile(latencies, 0.5), unit: "ms", .atMost(Thresholds.latencyP50),
-           note: "\(latencyJobs) jobs one at a time; within 1 ms (started_at is in ms)")
+report.add(
+    "a. submit-to-start latency, p50", percentile(latencies, 0.5), unit: "ms", .atMost(Thresholds.latencyP50),
+    note: "\(latencyJobs) jobs one at a time; within 1 ms (started_at is in ms)")
 report.add("a. submit-to-start latency, p90", percentile(latencies, 0.9), unit: "ms")
-report.add("a. submit-to-start latency, p99", percentile(latencies, 0.99), unit: "ms", .atMost(Thresholds.latencyP99),
-           note: "target: ≤ 20 ms on an idle machine; max \(Report.format(latencies.max()!, 1)) ms")
+report.add(
+    "a. submit-to-start latency, p99", percentile(latencies, 0.99), unit: "ms", .atMost(Thresholds.latencyP99),
+    note: "target: ≤ 20 ms on an idle machine; max \(Report.format(latencies.max()!, 1)) ms")
 
 // MARK: b. Idle CPU and memory
 
@@ -110,7 +113,9 @@ func idleFigures(_ label: String) -> (cpuPercent: Double, resident: Int) {
     sleep(UInt32(idleSeconds))
     let cpuPercent = (Machine.cpuSeconds(of: pid) - cpuBefore) / watch.elapsedSeconds * 100
     let resident = Machine.residentBytes(of: pid)
-    print("  \(label): \(Report.format(cpuPercent, 2))% of a core, resident \(mib(resident)) (\(Machine.residentParts(of: pid)))")
+    print(
+        "  \(label): \(Report.format(cpuPercent, 2))% of a core, resident \(mib(resident)) (\(Machine.residentParts(of: pid)))"
+    )
     return (cpuPercent, resident)
 }
 func mib(_ bytes: Int) -> String { Report.format(mebibytes(bytes), 1) + " MiB" }
@@ -126,17 +131,21 @@ for round in 1...2 {
     var left = pendingJobs
     while left > 0 {
         let batch = min(left, 1000)
-        blocking { _ = try await store.submit((0..<batch).map { _ in tick.newJob(input: Data("later".utf8), runAt: later) }) }
+        blocking {
+            _ = try await store.submit((0..<batch).map { _ in tick.newJob(input: Data("later".utf8), runAt: later) })
+        }
         left -= batch
     }
     _ = try? ControlClient.send(ControlRequest(.nudge), to: socket)
     idle.append(idleFigures("\(Report.format(Double(round * pendingJobs), 0)) pending"))
 }
 let counts = (Report.format(Double(pendingJobs), 0), Report.format(Double(2 * pendingJobs), 0))
-report.add("b. idle CPU, empty queue", empty.cpuPercent, unit: "% of a core", .atMost(Thresholds.idleCPUPercent),
-           note: "over \(idleSeconds) s", digits: 2)
-report.add("b. idle CPU, \(counts.1) pending", idle[1].cpuPercent, unit: "% of a core", .atMost(Thresholds.idleCPUPercent),
-           note: "over \(idleSeconds) s", digits: 2)
+report.add(
+    "b. idle CPU, empty queue", empty.cpuPercent, unit: "% of a core", .atMost(Thresholds.idleCPUPercent),
+    note: "over \(idleSeconds) s", digits: 2)
+report.add(
+    "b. idle CPU, \(counts.1) pending", idle[1].cpuPercent, unit: "% of a core", .atMost(Thresholds.idleCPUPercent),
+    note: "over \(idleSeconds) s", digits: 2)
 // From N to 2N: the step from empty is SQLite's page caches filling
 // (bounded by cache_size per connection); what still grows is per job.
 report.add(

@@ -9,7 +9,9 @@ extension Benchmarks {
     /// in place with SQL if it is not there yet: medians, each held to the
     /// issue's bound, the p99 in the note.
     func reads(jobs: Int, path: String, into report: inout Report) async throws {
-        let label = jobs >= 1_000_000 && jobs % 1_000_000 == 0 ? "\(jobs / 1_000_000)M"
+        let label =
+            jobs >= 1_000_000 && jobs % 1_000_000 == 0
+            ? "\(jobs / 1_000_000)M"
             : jobs % 1000 == 0 ? "\(jobs / 1000)k" : "\(jobs)"
         let store = try SQLiteJobStore(path: path)
         let have = Int(try await store.queryStrings("SELECT count(*) FROM jobs").first.flatMap { $0 } ?? "0") ?? 0
@@ -26,19 +28,26 @@ extension Benchmarks {
         for _ in 0..<200 { _ = try await store.job(Int64.random(in: 1...maxID, using: &generator)) }
 
         func add(_ name: String, _ samples: [Double], atMost bound: Double) {
-            report.add("[\(label)] \(name), median", median(samples), unit: "ms", .atMost(bound),
-                       note: "p99 \(Report.format(percentile(samples, 0.99), 3)) ms", digits: 3)
+            report.add(
+                "[\(label)] \(name), median", median(samples), unit: "ms", .atMost(bound),
+                note: "p99 \(Report.format(percentile(samples, 0.99), 3)) ms", digits: 3)
         }
-        add("one job with its stages", try await Self.latencies(count: 2000) {
-            let detail = try await store.job(Int64.random(in: 1...maxID, using: &generator))
-            guard detail?.stages.count == 3 else { throw BenchError("job without its 3 stages") }
-        }, atMost: Thresholds.oneJobMilliseconds)
+        add(
+            "one job with its stages",
+            try await Self.latencies(count: 2000) {
+                let detail = try await store.job(Int64.random(in: 1...maxID, using: &generator))
+                guard detail?.stages.count == 3 else { throw BenchError("job without its 3 stages") }
+            }, atMost: Thresholds.oneJobMilliseconds)
         func page(_ name: String, _ query: @escaping () -> JobQuery) async throws {
-            add(name, try await Self.latencies(count: 300) {
-                let asked = query()
-                let page = try await store.list(asked)
-                guard page.jobs.count == 50 else { throw BenchError("a page of \(page.jobs.count) jobs, not 50, for \(asked)") }
-            }, atMost: Thresholds.pageMilliseconds)
+            add(
+                name,
+                try await Self.latencies(count: 300) {
+                    let asked = query()
+                    let page = try await store.list(asked)
+                    guard page.jobs.count == 50 else {
+                        throw BenchError("a page of \(page.jobs.count) jobs, not 50, for \(asked)")
+                    }
+                }, atMost: Thresholds.pageMilliseconds)
         }
         // Cursors anywhere in the newest 90% of the table, so a full page follows.
         func cursor() -> Int64 { Int64.random(in: (maxID / 10)...maxID, using: &generator) }

@@ -36,18 +36,21 @@ struct Benchmarks {
         func wanted(_ name: String) -> Bool { options.only.isEmpty || options.only.contains(name) }
         if wanted("writes") {
             let runs = try await repeated { try await groupCommitWrites(path: $0) }
-            add(runs, to: &report, name: "stage-result writes, group commit, 256 jobs at once", unit: "writes/s",
+            add(
+                runs, to: &report, name: "stage-result writes, group commit, 256 jobs at once", unit: "writes/s",
                 issueTarget: "≥ 50,000", cpuBound: Thresholds.cpuPerStageWrite)
         }
         if wanted("submit") {
             let runs = try await repeated { try await batchSubmit(path: $0) }
-            add(runs, to: &report, name: "batch submit, 1,000 jobs × 3 stages a batch", unit: "jobs/s",
+            add(
+                runs, to: &report, name: "batch submit, 1,000 jobs × 3 stages a batch", unit: "jobs/s",
                 issueTarget: "≥ 20,000", cpuBound: Thresholds.cpuPerSubmittedJob)
         }
         if wanted("cycle") {
             for mode in [CycleMode.sequential, .withStarts, .pipelined] {
                 let runs = try await repeated { try await claimCycles(mode, path: $0) }
-                add(runs, to: &report, name: Self.cycleNames[mode]!, unit: "jobs/s",
+                add(
+                    runs, to: &report, name: Self.cycleNames[mode]!, unit: "jobs/s",
                     issueTarget: mode == .sequential ? "≥ 10,000" : nil,
                     cpuBound: mode == .sequential ? Thresholds.cpuPerCycle : nil)
             }
@@ -80,7 +83,8 @@ struct Benchmarks {
         }
         var claimed: [ClaimedJob] = []
         while true {
-            let batch = try await store.claim(pool: "default", owner: "bench", limit: 1000, leaseDuration: .seconds(3600))
+            let batch = try await store.claim(
+                pool: "default", owner: "bench", limit: 1000, leaseDuration: .seconds(3600))
             if batch.isEmpty { break }
             claimed += batch
         }
@@ -93,12 +97,18 @@ struct Benchmarks {
             let lanesLeft = Mutex(lanes)
             @Sendable func step(lane: Int, jobIndex: Int, position: Int) {
                 guard jobIndex < jobs.count else {
-                    if lanesLeft.withLock({ $0 -= 1; return $0 }) == 0 { done.resume() }
+                    if lanesLeft.withLock({
+                        $0 -= 1
+                        return $0
+                    }) == 0 {
+                        done.resume()
+                    }
                     return
                 }
                 let job = jobs[jobIndex]
                 let result = StageResult(
-                    lease: job.lease, position: position, outcome: .fulfilled(Data("value \(jobIndex)/\(position)\n".utf8)))
+                    lease: job.lease, position: position,
+                    outcome: .fulfilled(Data("value \(jobIndex)/\(position)\n".utf8)))
                 store.recordStageResult(result) { outcome in
                     if case .failure = outcome { failures.withLock { $0 += 1 } }
                     if position + 1 < stages.count {
@@ -121,14 +131,18 @@ struct Benchmarks {
     /// 100 batches of 1,000 jobs with 3 stages each, one transaction per batch.
     func batchSubmit(path: String) async throws -> Run {
         let store = try SQLiteJobStore(path: path)
-        let plan = [StagePlan(name: "fetch", kind: "then"), StagePlan(name: "total", kind: "map"), StagePlan(name: "publish", kind: "done")]
+        let plan = [
+            StagePlan(name: "fetch", kind: "then"), StagePlan(name: "total", kind: "map"),
+            StagePlan(name: "publish", kind: "done"),
+        ]
         let batches = max(1, Int(100 * options.scale))
         let batchSize = 1000
         let watch = Stopwatch()
         for batch in 0..<batches {
-            _ = try await store.submit((0..<batchSize).map { index in
-                NewJob(definition: "report", input: Data("line \(batch * batchSize + index)".utf8), stages: plan)
-            })
+            _ = try await store.submit(
+                (0..<batchSize).map { index in
+                    NewJob(definition: "report", input: Data("line \(batch * batchSize + index)".utf8), stages: plan)
+                })
         }
         let run = Run(operations: batches * batchSize, seconds: watch.elapsedSeconds, cpuSeconds: watch.cpuSeconds)
         try await store.close()
@@ -169,7 +183,9 @@ struct Benchmarks {
     /// The best run's rate (the one least disturbed on a shared machine),
     /// beside the issue's wall-clock target for context, and the median
     /// CPU time per operation, held to `cpuBound` (Thresholds.swift says why).
-    func add(_ runs: [Run], to report: inout Report, name: String, unit: String, issueTarget: String?, cpuBound: Double?) {
+    func add(
+        _ runs: [Run], to report: inout Report, name: String, unit: String, issueTarget: String?, cpuBound: Double?
+    ) {
         let rates = runs.map(\.rate)
         var note = runs.count > 1 ? "best of \(runs.count), median \(Report.format(median(rates), 0))" : ""
         if let issueTarget { note += (note.isEmpty ? "" : "; ") + "target: \(issueTarget) on an idle machine" }

@@ -27,7 +27,8 @@ enum ChildCommands {
                 let batch = (0..<64).map { _ in NewJob(definition: "crash", input: Data("in".utf8), stages: stages) }
                 let submitted = try await store.submit(batch)
                 for submission in submitted { say("job \(submission.id)") }
-                let claimed = try await store.claim(pool: "default", owner: "crash-\(getpid())", limit: 64, leaseDuration: .seconds(600))
+                let claimed = try await store.claim(
+                    pool: "default", owner: "crash-\(getpid())", limit: 64, leaseDuration: .seconds(600))
                 await withTaskGroup(of: Void.self) { group in
                     for job in claimed {
                         group.addTask {
@@ -62,14 +63,20 @@ enum ChildCommands {
             for index in 0..<jobs {
                 let key = index % 10 == 0 ? "shared-\(index / 10)" : nil
                 let submission = try await store.submit(
-                    NewJob(definition: "contend", input: Data("w\(worker)-\(index)".utf8), idempotencyKey: key, stages: plan))
+                    NewJob(
+                        definition: "contend", input: Data("w\(worker)-\(index)".utf8), idempotencyKey: key,
+                        stages: plan))
                 if let key { say("key \(key) \(submission.id)") }
                 if submission.created { created += 1 }
                 if index % 4 == 0 {
-                    for job in try await store.claim(pool: "default", owner: "w\(worker)", limit: 2, leaseDuration: .seconds(60)) {
-                        try await store.recordStageResult(StageResult(lease: job.lease, position: 0, outcome: .fulfilled(Data("x".utf8))))
+                    for job in try await store.claim(
+                        pool: "default", owner: "w\(worker)", limit: 2, leaseDuration: .seconds(60))
+                    {
+                        try await store.recordStageResult(
+                            StageResult(lease: job.lease, position: 0, outcome: .fulfilled(Data("x".utf8))))
                         try await store.finish(JobFinish(lease: job.lease, outcome: .fulfilled(Data("done".utf8))))
-                        try await store.recordEvent(NewEvent(jobID: job.job.id, kind: "note", message: "finished by w\(worker)"))
+                        try await store.recordEvent(
+                            NewEvent(jobID: job.job.id, kind: "note", message: "finished by w\(worker)"))
                     }
                 }
             }

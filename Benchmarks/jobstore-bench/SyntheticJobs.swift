@@ -31,7 +31,8 @@ enum SyntheticJobs {
         var low = existing + 1
         while low <= total {
             let high = min(low + 49_999, total)
-            try await store.executeInWriteTransaction("""
+            try await store.executeInWriteTransaction(
+                """
                 WITH RECURSIVE n(i) AS (SELECT \(low) UNION ALL SELECT i + 1 FROM n WHERE i < \(high)),
                 shaped AS (
                     SELECT i,

@@ -17,16 +17,17 @@ final class JobdProcess: @unchecked Sendable {
 
     init(jobd: String, node: String, database: String, pool: Int, definitions: [String: String]) throws {
         self.node = node
-        folder = NSTemporaryDirectory() + "postgres-bench-\(node)-" + String(UInt32.random(in: 0...UInt32.max), radix: 16)
+        folder =
+            NSTemporaryDirectory() + "postgres-bench-\(node)-" + String(UInt32.random(in: 0...UInt32.max), radix: 16)
         try FileManager.default.createDirectory(atPath: folder + "/jobs.d", withIntermediateDirectories: true)
         try """
-            database: \(database)
-            node: \(node)
-            definitions: jobs.d
-            socket: jobd.sock
-            pools: { default: \(pool) }
-            log: { level: warning }
-            """.write(toFile: folder + "/jobd.yaml", atomically: true, encoding: .utf8)
+        database: \(database)
+        node: \(node)
+        definitions: jobs.d
+        socket: jobd.sock
+        pools: { default: \(pool) }
+        log: { level: warning }
+        """.write(toFile: folder + "/jobd.yaml", atomically: true, encoding: .utf8)
         for (name, yaml) in definitions {
             try yaml.write(toFile: folder + "/jobs.d/\(name).yaml", atomically: true, encoding: .utf8)
         }

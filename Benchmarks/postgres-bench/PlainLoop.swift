@@ -27,14 +27,17 @@ func plainLoop(pgbench: String, socket: String, port: Int, jobs: Int) throws -> 
     defer { try? FileManager.default.removeItem(atPath: output) }
     let termination = try SpawnedProcess(
         pgbench,
-        ["-n", "-h", socket, "-p", "\(port)", "-U", "postgres", "-c", "16", "-j", "2", "-t", "\(jobs / 16)", "-f", file,
-         "postgres"],
+        [
+            "-n", "-h", socket, "-p", "\(port)", "-U", "postgres", "-c", "16", "-j", "2", "-t", "\(jobs / 16)", "-f",
+            file,
+            "postgres",
+        ],
         stdout: .file(output), stderr: .sameAsStdout
     ).wait()
     let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
     guard termination == .exited(0),
-          let line = text.split(separator: "\n").first(where: { $0.hasPrefix("tps = ") }),
-          let tps = Double(line.dropFirst(6).prefix { $0 != " " })
+        let line = text.split(separator: "\n").first(where: { $0.hasPrefix("tps = ") }),
+        let tps = Double(line.dropFirst(6).prefix { $0 != " " })
     else { throw BenchError("pgbench failed: \(text)") }
     return tps
 }

@@ -18,8 +18,8 @@
 import BenchmarkSupport
 import Foundation
 import JobStore
-@_spi(Maintenance) import JobStoreSQLite
 @_spi(Maintenance) import JobStorePostgres
+@_spi(Maintenance) import JobStoreSQLite
 import JobValues
 
 let arguments = BenchArguments(
@@ -33,7 +33,8 @@ let latencyJobs = arguments.int("latency-jobs", full: 500, quick: 200)
 let pgbench = arguments.string("pgbench") ?? "/usr/lib/postgresql/15/bin/pgbench"
 var report = Report("postgres-bench", arguments)
 
-let jobd = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("jobd").path
+let jobd = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("jobd")
+    .path
 guard FileManager.default.isExecutableFile(atPath: jobd) else {
     print("postgres-bench: no jobd binary at \(jobd); build it first: swift build -c release --product jobd")
     exit(1)
@@ -48,7 +49,9 @@ func configuration(schema: String) -> PostgresJobStoreConfiguration {
     return configuration
 }
 
-let stages = [StagePlan(name: "tidy", kind: "map"), StagePlan(name: "shout", kind: "map"), StagePlan(name: "hush", kind: "map")]
+let stages = [
+    StagePlan(name: "tidy", kind: "map"), StagePlan(name: "shout", kind: "map"), StagePlan(name: "hush", kind: "map"),
+]
 let pipeline = """
     pipeline:
       - map: tidy
@@ -64,7 +67,8 @@ func fill(_ store: PostgresJobStore, _ count: Int) async throws {
     var left = count
     while left > 0 {
         let batch = min(left, 1000)
-        _ = try await store.submit((0..<batch).map { NewJob(definition: "bench", input: Data(" job \($0) ".utf8), stages: stages) })
+        _ = try await store.submit(
+            (0..<batch).map { NewJob(definition: "bench", input: Data(" job \($0) ".utf8), stages: stages) })
         left -= batch
     }
 }
@@ -101,8 +105,11 @@ func drainWithJobds() async throws -> (seconds: Double, split: String) {
         let seconds = try await store.queryStrings(
             "SELECT extract(epoch FROM max(finished_at) - min(started_at)) FROM jobs WHERE state = 'fulfilled'")
         let split = try await store.queryStrings(
-            "SELECT split_part(lease_owner, '/', 1) || ' ' || count(*) FROM jobs GROUP BY split_part(lease_owner, '/', 1) ORDER BY 1")
-        return (Double(seconds.first.flatMap { $0 } ?? "") ?? .infinity, split.compactMap { $0 }.joined(separator: ", "))
+            "SELECT split_part(lease_owner, '/', 1) || ' ' || count(*) FROM jobs GROUP BY split_part(lease_owner, '/', 1) ORDER BY 1"
+        )
+        return (
+            Double(seconds.first.flatMap { $0 } ?? "") ?? .infinity, split.compactMap { $0 }.joined(separator: ", ")
+        )
     }
 }
 
@@ -114,7 +121,9 @@ func latencies() async throws -> [Double] {
         try await Task.sleep(for: .seconds(1))
         for index in 0..<latencyJobs {
             let before = Date()
-            let id = try await store.submit(NewJob(definition: "bench", input: Data(" late \(index) ".utf8), stages: stages)).id
+            let id = try await store.submit(
+                NewJob(definition: "bench", input: Data(" late \(index) ".utf8), stages: stages)
+            ).id
             var started: Date?
             while true {
                 let job = try await store.job(id)?.job
@@ -134,9 +143,12 @@ func latencies() async throws -> [Double] {
 let drained: (seconds: Double, split: String)
 do { drained = try await drainWithJobds() } catch { fail(error) }
 let throughput = Double(jobs) / drained.seconds
-report.add("a. plain pgbench loop (16 clients)", plain, unit: "jobs/s", note: "claim + 3 stage writes + finish, one transaction a job")
-report.add("a. two jobds, pool \(workers) each", throughput, unit: "jobs/s",
-           note: "3 map stages, each committed before the next; jobs by node: \(drained.split)")
+report.add(
+    "a. plain pgbench loop (16 clients)", plain, unit: "jobs/s",
+    note: "claim + 3 stage writes + finish, one transaction a job")
+report.add(
+    "a. two jobds, pool \(workers) each", throughput, unit: "jobs/s",
+    note: "3 map stages, each committed before the next; jobs by node: \(drained.split)")
 report.add("a. jobds ÷ plain loop", throughput / plain, unit: "×", .atLeast(Thresholds.throughputRatio), digits: 2)
 
 // MARK: b. Latency
@@ -144,11 +156,13 @@ report.add("a. jobds ÷ plain loop", throughput / plain, unit: "×", .atLeast(Th
 print("\nb. submit on a host without jobd → start on another, \(latencyJobs) jobs one at a time, jobds idle")
 let measured: [Double]
 do { measured = try await latencies() } catch { fail(error) }
-report.add("b. submit → start on another host, p50", percentile(measured, 0.5), unit: "ms", .atMost(Thresholds.latencyP50),
-           note: "\(latencyJobs) jobs; within 1 ms (started_at is kept in ms)")
+report.add(
+    "b. submit → start on another host, p50", percentile(measured, 0.5), unit: "ms", .atMost(Thresholds.latencyP50),
+    note: "\(latencyJobs) jobs; within 1 ms (started_at is kept in ms)")
 report.add("b. submit → start on another host, p90", percentile(measured, 0.9), unit: "ms")
-report.add("b. submit → start on another host, p99", percentile(measured, 0.99), unit: "ms", .atMost(Thresholds.latencyP99),
-           note: "max \(Report.format(measured.max() ?? 0, 1)) ms")
+report.add(
+    "b. submit → start on another host, p99", percentile(measured, 0.99), unit: "ms", .atMost(Thresholds.latencyP99),
+    note: "max \(Report.format(measured.max() ?? 0, 1)) ms")
 for host in hosts {
     report.add("jobd \(host.node)'s exit status after SIGTERM", Double(host.stop()), unit: "", .atMost(0), digits: 0)
 }

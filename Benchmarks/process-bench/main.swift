@@ -45,7 +45,12 @@ func runnerLoop(_ count: Int, width: Int) -> Double {
 
 final class Counter: Sendable {
     private let value = Mutex(0)
-    func increment() -> Int { value.withLock { $0 += 1; return $0 } }
+    func increment() -> Int {
+        value.withLock {
+            $0 += 1
+            return $0
+        }
+    }
 }
 
 func openDescriptors() -> Int {
@@ -74,15 +79,18 @@ var series = [
     Series("ProcessRunner, 16 at a time", unit: "runs/s") { runnerLoop(runs, width: 16) },
 ]
 
-print("process-bench: /bin/cat with a \(input.count)-byte stdin, \(runs) runs a round, median of \(rounds) rounds; "
-      + Machine.summary)
+print(
+    "process-bench: /bin/cat with a \(input.count)-byte stdin, \(runs) runs a round, median of \(rounds) rounds; "
+        + Machine.summary)
 Series.measure(&series, rounds: rounds)
 
 var report = Report("process-bench", arguments)
 let (oneThread, allThreads) = (series[0], series[1])
 report.add(baseline: oneThread)
-report.add(baseline: allThreads, note: "; threads tried: "
-    + probe.rates.map { "\($0.threads) → \(Report.format($0.rate, 0))" }.joined(separator: ", "))
+report.add(
+    baseline: allThreads,
+    note: "; threads tried: "
+        + probe.rates.map { "\($0.threads) → \(Report.format($0.rate, 0))" }.joined(separator: ", "))
 for (entry, baseline) in [(series[2], oneThread), (series[3], allThreads)] {
     report.add(entry, shareOf: baseline, atLeast: Thresholds.shareOfPlainLoop[entry.name])
 }
@@ -93,6 +101,7 @@ for _ in 0..<50 where descriptorsAfter > descriptorsBefore {
     usleep(20_000)
     descriptorsAfter = openDescriptors()
 }
-report.add("open descriptors left over", Double(descriptorsAfter - descriptorsBefore), unit: "", .atMost(0),
-           note: "\(descriptorsBefore) before, \(descriptorsAfter) after", digits: 0)
+report.add(
+    "open descriptors left over", Double(descriptorsAfter - descriptorsBefore), unit: "", .atMost(0),
+    note: "\(descriptorsBefore) before, \(descriptorsAfter) after", digits: 0)
 report.finish()

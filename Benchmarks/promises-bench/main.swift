@@ -233,12 +233,18 @@ func ratio(_ label: String, _ name: String, to baseline: Int, atMost limit: Doub
         digits: 2)
 }
 ratio("map(on: serialQueue), resolved promise", "queue-resolved", to: rawEnqueuedCase, atMost: Thresholds.mapOnQueue)
-ratio("map(on: serialQueue), 100-hop chains, per hop", "queue-chain", to: rawChainedCase, atMost: Thresholds.mapOnQueueChain)
+ratio(
+    "map(on: serialQueue), 100-hop chains, per hop", "queue-chain", to: rawChainedCase,
+    atMost: Thresholds.mapOnQueueChain)
 ratio("map(on: nil), resolved promise", "inline-resolved", to: rawEnqueuedCase, atMost: Thresholds.mapInline)
-ratio("map(on: nil), 100-hop pending chains, per hop", "inline-chain", to: rawEnqueuedCase, atMost: Thresholds.mapInlineChain)
+ratio(
+    "map(on: nil), 100-hop pending chains, per hop", "inline-chain", to: rawEnqueuedCase,
+    atMost: Thresholds.mapInlineChain)
 ratio("pending() + done(on: nil) + fulfil", "pending", to: rawEnqueuedCase, atMost: Thresholds.pendingDoneFulfil)
-report.add("pending() + resolver + 1 capturing handler", bytesPendingWithHandler(), unit: "bytes",
-           .atMost(Thresholds.pendingBytes), digits: 0)
-report.add("pending chain link (map on a pending promise)", bytesChainLink(), unit: "bytes",
-           .atMost(Thresholds.chainLinkBytes), digits: 0)
+report.add(
+    "pending() + resolver + 1 capturing handler", bytesPendingWithHandler(), unit: "bytes",
+    .atMost(Thresholds.pendingBytes), digits: 0)
+report.add(
+    "pending chain link (map on a pending promise)", bytesChainLink(), unit: "bytes",
+    .atMost(Thresholds.chainLinkBytes), digits: 0)
 report.finish()

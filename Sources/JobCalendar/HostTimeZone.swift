@@ -52,12 +52,14 @@ public struct HostTimeZone: Sendable, Hashable {
                 zone = named
                 return
             case let .failure(error):
-                let isRule = !written.hasPrefix(":") && name.utf8.contains { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
+                let isRule =
+                    !written.hasPrefix(":") && name.utf8.contains { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
                 reason = isRule ? "is a POSIX rule string, which jobd does not read" : "is \(error.reason)"
             }
         }
         zone = Self.localTime()
-        problem = "TZ=\"\(written)\" \(reason): schedules without timezone: are read in \(zone.identifier) "
+        problem =
+            "TZ=\"\(written)\" \(reason): schedules without timezone: are read in \(zone.identifier) "
             + "(\(ScheduleTimeZone.localTimePath)); set TZ to a name of the tz database such as Europe/Berlin, "
             + "or give each schedule a timezone:"
     }
@@ -65,7 +67,9 @@ public struct HostTimeZone: Sendable, Hashable {
     /// `/etc/localtime`'s zone: the tz database file it links to, else
     /// Foundation's reading of it.
     static func localTime() -> TimeZone {
-        if let name = ScheduleTimeZone.linkedName(ScheduleTimeZone.localTimePath), let zone = ScheduleTimeZone.named(name) {
+        if let name = ScheduleTimeZone.linkedName(ScheduleTimeZone.localTimePath),
+            let zone = ScheduleTimeZone.named(name)
+        {
             return zone
         }
         return TimeZone.current

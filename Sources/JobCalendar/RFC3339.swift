@@ -57,12 +57,14 @@ public enum RFC3339 {
         guard (1...12).contains(month) else { throw ParseError(reason: "month \(month) is out of range 01–12") }
         let days = CivilDate.daysInMonth(year: year, month: month)
         guard (1...days).contains(day) else {
-            throw ParseError(reason: "day \(day) is out of range 01–\(days) for \(String(format: "%04d-%02d", year, month))")
+            throw ParseError(
+                reason: "day \(day) is out of range 01–\(days) for \(String(format: "%04d-%02d", year, month))")
         }
         guard hour <= 23 else { throw ParseError(reason: "hour \(hour) is out of range 00–23") }
         guard minute <= 59 else { throw ParseError(reason: "minute \(minute) is out of range 00–59") }
         guard second <= 59 else { throw ParseError(reason: "second \(second) is out of range 00–59 (no leap seconds)") }
-        let seconds = CivilDate.days(year: year, month: month, day: day) * CivilDate.secondsPerDay
+        let seconds =
+            CivilDate.days(year: year, month: month, day: day) * CivilDate.secondsPerDay
             + Int64(hour * 3600 + minute * 60 + second - offset)
         return Instant.date(micros: seconds * Instant.microsPerSecond + micros)
     }
@@ -77,8 +79,9 @@ public enum RFC3339 {
         let days = CivilDate.floorDivide(seconds, CivilDate.secondsPerDay)
         let (year, month, day) = CivilDate.date(days: days)
         let time = seconds - days * CivilDate.secondsPerDay
-        var text = String(format: "%04d-%02d-%02dT%02d:%02d:%02d", year, month, day, Int(time / 3600),
-                          Int(time / 60 % 60), Int(time % 60))
+        var text = String(
+            format: "%04d-%02d-%02dT%02d:%02d:%02d", year, month, day, Int(time / 3600),
+            Int(time / 60 % 60), Int(time % 60))
         if fraction != 0 {
             var digits = String(format: "%06lld", fraction)
             while digits.hasSuffix("0") { digits.removeLast() }

@@ -50,8 +50,11 @@ public enum ScheduleExpression: Sendable, Hashable, CustomStringConvertible {
     public static func parse(kind: ScheduleKind, text: String) throws(ScheduleParseError) -> ScheduleExpression {
         switch kind {
         case .cron: .cron(try CronExpression(parsing: text))
-        case .calendar: .calendar(try CalendarEvent(
-            parsing: text, minimumSpacing: Int(minimumSpacing.components.seconds) * CalendarParser.usecPerSecond))
+        case .calendar:
+            .calendar(
+                try CalendarEvent(
+                    parsing: text, minimumSpacing: Int(minimumSpacing.components.seconds) * CalendarParser.usecPerSecond
+                ))
         case .every: .every(try EveryInterval.parse(text))
         }
     }
@@ -139,7 +142,8 @@ public enum ScheduleExpression: Sendable, Hashable, CustomStringConvertible {
         let start = Instant.micros(after)
         var cursor = Instant.micros(through)
         while times.count < limit, let previous = previousMicros(atOrBefore: cursor, in: defaultZone),
-              previous > start {
+            previous > start
+        {
             times.append(previous)
             cursor = previous - 1
         }
@@ -150,7 +154,9 @@ public enum ScheduleExpression: Sendable, Hashable, CustomStringConvertible {
         switch self {
         case .cron(let expression):
             let seconds = CivilDate.floorDivide(after, Instant.microsPerSecond)
-            return expression.nextSecond(after: seconds, in: ZoneRules(defaultZone)).map { $0 * Instant.microsPerSecond }
+            return expression.nextSecond(after: seconds, in: ZoneRules(defaultZone)).map {
+                $0 * Instant.microsPerSecond
+            }
         case .calendar(let event):
             guard case .elapses(let micros) = event.nextElapse(after: after, in: defaultZone) else { return nil }
             return micros

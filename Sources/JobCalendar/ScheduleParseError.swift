@@ -58,8 +58,10 @@ public struct ScheduleParseError: Error, Sendable, Hashable, CustomStringConvert
 extension ScheduleParseError {
     /// An error at UTF-8 offset `offset` of `expression`, converted to a
     /// Unicode scalar offset.
-    init(_ code: Code, _ kind: ScheduleKind, _ expression: String, field: String, utf8Offset offset: Int,
-         _ reason: String) {
+    init(
+        _ code: Code, _ kind: ScheduleKind, _ expression: String, field: String, utf8Offset offset: Int,
+        _ reason: String
+    ) {
         var scalars = 0
         var bytes = 0
         for scalar in expression.unicodeScalars {

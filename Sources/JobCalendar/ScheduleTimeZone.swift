@@ -39,21 +39,26 @@ public enum ScheduleTimeZone {
         }
         // Before Foundation, which would read such a file as any other.
         if name.hasPrefix("right/") {
-            return .failure(LookupError(
-                reason: "a zone that counts leap seconds (the tz database's right/ tree), which the system clock "
-                    + "does not; write \(name.dropFirst(6))"))
+            return .failure(
+                LookupError(
+                    reason: "a zone that counts leap seconds (the tz database's right/ tree), which the system clock "
+                        + "does not; write \(name.dropFirst(6))"))
         }
         guard hasTZifFile(name) else {
             return .failure(LookupError(reason: "not in \(databasePath)"))
         }
         if let zone = TimeZone(identifier: name) { return .success(zone) }
-        for alias in [linkedName(databasePath + "/" + name), name.hasPrefix("posix/") ? String(name.dropFirst(6)) : nil] {
-            if let alias, alias != name, isWellFormed(alias), hasTZifFile(alias), let zone = TimeZone(identifier: alias) {
+        for alias in [
+            linkedName(databasePath + "/" + name), name.hasPrefix("posix/") ? String(name.dropFirst(6)) : nil,
+        ] {
+            if let alias, alias != name, isWellFormed(alias), hasTZifFile(alias), let zone = TimeZone(identifier: alias)
+            {
                 return .success(zone)
             }
         }
-        return .failure(LookupError(
-            reason: "in \(databasePath), but not a zone whose rules jobd can read (Foundation does not know it)"))
+        return .failure(
+            LookupError(
+                reason: "in \(databasePath), but not a zone whose rules jobd can read (Foundation does not know it)"))
     }
 
     /// The name under ``databasePath`` of the file `path` resolves to, if
@@ -62,10 +67,11 @@ public enum ScheduleTimeZone {
         guard let resolved = realpath(path, nil) else { return nil }
         defer { free(resolved) }
         let target = String(cString: resolved)
-        let root = realpath(databasePath, nil).map { pointer in
-            defer { free(pointer) }
-            return String(cString: pointer)
-        } ?? databasePath
+        let root =
+            realpath(databasePath, nil).map { pointer in
+                defer { free(pointer) }
+                return String(cString: pointer)
+            } ?? databasePath
         guard target.hasPrefix(root + "/") else { return nil }
         return String(target.dropFirst(root.count + 1))
     }
@@ -75,7 +81,8 @@ public enum ScheduleTimeZone {
         var lastWasSlash = false
         for byte in name.utf8 {
             let isSlash = byte == UInt8(ascii: "/")
-            let allowed = (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
+            let allowed =
+                (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
                 || (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z"))
                 || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
                 || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "+") || isSlash

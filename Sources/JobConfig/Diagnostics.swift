@@ -151,14 +151,18 @@ extension Sequence<Diagnostic> {
     /// How many errors these report, those a line stands for included.
     public var errorCount: Int {
         reduce(0) { count, diagnostic in
-            count + (diagnostic.code == .tooManyProblems ? diagnostic.notShown.errors : diagnostic.severity == .error ? 1 : 0)
+            count
+                + (diagnostic.code == .tooManyProblems
+                    ? diagnostic.notShown.errors : diagnostic.severity == .error ? 1 : 0)
         }
     }
 
     /// How many warnings these report, those a line stands for included.
     public var warningCount: Int {
         reduce(0) { count, diagnostic in
-            count + (diagnostic.code == .tooManyProblems ? diagnostic.notShown.warnings : diagnostic.severity == .warning ? 1 : 0)
+            count
+                + (diagnostic.code == .tooManyProblems
+                    ? diagnostic.notShown.warnings : diagnostic.severity == .warning ? 1 : 0)
         }
     }
 }

@@ -25,7 +25,8 @@ public struct ScheduleStatus: Sendable {
 
     /// Every schedule of `definitions`, in definition order.
     public static func all(
-        of definitions: [JobDefinition], store: any JobScheduleStore, hostZone: TimeZone = HostTimeZone.current.zone, now: Date = Date()
+        of definitions: [JobDefinition], store: any JobScheduleStore, hostZone: TimeZone = HostTimeZone.current.zone,
+        now: Date = Date()
     ) async throws -> [ScheduleStatus] {
         let scheduled = definitions.filter { !$0.schedules.isEmpty }
         guard !scheduled.isEmpty else { return [] }

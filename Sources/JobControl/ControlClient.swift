@@ -61,8 +61,11 @@ public enum ControlClient {
             // request (it serves too many), and closed it: its reply says
             // why, where a bare "Broken pipe" would not.
             if let reply = try? ControlSocket.readLine(from: fd, deadline: deadline, limit: limit),
-               let refusal = try? ControlCoding.decodeLine(ControlReply.self, from: reply), !refusal.ok {
-                throw ControlError(.failed, socketPath: socketPath, "jobd at \(socketPath) refused the request: \(refusal.error ?? "no reason given")")
+                let refusal = try? ControlCoding.decodeLine(ControlReply.self, from: reply), !refusal.ok
+            {
+                throw ControlError(
+                    .failed, socketPath: socketPath,
+                    "jobd at \(socketPath) refused the request: \(refusal.error ?? "no reason given")")
             }
             throw Self.error(error, socketPath: socketPath, command: request.command, timeout: timeout)
         }
@@ -75,10 +78,14 @@ public enum ControlClient {
         do {
             reply = try ControlCoding.decodeLine(ControlReply.self, from: answer)
         } catch {
-            throw ControlError(.failed, socketPath: socketPath, "jobd at \(socketPath) sent an answer that is not a control reply: \(error)")
+            throw ControlError(
+                .failed, socketPath: socketPath,
+                "jobd at \(socketPath) sent an answer that is not a control reply: \(error)")
         }
         guard reply.ok else {
-            throw ControlError(.failed, socketPath: socketPath, "jobd at \(socketPath) refused the request: \(reply.error ?? "no reason given")")
+            throw ControlError(
+                .failed, socketPath: socketPath,
+                "jobd at \(socketPath) refused the request: \(reply.error ?? "no reason given")")
         }
         return reply
     }
@@ -87,7 +94,7 @@ public enum ControlClient {
     public static func status(socketPath: String, timeout: Duration? = nil) throws(ControlError) -> DaemonStatus? {
         do {
             return try send(ControlRequest(.status), to: socketPath, timeout: timeout).status
-        } catch where error.code == .notRunning {
+        } catch  where error.code == .notRunning {
             return nil
         }
     }
@@ -96,7 +103,10 @@ public enum ControlClient {
 
     private static func connect(to path: String, timeout: Duration) throws(ControlError) -> Int32 {
         guard let address = UnixSocketAddress(path: path) else {
-            throw ControlError(.failed, socketPath: path, "the socket path \(path) is \(path.utf8.count) bytes; a unix socket path must be 1 to \(UnixSocketAddress.maximumPathBytes)")
+            throw ControlError(
+                .failed, socketPath: path,
+                "the socket path \(path) is \(path.utf8.count) bytes; a unix socket path must be 1 to \(UnixSocketAddress.maximumPathBytes)"
+            )
         }
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else {
@@ -113,11 +123,15 @@ public enum ControlClient {
             case ENOENT, ECONNREFUSED, ENOTDIR:
                 throw ControlError(.notRunning, socketPath: path, "jobd is not running (nothing listens on \(path))")
             case EACCES, EPERM:
-                throw ControlError(.permissionDenied, socketPath: path, "may not connect to jobd's socket \(path): permission denied (join the socket's group, usually `jobd`)")
+                throw ControlError(
+                    .permissionDenied, socketPath: path,
+                    "may not connect to jobd's socket \(path): permission denied (join the socket's group, usually `jobd`)"
+                )
             case EAGAIN, ETIMEDOUT:
                 throw ControlError(.timedOut, socketPath: path, "jobd at \(path) did not accept the connection in time")
             default:
-                throw ControlError(.failed, socketPath: path, "could not connect to \(path): \(String(cString: strerror(code)))")
+                throw ControlError(
+                    .failed, socketPath: path, "could not connect to \(path): \(String(cString: strerror(code)))")
             }
         }
         return fd
@@ -128,11 +142,18 @@ public enum ControlClient {
     ) -> ControlError {
         switch failure {
         case .timedOut:
-            ControlError(.timedOut, socketPath: socketPath, "jobd at \(socketPath) did not answer within \(Self.text(timeout)) (jobctl's deadline for a \(command) request)")
+            ControlError(
+                .timedOut, socketPath: socketPath,
+                "jobd at \(socketPath) did not answer within \(Self.text(timeout)) (jobctl's deadline for a \(command) request)"
+            )
         case .closed:
-            ControlError(.failed, socketPath: socketPath, "jobd at \(socketPath) closed the connection without answering")
+            ControlError(
+                .failed, socketPath: socketPath, "jobd at \(socketPath) closed the connection without answering")
         case .tooLong:
-            ControlError(.failed, socketPath: socketPath, "jobd at \(socketPath) sent a reply over \(ControlCoding.text(bytes: command.replyLimit)) (jobctl's limit for a \(command) reply)")
+            ControlError(
+                .failed, socketPath: socketPath,
+                "jobd at \(socketPath) sent a reply over \(ControlCoding.text(bytes: command.replyLimit)) (jobctl's limit for a \(command) reply)"
+            )
         case .system:
             ControlError(.failed, socketPath: socketPath, "could not talk to jobd at \(socketPath): \(failure.message)")
         }

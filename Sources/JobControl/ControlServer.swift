@@ -1,7 +1,7 @@
 import Dispatch
 import Foundation
-import Synchronization
 import JobValues
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -57,14 +57,19 @@ public final class ControlServer: Sendable {
             do {
                 try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
             } catch {
-                throw ControlServerError(description: "cannot create the socket's folder \(folder): \(error.localizedDescription)")
+                throw ControlServerError(
+                    description: "cannot create the socket's folder \(folder): \(error.localizedDescription)")
             }
         }
         guard !path.hasPrefix("@"), let address = UnixSocketAddress(path: path) else {
-            throw ControlServerError(description: "the socket path \(path) is \(path.utf8.count) bytes; a unix socket path must be 1 to \(UnixSocketAddress.maximumPathBytes); set a shorter `socket:` in jobd.yaml")
+            throw ControlServerError(
+                description:
+                    "the socket path \(path) is \(path.utf8.count) bytes; a unix socket path must be 1 to \(UnixSocketAddress.maximumPathBytes); set a shorter `socket:` in jobd.yaml"
+            )
         }
         // Non-blocking: the poll loop accepts until `accept` says EAGAIN.
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+        let fd = socket(
+            AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         guard fd >= 0 else { throw ControlServerError(description: "socket(): \(Self.lastError())") }
         // Owner and group only, from the moment it exists.
         let oldMask = umask(0o117)
@@ -126,11 +131,13 @@ public final class ControlServer: Sendable {
         var pending: [Pending] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
         while !stopped.load(ordering: .acquiring) {
-            var entries = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0)]
+            var entries =
+                [pollfd(fd: fd, events: Int16(POLLIN), revents: 0)]
                 + pending.map { pollfd(fd: $0.fd, events: Int16(POLLIN), revents: 0) }
             let now = ContinuousClock.now
             let wait = pending.map { now.duration(to: $0.deadline) }.min().map { max($0, .zero) }
-            let ready = poll(&entries, nfds_t(entries.count), wait.map { Int32(clamping: $0.roundedUpMilliseconds) } ?? -1)
+            let ready = poll(
+                &entries, nfds_t(entries.count), wait.map { Int32(clamping: $0.roundedUpMilliseconds) } ?? -1)
             if ready < 0 {
                 if errno == EINTR { continue }
                 usleep(50_000)
@@ -140,7 +147,9 @@ public final class ControlServer: Sendable {
             for (index, connection) in pending.enumerated() {
                 var connection = connection
                 if entries[index + 1].revents != 0 {
-                    let count = buffer.withUnsafeMutableBytes { recv(connection.fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+                    let count = buffer.withUnsafeMutableBytes {
+                        recv(connection.fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT))
+                    }
                     if count < 0, errno == EINTR || errno == EAGAIN {
                         still.append(connection)
                         continue
@@ -156,7 +165,9 @@ public final class ControlServer: Sendable {
                         }
                         continue
                     }
-                    switch buffer.withUnsafeBytes({ connection.line.append(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }) {
+                    switch buffer.withUnsafeBytes({
+                        connection.line.append(UnsafeRawBufferPointer(rebasing: $0[0..<count]))
+                    }) {
                     case .incomplete:
                         break
                     case let .line(data):
@@ -208,7 +219,8 @@ public final class ControlServer: Sendable {
         do {
             request = try ControlCoding.decodeLine(ControlRequest.self, from: line)
         } catch {
-            refuse(client, "not a control request (expected one JSON object such as {\"command\":\"status\"} on one line)")
+            refuse(
+                client, "not a control request (expected one JSON object such as {\"command\":\"status\"} on one line)")
             return
         }
         handler(request) { [self] reply in
@@ -227,8 +239,11 @@ public final class ControlServer: Sendable {
         if var data = try? ControlCoding.encodeLine(reply) {
             if data.count - 1 > limit {
                 let what = command.map { "the \($0) reply" } ?? "the reply"
-                let refusal = ControlReply(ok: false, error: "\(what) is \(data.count - 1) bytes, over the control socket's limit of \(ControlCoding.text(bytes: limit)) for it"
-                    + (command == .metrics ? "; read /metrics over HTTP (http: in jobd.yaml) instead" : ""))
+                let refusal = ControlReply(
+                    ok: false,
+                    error:
+                        "\(what) is \(data.count - 1) bytes, over the control socket's limit of \(ControlCoding.text(bytes: limit)) for it"
+                        + (command == .metrics ? "; read /metrics over HTTP (http: in jobd.yaml) instead" : ""))
                 data = (try? ControlCoding.encodeLine(refusal)) ?? Data()
             }
             try? ControlSocket.sendAll(data, to: client, deadline: .now + (command?.deadline ?? Self.replyDeadline))
@@ -245,12 +260,16 @@ public final class ControlServer: Sendable {
         var status = stat()
         guard lstat(path, &status) == 0 else { return }
         guard (status.st_mode & S_IFMT) == S_IFSOCK else {
-            throw ControlServerError(description: "\(path) exists and is not a socket; move it away or set another `socket:` in jobd.yaml")
+            throw ControlServerError(
+                description: "\(path) exists and is not a socket; move it away or set another `socket:` in jobd.yaml")
         }
         do {
             let reply = try ControlClient.send(ControlRequest(.status), to: path, timeout: .seconds(1))
             let pid = reply.status.map { " (pid \($0.pid))" } ?? ""
-            throw ControlServerError(description: "another jobd\(pid) already listens on \(path); stop it first, or give this one another `socket:` in jobd.yaml")
+            throw ControlServerError(
+                description:
+                    "another jobd\(pid) already listens on \(path); stop it first, or give this one another `socket:` in jobd.yaml"
+            )
         } catch let error as ControlServerError {
             throw error
         } catch {

@@ -23,7 +23,8 @@ extension Daemon {
         let access: DashboardAccess?
         let accessError: UserTableError?
         do {
-            access = try DashboardAccess(http.access, listen: http.listen, environment: ProcessInfo.processInfo.environment)
+            access = try DashboardAccess(
+                http.access, listen: http.listen, environment: ProcessInfo.processInfo.environment)
             accessError = nil
         } catch {
             (access, accessError) = (nil, error)

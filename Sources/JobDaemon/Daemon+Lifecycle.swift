@@ -1,8 +1,8 @@
 import Foundation
-import JobControl
-import JobDatabase
-import JobDashboard
 import JobConfig
+import JobControl
+import JobDashboard
+import JobDatabase
 import JobEngine
 import JobMetrics
 import JobStore
@@ -21,11 +21,13 @@ extension Daemon {
     func announceReady() async {
         let config = state.withAnnouncedLock { $0.config }
         let status = await statusText()
-        logger.info("jobd \(JobdVersion.string) ready (pid \(getpid())): \(status)", metadata: [
-            "config": "\(location.path)", "database": "\(config.databaseDescription)", "node": "\(config.node)",
-            "owner": "\(owner)", "socket": "\(config.socket)",
-            "definitions": "\(DefinitionSet.summary(of: engine.definitionNames))",
-        ])
+        logger.info(
+            "jobd \(JobdVersion.string) ready (pid \(getpid())): \(status)",
+            metadata: [
+                "config": "\(location.path)", "database": "\(config.databaseDescription)", "node": "\(config.node)",
+                "owner": "\(owner)", "socket": "\(config.socket)",
+                "definitions": "\(DefinitionSet.summary(of: engine.definitionNames))",
+            ])
         state.withAnnouncedLock { $0.lastStatus = status }
         notifier.ready(status: status)
     }
@@ -46,15 +48,20 @@ extension Daemon {
         let current = state.withAnnouncedLock { $0.config }
         guard let loaded = result.value else {
             let count = result.diagnostics.errorCount
-            logger.error("reload refused: \(count) error(s) in the new configuration (above); the running configuration stays in force")
+            logger.error(
+                "reload refused: \(count) error(s) in the new configuration (above); the running configuration stays in force"
+            )
             notifier.ready(status: "reload refused, see the log; " + state.withAnnouncedLock { $0.lastStatus })
             return
         }
         // What the engine cannot change while it runs keeps its old value.
         var applied = loaded.daemon
-        func keep<Value: Equatable>(_ key: WritableKeyPath<DaemonConfiguration, Value>, _ name: String, shown: String? = nil) {
+        func keep<Value: Equatable>(
+            _ key: WritableKeyPath<DaemonConfiguration, Value>, _ name: String, shown: String? = nil
+        ) {
             guard applied[keyPath: key] != current[keyPath: key] else { return }
-            logger.warning("`\(name)` changed: that takes a restart; this jobd keeps \(shown ?? "\(current[keyPath: key])")")
+            logger.warning(
+                "`\(name)` changed: that takes a restart; this jobd keeps \(shown ?? "\(current[keyPath: key])")")
             applied[keyPath: key] = current[keyPath: key]
         }
         // A URL's password is never logged.
@@ -66,11 +73,14 @@ extension Daemon {
         keep(\.store, "store")
         keep(\.http, "http", shown: current.http.map { "http.listen \($0.listen)" } ?? "no HTTP listener")
         engine.reload(
-            EngineConfiguration(applied, owner: owner, logger: logger, metrics: prometheus.metrics), definitions: loaded.definitions.definitions)
+            EngineConfiguration(applied, owner: owner, logger: logger, metrics: prometheus.metrics),
+            definitions: loaded.definitions.definitions)
         configurePromises()
         state.withAnnouncedLock { $0.config = applied }
         let names = loaded.definitions.names
-        logger.notice("reloaded: \(names.count) definition(s) (\(DefinitionSet.summary(of: names))); pools \(Self.describe(applied.pools)); Q \(Self.describe(applied.queues.mapValues(\.concurrency))); log level \(applied.log.level.rawValue)")
+        logger.notice(
+            "reloaded: \(names.count) definition(s) (\(DefinitionSet.summary(of: names))); pools \(Self.describe(applied.pools)); Q \(Self.describe(applied.queues.mapValues(\.concurrency))); log level \(applied.log.level.rawValue)"
+        )
         output.minimumLevel = Logger.Level(applied.log.level)
         Task {
             let status = await statusText()
@@ -96,7 +106,9 @@ extension Daemon {
             let grace = state.withAnnouncedLock { $0.config.shutdownGrace }
             let running = engine.runningCount
             notifier.stopping(status: "stopping: \(running) job(s) running, grace \(grace.jobdText)")
-            logger.notice("\(signal): stopping; no new jobs start, \(running) running job(s) have \(grace.jobdText) to finish their stage")
+            logger.notice(
+                "\(signal): stopping; no new jobs start, \(running) running job(s) have \(grace.jobdText) to finish their stage"
+            )
             // At once, not when the group reaches the engine: the services
             // stopped before it may wait for a database that does not answer.
             startDrain()
@@ -155,7 +167,9 @@ extension Daemon {
         let limit = (failed ? .zero : grace) + killGrace + Self.drainMargin
         guard await awaitAtMost(limit, { await drain.value }) == nil else { return }
         let waiting = engine.runningCount
-        logger.warning("\(waiting) job(s) still wait to write the result of their last stage (the database does not answer); jobd stops without it: those stages run again at the next start, or on another host once their leases expire")
+        logger.warning(
+            "\(waiting) job(s) still wait to write the result of their last stage (the database does not answer); jobd stops without it: those stages run again at the next start, or on another host once their leases expire"
+        )
     }
 
     // MARK: Chores
@@ -165,24 +179,26 @@ extension Daemon {
         // STATUS= for systemctl status, when it changed, every 10 s. (Counting
         // the pending jobs reads an index range as long as the queue: about
         // 15 ms of CPU for 100,000 pending jobs.)
-        chores.append(PeriodicChore(name: "status", interval: .seconds(10)) { [self] in
-            let text = await statusText()
-            let changed = state.withAnnouncedLock { state -> Bool in
-                defer { state.lastStatus = text }
-                return state.lastStatus != text && !state.stopping
-            }
-            if changed { notifier.status(text) }
-        })
+        chores.append(
+            PeriodicChore(name: "status", interval: .seconds(10)) { [self] in
+                let text = await statusText()
+                let changed = state.withAnnouncedLock { state -> Bool in
+                    defer { state.lastStatus = text }
+                    return state.lastStatus != text && !state.stopping
+                }
+                if changed { notifier.status(text) }
+            })
         // WATCHDOG=1 every WATCHDOG_USEC/2, after a round trip to the
         // database: a jobd whose database is stuck stops petting the watchdog.
         if let interval = notifier.watchdogInterval {
-            chores.append(PeriodicChore(name: "watchdog", interval: interval) { [self] in
-                if (try? await store.countJobs(in: [.running])) != nil {
-                    notifier.watchdog()
-                } else {
-                    logger.warning("watchdog: the database did not answer; not notifying systemd")
-                }
-            })
+            chores.append(
+                PeriodicChore(name: "watchdog", interval: interval) { [self] in
+                    if (try? await store.countJobs(in: [.running])) != nil {
+                        notifier.watchdog()
+                    } else {
+                        logger.warning("watchdog: the database did not answer; not notifying systemd")
+                    }
+                })
         }
         // The database's path must still name the file jobd has open: one
         // removed or replaced under it (an `rm` of the file or of its `-wal`)
@@ -190,14 +206,15 @@ extension Daemon {
         // restarts it on the file the path names now.
         // (SQLite only: a PostgreSQL database has no file here.)
         if let sqlite = opened.sqlite {
-            chores.append(PeriodicChore(name: "database files", interval: .seconds(2)) { [self] in
-                do {
-                    try sqlite.checkFiles()
-                } catch {
-                    fail("\(error)", status: JobdExit.ioError)
-                    throw error
-                }
-            })
+            chores.append(
+                PeriodicChore(name: "database files", interval: .seconds(2)) { [self] in
+                    do {
+                        try sqlite.checkFiles()
+                    } catch {
+                        fail("\(error)", status: JobdExit.ioError)
+                        throw error
+                    }
+                })
         }
         // Pruning is the maintenance leader's (MaintenanceService).
         return chores

@@ -70,7 +70,9 @@ extension Daemon {
             }
             let alive = owners.keys.filter { !dead.contains($0) }.sorted()
             if !alive.isEmpty {
-                logger.info("jobs held by other runners are left to them until their leases expire: \(alive.joined(separator: ", "))")
+                logger.info(
+                    "jobs held by other runners are left to them until their leases expire: \(alive.joined(separator: ", "))"
+                )
             }
         } catch {
             logger.error("crash recovery failed: \(error); jobs left running resume when their leases expire")
@@ -101,7 +103,9 @@ extension Daemon {
             // This jobd's own running jobs are alive whatever their expiry reads.
             let requeued = try await store.requeueExpiredLeases(sparing: engine.runningLeases)
             if !requeued.isEmpty {
-                logger.notice("requeued \(requeued.count) job(s) whose runner stopped renewing its lease: \(requeued.prefix(20).map(String.init).joined(separator: ", ")); each resumes at its first stage without a fulfilled result")
+                logger.notice(
+                    "requeued \(requeued.count) job(s) whose runner stopped renewing its lease: \(requeued.prefix(20).map(String.init).joined(separator: ", ")); each resumes at its first stage without a fulfilled result"
+                )
                 engine.nudge()
             }
             try await pruneIfDue()
@@ -120,7 +124,9 @@ extension Daemon {
             state.requeueAfter = max(state.requeueAfter ?? .now, .now + lease)
             state.nextPrune = max(state.nextPrune, .now + Maintenance.pruneInterval)
         }
-        logger.warning("the clock moved forward by \(WallClockSteps.text(step)) (a clock step or a suspend): expired leases are requeued once \(lease.jobdText) has passed, so that live runners renew theirs first; pruning waits an hour")
+        logger.warning(
+            "the clock moved forward by \(WallClockSteps.text(step)) (a clock step or a suspend): expired leases are requeued once \(lease.jobdText) has passed, so that live runners renew theirs first; pruning waits an hour"
+        )
     }
 
     private func pruneIfDue() async throws {
@@ -129,7 +135,9 @@ extension Daemon {
             state.nextPrune = ContinuousClock.now + Maintenance.pruneInterval
             return true
         }
-        guard due, case let .duration(retention) = state.withAnnouncedLock({ $0.config.store.retention }) else { return }
+        guard due, case let .duration(retention) = state.withAnnouncedLock({ $0.config.store.retention }) else {
+            return
+        }
         let pruned = try await store.prune(olderThan: retention)
         if pruned > 0 { logger.info("pruned \(pruned) resolved job(s) older than \(retention.jobdText)") }
     }
@@ -145,11 +153,15 @@ extension Daemon {
         }
         if let downSince {
             let seconds = (ContinuousClock.now - downSince).components.seconds
-            logger.notice("the database answers again (after about \(seconds)s); jobs that waited for it go on. Expired leases are requeued once \(lease.jobdText) has passed, so that other hosts cut off too can renew theirs first")
+            logger.notice(
+                "the database answers again (after about \(seconds)s); jobs that waited for it go on. Expired leases are requeued once \(lease.jobdText) has passed, so that other hosts cut off too can renew theirs first"
+            )
         }
         if leader != was {
-            logger.info(leader ? "leading maintenance (requeueing the jobs of expired leases, pruning) as \(owner)"
-                               : "no longer leading maintenance: another jobd took it")
+            logger.info(
+                leader
+                    ? "leading maintenance (requeueing the jobs of expired leases, pruning) as \(owner)"
+                    : "no longer leading maintenance: another jobd took it")
         }
     }
 
@@ -162,7 +174,9 @@ extension Daemon {
         }
         guard first else { return }
         if retryable {
-            logger.warning("the database is unavailable: \(Self.message(error)); jobd keeps running, its jobs wait for the database, and it tries again")
+            logger.warning(
+                "the database is unavailable: \(Self.message(error)); jobd keeps running, its jobs wait for the database, and it tries again"
+            )
         } else {
             logger.warning("maintenance failed: \(error)")
         }

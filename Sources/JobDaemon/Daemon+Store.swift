@@ -66,12 +66,16 @@ extension Daemon {
             let report = try await PostgresJobStore.check(configuration)
             var line = "ok: database \(configuration): \(report)"
             if report.clockSkewIsReported {
-                line += "\nwarning: this host's wall clock is \(report.clockText) the database server's: jobd goes by the "
+                line +=
+                    "\nwarning: this host's wall clock is \(report.clockText) the database server's: jobd goes by the "
                     + "server's clock (leases, job timeouts, schedules, delays), but fix this host's time (timedatectl status; chronyc tracking)"
             }
             return (line, JobdExit.ok)
         } catch {
-            return ("error: database \(config.databaseDescription): \(Self.message(error))", exitStatus(forStoreError: error))
+            return (
+                "error: database \(config.databaseDescription): \(Self.message(error))",
+                exitStatus(forStoreError: error)
+            )
         }
     }
 

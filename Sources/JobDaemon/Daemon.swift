@@ -1,8 +1,8 @@
 import Foundation
 import JobConfig
 import JobControl
-import JobDatabase
 import JobDashboard
+import JobDatabase
 import JobEngine
 import JobHTTP
 import JobMetrics
@@ -74,7 +74,8 @@ public final class Daemon: Sendable {
         let owner = LeaseOwner.current(node: configuration.daemon.node).description
         self.owner = owner
         engine = Engine(
-            configuration: EngineConfiguration(configuration.daemon, owner: owner, logger: logger, metrics: prometheus.metrics),
+            configuration: EngineConfiguration(
+                configuration.daemon, owner: owner, logger: logger, metrics: prometheus.metrics),
             definitions: configuration.definitions.definitions, store: store.store,
             // The engine's completions only resolve a promise (the next
             // step is a store write, queued): done on the process loop's
@@ -89,7 +90,9 @@ public final class Daemon: Sendable {
 
     /// Starts jobd with `configuration` and returns its exit status once it
     /// stopped (a drain after SIGTERM/SIGINT gives 0).
-    public static func run(location: ConfigLocator.Location, configuration: Configuration, output: LogOutput) async -> Int32 {
+    public static func run(
+        location: ConfigLocator.Location, configuration: Configuration, output: LogOutput
+    ) async -> Int32 {
         let logger = Logger(label: "jobd") { _ in JobdLogHandler(output: output) }
         let config = configuration.daemon
         for diagnostic in configuration.definitions.diagnostics { logger.warning("\(diagnostic)") }
@@ -177,7 +180,12 @@ public final class Daemon: Sendable {
         case .cancel:
             guard let id = request.job, id > 0 else {
                 let given = request.job.map { " (got \($0))" } ?? ""
-                reply(ControlReply(ok: false, error: "cancel needs \"job\": the id of a job, a positive integer\(given), as in {\"command\":\"cancel\",\"job\":12}"))
+                reply(
+                    ControlReply(
+                        ok: false,
+                        error:
+                            "cancel needs \"job\": the id of a job, a positive integer\(given), as in {\"command\":\"cancel\",\"job\":12}"
+                    ))
                 return
             }
             // The flag is in the store already (jobctl set it); the next
@@ -200,11 +208,15 @@ public final class Daemon: Sendable {
             Task {
                 do {
                     let status = try await engine.status()
-                    reply(ControlReply(ok: true, status: DaemonStatus(
-                        version: JobdVersion.string, pid: getpid(), running: status.running, pending: status.pending,
-                        pools: status.runningByPool, draining: status.draining,
-                        startedAt: ISO8601DateFormatter().string(from: startedAt), config: location.path,
-                        timezone: engine.hostTimeZone.identifier, clockSkew: engine.clockSkew)))
+                    reply(
+                        ControlReply(
+                            ok: true,
+                            status: DaemonStatus(
+                                version: JobdVersion.string, pid: getpid(), running: status.running,
+                                pending: status.pending,
+                                pools: status.runningByPool, draining: status.draining,
+                                startedAt: ISO8601DateFormatter().string(from: startedAt), config: location.path,
+                                timezone: engine.hostTimeZone.identifier, clockSkew: engine.clockSkew)))
                 } catch {
                     reply(ControlReply(ok: false, error: "could not read the job counts: \(error)"))
                 }
@@ -230,7 +242,8 @@ extension EngineConfiguration {
         self.init(
             queues: config.queues.mapValues(\.concurrency), pools: config.pools, killGrace: config.killGrace,
             outputLimit: config.store.valueCap.bytes, owner: owner, leaseDuration: config.lease,
-            renewInterval: config.lease / 6, pollInterval: config.pollInterval, requeuesExpiredLeases: false, logger: logger, metrics: metrics)
+            renewInterval: config.lease / 6, pollInterval: config.pollInterval, requeuesExpiredLeases: false,
+            logger: logger, metrics: metrics)
         if config.log.journal, let journal = Journal.system {
             stageLogMirror = { JournalStageLog(journal: journal, source: $0) }
         }

@@ -94,7 +94,9 @@ struct PeriodicChore: Service, CustomStringConvertible {
     var firstAfter: Duration?
     let body: @Sendable () async throws -> Void
 
-    init(name: String, interval: Duration, firstAfter: Duration? = nil, body: @escaping @Sendable () async throws -> Void) {
+    init(
+        name: String, interval: Duration, firstAfter: Duration? = nil, body: @escaping @Sendable () async throws -> Void
+    ) {
         self.name = name
         self.interval = interval
         self.firstAfter = firstAfter

@@ -38,10 +38,18 @@ public struct JobdCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("The jobd.yaml to use.", valueName: "path"))
     public var config: String?
 
-    @Flag(name: .long, help: "Validate jobd.yaml and every definition, print each problem with file:line, and exit (0: no error, 1: errors). A SQLite database is not touched; a PostgreSQL one is logged in to and checked, nothing changed (exit 73, 75 or 77 when it cannot be used).")
+    @Flag(
+        name: .long,
+        help:
+            "Validate jobd.yaml and every definition, print each problem with file:line, and exit (0: no error, 1: errors). A SQLite database is not touched; a PostgreSQL one is logged in to and checked, nothing changed (exit 73, 75 or 77 when it cannot be used)."
+    )
     public var check = false
 
-    @Flag(name: .customLong("hash-password"), help: "Read a password from stdin (its first line) and print its hash for a line NAME:ROLE:HASH of the dashboard's users file (http.users); nothing else is done.")
+    @Flag(
+        name: .customLong("hash-password"),
+        help:
+            "Read a password from stdin (its first line) and print its hash for a line NAME:ROLE:HASH of the dashboard's users file (http.users); nothing else is done."
+    )
     public var hashPassword = false
 
     public init() {}
@@ -65,7 +73,9 @@ public struct JobdCommand: AsyncParsableCommand {
         let result = Configuration.load(at: location)
         if check {
             var status = Self.report(result, location: location)
-            if status == JobdExit.ok, let config = result.value?.daemon, case let .postgres(url) = config.databaseLocation {
+            if status == JobdExit.ok, let config = result.value?.daemon,
+                case let .postgres(url) = config.databaseLocation
+            {
                 let database = await Daemon.checkDatabase(config, url: url)
                 print(database.line)
                 status = database.status
@@ -74,7 +84,8 @@ public struct JobdCommand: AsyncParsableCommand {
         }
         guard let configuration = result.value else {
             for diagnostic in result.diagnostics { printError(diagnostic.description) }
-            printError("jobd: not started: \(result.diagnostics.errorCount) error(s) in the configuration (\(location))")
+            printError(
+                "jobd: not started: \(result.diagnostics.errorCount) error(s) in the configuration (\(location))")
             throw ArgumentParser.ExitCode(JobdExit.config)
         }
         let output = LogOutput(format: LogOutput.detectFormat(), level: Logger.Level(configuration.daemon.log.level))
@@ -99,11 +110,14 @@ public struct JobdCommand: AsyncParsableCommand {
         let warnings = result.diagnostics.warningCount
         if let configuration = result.value {
             let names = configuration.definitions.names
-            print("ok: \(location.path): \(names.count) definition(s): \(DefinitionSet.summary(of: names))"
-                + (warnings > 0 ? "; \(warnings) warning(s)" : ""))
+            print(
+                "ok: \(location.path): \(names.count) definition(s): \(DefinitionSet.summary(of: names))"
+                    + (warnings > 0 ? "; \(warnings) warning(s)" : ""))
             return JobdExit.ok
         }
-        print("\(errors) error(s)" + (warnings > 0 ? ", \(warnings) warning(s)" : "") + " in \(location.path) and its definitions")
+        print(
+            "\(errors) error(s)" + (warnings > 0 ? ", \(warnings) warning(s)" : "")
+                + " in \(location.path) and its definitions")
         return JobdExit.checkFailed
     }
 }

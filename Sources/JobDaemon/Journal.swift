@@ -30,7 +30,8 @@ final class Journal: Sendable {
     /// Connects to the datagram socket at `path`; nil if it is not there.
     init?(path: String) {
         guard let address = UnixSocketAddress(path: path) else { return nil }
-        let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+        let fd = socket(
+            AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         guard fd >= 0 else { return nil }
         let connected = address.withSocketAddress { connect(fd, $0, $1) }
         guard connected == 0 else {
@@ -149,7 +150,8 @@ final class JournalStageLog: StageLogMirror {
     }
 
     private func reportDropped(_ count: Int) {
-        let message = "jobd: \(count) lines of this stage were not sent to the journal (over \(burst) per "
+        let message =
+            "jobd: \(count) lines of this stage were not sent to the journal (over \(burst) per "
             + "\(interval.components.seconds) s); jobctl logs \(jobID) prints them"
         journal.send(common + [("PRIORITY", Array("4".utf8)), ("MESSAGE", Array(message.utf8))])
     }
@@ -157,7 +159,8 @@ final class JournalStageLog: StageLogMirror {
     /// The priority of an sd-daemon `<N>` prefix (0…7) and the line without it.
     static func split(_ bytes: [UInt8]) -> (priority: UInt8, message: [UInt8]) {
         if bytes.count >= 3, bytes[0] == UInt8(ascii: "<"), bytes[2] == UInt8(ascii: ">"),
-           (UInt8(ascii: "0")...UInt8(ascii: "7")).contains(bytes[1]) {
+            (UInt8(ascii: "0")...UInt8(ascii: "7")).contains(bytes[1])
+        {
             return (bytes[1] - UInt8(ascii: "0"), Array(bytes[3...]))
         }
         return (defaultPriority, bytes)

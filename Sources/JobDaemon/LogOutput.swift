@@ -32,11 +32,14 @@ public final class LogOutput: Sendable {
     }
 
     /// The format for stderr as this process finds it.
-    public static func detectFormat(environment: [String: String] = ProcessInfo.processInfo.environment, fd: Int32 = STDERR_FILENO) -> Format {
+    public static func detectFormat(
+        environment: [String: String] = ProcessInfo.processInfo.environment, fd: Int32 = STDERR_FILENO
+    ) -> Format {
         guard let stream = environment["JOURNAL_STREAM"] else { return .plain }
         let parts = stream.split(separator: ":")
         var status = stat()
-        guard parts.count == 2, let device = UInt64(parts[0]), let inode = UInt64(parts[1]), fstat(fd, &status) == 0 else {
+        guard parts.count == 2, let device = UInt64(parts[0]), let inode = UInt64(parts[1]), fstat(fd, &status) == 0
+        else {
             return .plain
         }
         return UInt64(status.st_dev) == device && UInt64(status.st_ino) == inode ? .journal : .plain

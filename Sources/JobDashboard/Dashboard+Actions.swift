@@ -20,7 +20,8 @@ extension Dashboard {
             }
             do {
                 let count = try await actions.count(verb, request)
-                let fields = [("verb", verb.rawValue), ("state", request.state.parameter ?? "all")]
+                let fields =
+                    [("verb", verb.rawValue), ("state", request.state.parameter ?? "all")]
                     + (request.definition.map { [("definition", $0)] } ?? [])
                 let list = Layout.query([("state", request.state.parameter), ("definition", request.definition)])
                 var body: HTML = """
@@ -29,7 +30,9 @@ extension Dashboard {
                     that can be \(verb.pastTense): \(count) now. Each is changed once, in batches; \
                     the audit trail records who did it.</p>
                     """
-                body += count > 0 ? forms.button(verb, action: "actions", hidden: fields) : "<p class=\"none\">Nothing to do.</p>"
+                body +=
+                    count > 0
+                    ? forms.button(verb, action: "actions", hidden: fields) : "<p class=\"none\">Nothing to do.</p>"
                 let html = Layout.page(title: "Confirm", section: .jobs, base: "", snapshot: snapshot, body: body)
                 return DashboardPage(status: .ok, html: html.rendered)
             } catch {
@@ -39,7 +42,9 @@ extension Dashboard {
     }
 
     /// The verb and the list's filter of a bulk action's query or form; a filter is required.
-    public static func bulkRequest(_ items: [(String, String)]) throws(DashboardRequestError) -> (ActionVerb, JobListRequest) {
+    public static func bulkRequest(
+        _ items: [(String, String)]
+    ) throws(DashboardRequestError) -> (ActionVerb, JobListRequest) {
         guard let text = items.first(where: { $0.0 == "verb" })?.1, let verb = ActionVerb(rawValue: text) else {
             throw DashboardRequestError("verb must be retry, cancel or delete")
         }
@@ -62,7 +67,9 @@ public enum ActionOutcome: Sendable, Hashable {
 extension Dashboard {
     /// `POST /jobs/{id}/{verb}`: retry, cancel or delete one job, as
     /// `name` (uid `uid`, if known) from `origin`.
-    public func act(onJob idText: String, verb verbText: String, name: String, uid: Int?, origin: String) async
+    public func act(
+        onJob idText: String, verb verbText: String, name: String, uid: Int?, origin: String
+    ) async
         -> ActionOutcome
     {
         guard let actions else { return .refused(status: 404, message: "This dashboard changes nothing.") }
@@ -83,7 +90,9 @@ extension Dashboard {
     }
 
     /// `POST /actions`: the verb on every job of the form's filter.
-    public func act(onSelection form: [(String, String)], name: String, uid: Int?, origin: String) async -> ActionOutcome {
+    public func act(
+        onSelection form: [(String, String)], name: String, uid: Int?, origin: String
+    ) async -> ActionOutcome {
         guard let actions else { return .refused(status: 404, message: "This dashboard changes nothing.") }
         let verb: ActionVerb
         let request: JobListRequest

@@ -1,7 +1,7 @@
 import Dispatch
 import Foundation
-import Synchronization
 import JobStore
+import Synchronization
 
 /// The dashboard's pages, rendered from a ``DashboardDataSource``.
 /// HTTP-agnostic: the listener maps paths to these calls and a
@@ -33,7 +33,8 @@ public struct Dashboard: Sendable {
     ///     store's `releaseIdleMemory()`).
     public init(
         source: any DashboardDataSource,
-        renderQueue: DispatchQueue = DispatchQueue(label: "jobd.dashboard.render", qos: .utility, attributes: .concurrent),
+        renderQueue: DispatchQueue = DispatchQueue(
+            label: "jobd.dashboard.render", qos: .utility, attributes: .concurrent),
         concurrentPages: Int = Dashboard.concurrentPages, waitingPages: Int = Dashboard.waitingPages,
         actions: DashboardActions? = nil,
         releaseIdleMemory: @escaping @Sendable () -> Void = {}
@@ -72,13 +73,16 @@ public struct Dashboard: Sendable {
 
     private func gated(_ make: () async -> DashboardPage) async -> DashboardPage {
         await gate.run(make) { turn in
-            let detail = switch turn {
-            case .stopping: "jobd is stopping."
-            default: "\(gate.concurrency) pages are being made and \(gate.queueLimit) more wait; retry in a moment."
-            }
+            let detail =
+                switch turn {
+                case .stopping: "jobd is stopping."
+                default: "\(gate.concurrency) pages are being made and \(gate.queueLimit) more wait; retry in a moment."
+                }
             return DashboardPage(
                 status: .unavailable,
-                html: "<!doctype html><html lang=\"en\"><meta charset=\"utf-8\"><title>Busy · jobd</title><p>\(detail)</p></html>")
+                html:
+                    "<!doctype html><html lang=\"en\"><meta charset=\"utf-8\"><title>Busy · jobd</title><p>\(detail)</p></html>"
+            )
         }
     }
 
@@ -143,11 +147,15 @@ public struct Dashboard: Sendable {
     /// `stage=N`, the first stage position shown (a page shows
     /// ``JobDetailPage/stagesPerPage``), and `events-before=ID`, the cursor
     /// of the page of older events.
-    public func jobPage(id text: String, query: [(String, String)] = [], forms: ActionForms? = nil) async -> DashboardPage {
+    public func jobPage(
+        id text: String, query: [(String, String)] = [], forms: ActionForms? = nil
+    ) async -> DashboardPage {
         await gated { await makeJobPage(id: text, query: query, forms: actions == nil ? nil : forms) }
     }
 
-    private func makeJobPage(id text: String, query items: [(String, String)], forms: ActionForms?) async -> DashboardPage {
+    private func makeJobPage(
+        id text: String, query items: [(String, String)], forms: ActionForms?
+    ) async -> DashboardPage {
         let snapshot = await source.snapshot()
         // Digits as jobctl prints ids: no sign, no leading zero.
         guard let id = Self.positiveNumber(text) else {
@@ -181,8 +189,9 @@ public struct Dashboard: Sendable {
                     snapshot: snapshot, base: "../")
             }
             let shown = Set(read.stages.map(\.position))
-            let log = try await source.stageLog(StageLogQuery(
-                jobID: id, jobAttempt: read.job.attempt, limit: JobDetailPage.logLines + 1))
+            let log = try await source.stageLog(
+                StageLogQuery(
+                    jobID: id, jobAttempt: read.job.attempt, limit: JobDetailPage.logLines + 1))
             let data = JobDetailPage.Data(
                 read: read, query: query, snapshot: snapshot,
                 log: log.filter { shown.contains($0.cursor.position) }, forms: forms)
@@ -205,24 +214,31 @@ public struct Dashboard: Sendable {
                 guard let data = try await source.jobValue(id, place) else {
                     return .text(.notFound, "Job \(id) has no \(name) (the job may have been pruned).\n")
                 }
-                let hasNUL = data.withUnsafeBytes { bytes in bytes.baseAddress.map { memchr($0, 0, bytes.count) != nil } ?? false }
+                let hasNUL = data.withUnsafeBytes { bytes in
+                    bytes.baseAddress.map { memchr($0, 0, bytes.count) != nil } ?? false
+                }
                 let isText = !hasNUL && String(data: data, encoding: .utf8) != nil
                 return DashboardValue(
-                    status: .ok, contentType: isText ? "text/plain; charset=utf-8" : "application/octet-stream", body: data)
+                    status: .ok, contentType: isText ? "text/plain; charset=utf-8" : "application/octet-stream",
+                    body: data)
             } catch {
                 return .text(.unavailable, "The job store could not be read: \(error)\n")
             }
         }) { turn in
             switch turn {
             case .stopping: .text(.unavailable, "jobd is stopping.\n")
-            default: .text(.unavailable, "\(gate.concurrency) pages are being made and \(gate.queueLimit) more wait; retry in a moment.\n")
+            default:
+                .text(
+                    .unavailable,
+                    "\(gate.concurrency) pages are being made and \(gate.queueLimit) more wait; retry in a moment.\n")
             }
         }
     }
 
     /// Digits as jobctl prints ids: no sign, no leading zero, above 0.
     static func positiveNumber(_ text: String) -> Int64? {
-        guard text.utf8.allSatisfy({ (0x30...0x39).contains($0) }), !text.hasPrefix("0"), let number = Int64(text), number > 0
+        guard text.utf8.allSatisfy({ (0x30...0x39).contains($0) }), !text.hasPrefix("0"), let number = Int64(text),
+            number > 0
         else { return nil }
         return number
     }

@@ -29,12 +29,14 @@ public struct DashboardActions: Sendable {
     }
 
     /// Applies `verb` to every job of the list's filter; gives the finished action.
-    public func act(_ verb: ActionVerb, on request: JobListRequest, by actor: ActionActor) async throws -> ActionRecord {
+    public func act(_ verb: ActionVerb, on request: JobListRequest, by actor: ActionActor) async throws -> ActionRecord
+    {
         let selection = request.selection
         let (count, highest) = try await store.countMatching(selection, for: verb, ids: 1...Int64.max)
-        var action = try await store.startAction(ActionStart(
-            verb: verb, actor: actor, filter: request.filterText, selection: selection, matched: count,
-            highestID: highest))
+        var action = try await store.startAction(
+            ActionStart(
+                verb: verb, actor: actor, filter: request.filterText, selection: selection, matched: count,
+                highestID: highest))
         while !action.isFinished { action = try await store.continueAction(action.id, batchSize: Self.batchSize) }
         return action
     }
@@ -43,8 +45,9 @@ public struct DashboardActions: Sendable {
     /// takes (or is gone).
     public func act(_ verb: ActionVerb, job id: Int64, by actor: ActionActor) async throws -> Bool {
         let selection = JobSelection(jobID: id)
-        var action = try await store.startAction(ActionStart(
-            verb: verb, actor: actor, filter: "job \(id)", selection: selection, matched: 1, highestID: id))
+        var action = try await store.startAction(
+            ActionStart(
+                verb: verb, actor: actor, filter: "job \(id)", selection: selection, matched: 1, highestID: id))
         while !action.isFinished { action = try await store.continueAction(action.id, batchSize: 1) }
         return action.changed == 1
     }
@@ -76,9 +79,10 @@ public struct ActionForms: Sendable, Hashable {
 
     /// A button that POSTs `verb` to `action`, with the token.
     func button(_ verb: ActionVerb, action: String, hidden: [(String, String)] = []) -> HTML {
-        let fields = HTML.join(hidden.map { name, value -> HTML in
-            "<input type=\"hidden\" name=\"\(attribute: name)\" value=\"\(attribute: value)\">"
-        })
+        let fields = HTML.join(
+            hidden.map { name, value -> HTML in
+                "<input type=\"hidden\" name=\"\(attribute: name)\" value=\"\(attribute: value)\">"
+            })
         return """
             <form method="post" action="\(attribute: action)" class="act">\
             <input type="hidden" name="csrf" value="\(attribute: csrf)">\(fields)\

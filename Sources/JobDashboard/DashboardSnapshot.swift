@@ -41,7 +41,9 @@ public struct ScheduleRow: Sendable, Hashable {
     /// The state of the job of the last occurrence, if it still exists.
     public var lastState: JobState?
 
-    public init(definition: String, expression: String, nextFire: Date?, lastFired: Date? = nil, lastState: JobState? = nil) {
+    public init(
+        definition: String, expression: String, nextFire: Date?, lastFired: Date? = nil, lastState: JobState? = nil
+    ) {
         self.definition = definition
         self.expression = expression
         self.nextFire = nextFire

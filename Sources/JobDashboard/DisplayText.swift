@@ -148,7 +148,8 @@ struct DisplayValue: Sendable {
     ///   - multiline: `true` for a block (`<pre>`), `false` for a list cell.
     ///   - wholeBytes: the size of the whole value when `data` is its
     ///     beginning only (the store read no more of it).
-    static func make(_ data: Data, limits: DisplayText.Limits, multiline: Bool, wholeBytes: Int? = nil) -> DisplayValue {
+    static func make(_ data: Data, limits: DisplayText.Limits, multiline: Bool, wholeBytes: Int? = nil) -> DisplayValue
+    {
         let form = classify(data)
         let wholeBytes = max(data.count, wholeBytes ?? 0)
         let body: HTML
@@ -181,7 +182,8 @@ struct DisplayValue: Sendable {
         if omittedBytes > 0 {
             notes.append("cut: \(ByteCountText.bytes(omittedBytes)) of \(ByteCountText.bytes(wholeBytes)) not shown")
         }
-        let note = notes.isEmpty
+        let note =
+            notes.isEmpty
             ? nil : HTML.join(notes.enumerated().map { $0.offset == 0 ? $0.element : "; " + $0.element })
         return DisplayValue(form: form, byteCount: wholeBytes, body: body, note: note, isCut: omittedBytes > 0)
     }
@@ -210,7 +212,8 @@ struct DisplayValue: Sendable {
             case .valid(let encoded):
                 counts.scalars += 1
                 if encoded.count == 1, let byte = encoded.first, byte < 0x20,
-                   byte != 0x0A, byte != 0x09, byte != 0x0D {
+                    byte != 0x0A, byte != 0x09, byte != 0x0D
+                {
                     counts.controls += 1
                 }
             case .error:

@@ -39,7 +39,10 @@ enum DisplayTime {
     /// whole units only (`12 s`, `3 min`).
     static func duration(_ seconds: Double, coarse: Bool = false) -> String {
         if seconds <= 0 { return "0 ms" }
-        if seconds < 1 { return coarse ? "\(Int(seconds * 1000)) ms" : "\(decimal(seconds * 1000, digits: seconds < 0.01 ? 1 : 0)) ms" }
+        if seconds < 1 {
+            return coarse
+                ? "\(Int(seconds * 1000)) ms" : "\(decimal(seconds * 1000, digits: seconds < 0.01 ? 1 : 0)) ms"
+        }
         if seconds < 60 { return coarse ? "\(Int(seconds)) s" : "\(decimal(seconds, digits: 1)) s" }
         let whole = Int(seconds)
         if whole < 3600 { return coarse ? "\(whole / 60) min" : "\(whole / 60) min \(whole % 60) s" }

@@ -60,7 +60,8 @@ enum JobDetailPage {
         let now = data.snapshot.now
         let budget = Budget(pageBudget)
         let whole = read.wholeBytes
-        let attempts = read.history.map { StageTimeline.Attempt(number: $0.attempt, isCurrent: false, stages: $0.stages) }
+        let attempts =
+            read.history.map { StageTimeline.Attempt(number: $0.attempt, isCurrent: false, stages: $0.stages) }
             + [StageTimeline.Attempt(number: job.attempt, isCurrent: true, stages: read.stages)]
         let stageNavigation = stagePages(data)
         var body: HTML = """
@@ -116,7 +117,8 @@ enum JobDetailPage {
                 switch entry.content {
                 case let .line(bytes): body += LogLineText.html(bytes)
                 case let .dropped(count, bytes):
-                    body += "<span class=\"cut\">… \(count) lines (\(ByteCountText.bytes(bytes))) dropped: over the stage's logs max …</span>"
+                    body +=
+                        "<span class=\"cut\">… \(count) lines (\(ByteCountText.bytes(bytes))) dropped: over the stage's logs max …</span>"
                 }
                 body += "\n"
             }
@@ -126,7 +128,8 @@ enum JobDetailPage {
                 """
         }
         if data.log.count > logLines {
-            html += "<p class=\"note\">This page shows the first \(logLines) log lines; jobctl logs \(job.id) prints them all.</p>"
+            html +=
+                "<p class=\"note\">This page shows the first \(logLines) log lines; jobctl logs \(job.id) prints them all.</p>"
         }
         if running {
             html += """
@@ -136,7 +139,6 @@ enum JobDetailPage {
         }
         return html
     }
-
 
     /// Retry and delete for an ended job, cancel for a pending or running one.
     static func actionButtons(_ job: Job, _ forms: ActionForms?) -> HTML {
@@ -162,13 +164,18 @@ enum JobDetailPage {
         var links: [HTML] = []
         if first > 0 {
             let earlier = max(0, first - limit)
-            links.append("<a href=\"\(attribute: link(id, [("stage", earlier == 0 ? nil : String(earlier))]))\">« stages \(earlier)–\(first - 1)</a>")
+            links.append(
+                "<a href=\"\(attribute: link(id, [("stage", earlier == 0 ? nil : String(earlier))]))\">« stages \(earlier)–\(first - 1)</a>"
+            )
         }
         if first + limit < read.stageCount {
             let later = first + limit
-            links.append("<a href=\"\(attribute: link(id, [("stage", String(later))]))\">stages \(later)–\(min(read.stageCount, later + limit) - 1) »</a>")
+            links.append(
+                "<a href=\"\(attribute: link(id, [("stage", String(later))]))\">stages \(later)–\(min(read.stageCount, later + limit) - 1) »</a>"
+            )
         }
-        let shown: HTML = read.stages.isEmpty
+        let shown: HTML =
+            read.stages.isEmpty
             ? "no stage from position \(first)"
             : "stages \(first)–\(first + read.stages.count - 1)"
         return """
@@ -193,12 +200,14 @@ enum JobDetailPage {
         }
         var note: HTML = ""
         if read.eventCount > shown.count {
-            let which: HTML = data.query.eventsBefore == nil
+            let which: HTML =
+                data.query.eventsBefore == nil
                 ? "The \(shown.count) latest of \(read.eventCount) events"
                 : "\(shown.count) of \(read.eventCount) events"
             var links: [HTML] = []
             if let oldest = shown.first, read.events.count > shown.count {
-                links.append("<a href=\"\(attribute: link(job.id, [("events-before", String(oldest.id))]))\">older events »</a>")
+                links.append(
+                    "<a href=\"\(attribute: link(job.id, [("events-before", String(oldest.id))]))\">older events »</a>")
             }
             if data.query.eventsBefore != nil {
                 links.append("<a href=\"\(attribute: link(job.id, []))\">the latest events</a>")
@@ -244,17 +253,22 @@ enum JobDetailPage {
             \(Layout.badge(stage.state.rawValue))</h3><div class="meta">\(HTML.join(meta.enumerated().map { $0.offset == 0 ? $0.element : " · " + $0.element }))</div>
             """
         if let value = stage.value {
-            html += block(value, job: job, budget: budget, at: .stageValue(attempt: attempt, position: stage.position), whole: whole)
+            html += block(
+                value, job: job, budget: budget, at: .stageValue(attempt: attempt, position: stage.position),
+                whole: whole)
         }
         if let error = stage.error {
-            html += errorBlock(error, job: job, budget: budget, at: .stageError(attempt: attempt, position: stage.position), whole: whole)
+            html += errorBlock(
+                error, job: job, budget: budget, at: .stageError(attempt: attempt, position: stage.position),
+                whole: whole)
         }
         return html + "</div>"
     }
 
     /// A value in a `<pre>`, within the page's budget.
     /// The value at `place`: `whole` has its whole size when `value` is its beginning.
-    static func block(_ value: Foundation.Data?, job: Job, budget: Budget, at place: Place, whole: [Place: Int]) -> HTML {
+    static func block(_ value: Foundation.Data?, job: Job, budget: Budget, at place: Place, whole: [Place: Int]) -> HTML
+    {
         guard let value else { return "<p class=\"none\">none</p>" }
         guard budget.remaining > 0 else { return spent(max(value.count, whole[place] ?? 0), job: job, at: place) }
         let limits = DisplayText.Limits(scalars: 65_536, bytes: min(DisplayText.Limits.block.bytes, budget.remaining))
@@ -265,7 +279,8 @@ enum JobDetailPage {
     static func errorBlock(_ error: String, job: Job, budget: Budget, at place: Place, whole: [Place: Int]) -> HTML {
         guard budget.remaining > 0 else { return spent(max(error.utf8.count, whole[place] ?? 0), job: job, at: place) }
         let limits = DisplayText.Limits(scalars: 65_536, bytes: min(DisplayText.Limits.block.bytes, budget.remaining))
-        let value = DisplayValue.make(Foundation.Data(error.utf8), limits: limits, multiline: true, wholeBytes: whole[place])
+        let value = DisplayValue.make(
+            Foundation.Data(error.utf8), limits: limits, multiline: true, wholeBytes: whole[place])
         return shown(value, error: true, job: job, budget: budget, at: place)
     }
 
@@ -278,7 +293,8 @@ enum JobDetailPage {
         budget.remaining -= value.body.rendered.utf8.count
         var html: HTML = "<pre class=\"v\(error ? " err" : "" as HTML)\">\(value.body)</pre>"
         if let note = value.note {
-            let whole: HTML = value.isCut
+            let whole: HTML =
+                value.isCut
                 ? ". Open \(wholeLink(job, place)); jobctl status \(job.id) --json prints it whole too." : ""
             html += "<p class=\"note\">\(note)\(whole)</p>"
         }

@@ -52,12 +52,14 @@ enum JobListPage {
     }
 
     static func filters(_ request: JobListRequest) -> HTML {
-        let choices: [(String, String)] = [("all", "all"), ("unresolved", "pending + running"), ("resolved", "resolved")]
+        let choices: [(String, String)] =
+            [("all", "all"), ("unresolved", "pending + running"), ("resolved", "resolved")]
             + JobState.allCases.map { ($0.rawValue, $0.rawValue) }
         let selected = request.state.parameter ?? "all"
-        let options = HTML.join(choices.map { value, label -> HTML in
-            "<option value=\"\(attribute: value)\"\(value == selected ? " selected" : "" as HTML)>\(label)</option>"
-        })
+        let options = HTML.join(
+            choices.map { value, label -> HTML in
+                "<option value=\"\(attribute: value)\"\(value == selected ? " selected" : "" as HTML)>\(label)</option>"
+            })
         return """
             <form class="filters" method="get" action="./">
             <label>State<select name="state">\(options)</select></label>
@@ -75,7 +77,8 @@ enum JobListPage {
             var ran: HTML = ""
             if let started = job.startedAt {
                 let end = job.finishedAt ?? now
-                ran = "\(DisplayTime.duration(max(0, end.timeIntervalSince(started))))\(job.finishedAt == nil ? " so far" : "" as HTML)"
+                ran =
+                    "\(DisplayTime.duration(max(0, end.timeIntervalSince(started))))\(job.finishedAt == nil ? " so far" : "" as HTML)"
             }
             return """
                 <tr><td class="num" data-label="ID"><a href="\(attribute: link)">\(job.id)</a></td>\

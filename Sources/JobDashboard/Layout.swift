@@ -27,7 +27,8 @@ enum Layout {
         if let started = build.startedAt {
             footer += " · up \(DisplayTime.duration(snapshot.now.timeIntervalSince(started), coarse: true))"
         }
-        footer += " · rendered \(DisplayTime.utc(snapshot.now)) · <a href=\"\(attribute: base + "metrics")\">metrics</a>"
+        footer +=
+            " · rendered \(DisplayTime.utc(snapshot.now)) · <a href=\"\(attribute: base + "metrics")\">metrics</a>"
         return """
             <!doctype html>
             <html lang="en"><head><meta charset="utf-8">

@@ -12,9 +12,11 @@ enum LogLineText {
         var index = 0
         while index < bytes.count {
             let lead = bytes[index]
-            let length = lead < 0x80 ? 1 : lead >> 5 == 0b110 ? 2 : lead >> 4 == 0b1110 ? 3 : lead >> 3 == 0b11110 ? 4 : 0
+            let length =
+                lead < 0x80 ? 1 : lead >> 5 == 0b110 ? 2 : lead >> 4 == 0b1110 ? 3 : lead >> 3 == 0b11110 ? 4 : 0
             if length > 0, index + length <= bytes.count,
-               let scalar = String(validating: bytes[index..<(index + length)], as: UTF8.self) {
+                let scalar = String(validating: bytes[index..<(index + length)], as: UTF8.self)
+            {
                 out += DisplayText.render(scalar.unicodeScalars, multiline: false, limits: limits).rendered
                 index += length
             } else {

@@ -7,7 +7,9 @@ enum PoolsCard {
         let byName = Dictionary(counts.map { ($0.pool, $0) }, uniquingKeysWith: { first, _ in first })
         // The configured pools first, in their order; then pools only the store knows of.
         let configured = Set(pools.map(\.name))
-        let extra = counts.filter { !configured.contains($0.pool) }.map { PoolRow(name: $0.pool, capacity: 0, running: 0) }
+        let extra = counts.filter { !configured.contains($0.pool) }.map {
+            PoolRow(name: $0.pool, capacity: 0, running: 0)
+        }
         let rows = (pools + extra).map { pool -> HTML in
             let stored = byName[pool.name]
             let share = pool.capacity > 0 ? min(100, pool.running * 100 / pool.capacity) : 0

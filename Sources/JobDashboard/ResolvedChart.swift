@@ -24,7 +24,8 @@ enum ResolvedChart {
         }
         let totals = perMinute.map { $0.values.reduce(0, +) }
         let peak = niceCeiling(totals.max() ?? 0)
-        let plotWidth = width - left - 4, plotHeight = height - top - bottom
+        let plotWidth = width - left - 4
+        let plotHeight = height - top - bottom
         let slot = plotWidth / 60
         var svg: HTML = """
             <svg class="chart" viewBox="0 0 \(Int(width)) \(Int(height))" role="img" \

@@ -8,9 +8,10 @@ enum SchedulesPage {
         let now = snapshot.now
         let rows = soonestFirst(snapshot.schedules)
             .map { row -> HTML in
-                let next: HTML = row.nextFire.map {
-                    "\(DisplayTime.element($0, now: now)) <span class=\"note\">\(DisplayTime.utc($0))</span>"
-                } ?? "<span class=\"none\">never</span>"
+                let next: HTML =
+                    row.nextFire.map {
+                        "\(DisplayTime.element($0, now: now)) <span class=\"note\">\(DisplayTime.utc($0))</span>"
+                    } ?? "<span class=\"none\">never</span>"
                 return """
                     <tr><td data-label="Definition"><a href="\(attribute: Layout.query([("definition", row.definition)]))">\
                     \(row.definition, limit: 80)</a></td>\
@@ -20,7 +21,8 @@ enum SchedulesPage {
                     <td data-label="Last state">\(row.lastState.map { Layout.badge($0.rawValue) } ?? "<span class=\"none\">–</span>")</td></tr>
                     """
             }
-        let table: HTML = rows.isEmpty
+        let table: HTML =
+            rows.isEmpty
             ? "<p class=\"none\">No definition has a schedule.</p>"
             : """
             <table class="rows"><thead><tr><th>Definition</th><th>Schedule</th><th>Next fire</th><th>Last fired</th>\
@@ -39,7 +41,8 @@ extension SchedulesPage {
         let schedules = soonestFirst(snapshot.schedules)
         guard !schedules.isEmpty else { return "" }
         let rows = schedules.prefix(shown).map { row -> HTML in
-            let next: HTML = row.nextFire.map { DisplayTime.element($0, now: snapshot.now) } ?? "<span class=\"none\">never</span>"
+            let next: HTML =
+                row.nextFire.map { DisplayTime.element($0, now: snapshot.now) } ?? "<span class=\"none\">never</span>"
             return """
                 <div class="line"><a href="\(attribute: Layout.query([("definition", row.definition)]))">\
                 \(row.definition, limit: 60)</a><span>\(next)</span></div>

@@ -1,8 +1,8 @@
 import Foundation
+internal import GRDB
 import JobStore
 import JobStorePostgres
 import JobStoreSQLite
-internal import GRDB
 internal import Logging
 internal import PostgresNIO
 
@@ -35,8 +35,10 @@ extension PostgresJobStore {
         var source = try openReadOnly(path)
         if try read(source, path, { try Int.fetchOne($0, sql: "PRAGMA user_version") ?? 0 }) < Schema.latestVersion {
             try? source.close()
-            try await SQLiteJobStore(SQLiteJobStoreConfiguration(
-                path: path, checkpointInterval: nil, connections: .single, createIfMissing: false)).close()
+            try await SQLiteJobStore(
+                SQLiteJobStoreConfiguration(
+                    path: path, checkpointInterval: nil, connections: .single, createIfMissing: false)
+            ).close()
             source = try openReadOnly(path)
         }
         defer { try? source.close() }
@@ -59,10 +61,13 @@ extension PostgresJobStore {
         }
     }
 
-    private static func copy(from source: DatabaseQueue, path: String, into session: PostgresSession, target: PostgresTarget) async throws -> DatabaseCopyReport {
-        let (jobs, events) = try await session.firstRow(
-            "SELECT (SELECT count(*) FROM {s}.jobs), (SELECT count(*) FROM {s}.events)"
-        ) { (try PostgresIndexedRow($0).int(0), try PostgresIndexedRow($0).int(1)) } ?? (0, 0)
+    private static func copy(
+        from source: DatabaseQueue, path: String, into session: PostgresSession, target: PostgresTarget
+    ) async throws -> DatabaseCopyReport {
+        let (jobs, events) =
+            try await session.firstRow(
+                "SELECT (SELECT count(*) FROM {s}.jobs), (SELECT count(*) FROM {s}.events)"
+            ) { (try PostgresIndexedRow($0).int(0), try PostgresIndexedRow($0).int(1)) } ?? (0, 0)
         guard jobs == 0 && events == 0 else {
             throw JobStoreError(
                 .invalidState,
@@ -76,7 +81,9 @@ extension PostgresJobStore {
         for table in ["jobs", "events"] {
             // AUTOINCREMENT: ids of pruned jobs are never given out again.
             let highest = try read(source, path) { db in
-                let used = try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = ?", arguments: [table]) ?? 0
+                let used =
+                    try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = ?", arguments: [table])
+                    ?? 0
                 return max(used, try Int64.fetchOne(db, sql: "SELECT max(id) FROM \(table)") ?? 0)
             }
             if highest > 0 {
@@ -92,13 +99,16 @@ extension PostgresJobStore {
     }
 
     /// Copies `table` in pages of rows in key order, each page one multi-row INSERT.
-    private static func copy(_ table: CopiedTable, from source: DatabaseQueue, path: String, into session: PostgresSession) async throws -> Int {
+    private static func copy(
+        _ table: CopiedTable, from source: DatabaseQueue, path: String, into session: PostgresSession
+    ) async throws -> Int {
         var copied = 0
         var after: [DatabaseValue]?
         while true {
             let rows = try read(source, path) { db in
                 let keys = table.keys.joined(separator: ", ")
-                let start = after == nil ? "" : "WHERE (\(keys)) > (\(table.keys.map { _ in "?" }.joined(separator: ", ")))"
+                let start =
+                    after == nil ? "" : "WHERE (\(keys)) > (\(table.keys.map { _ in "?" }.joined(separator: ", ")))"
                 return try Row.fetchAll(
                     db, sql: "SELECT \(table.sourceColumns) FROM \(table.name) \(start) ORDER BY \(keys) LIMIT 200",
                     arguments: StatementArguments(after ?? []))
@@ -118,7 +128,8 @@ extension PostgresJobStore {
             }
             // Marks a jobd made on the target (it ran there, but fired
             // nothing: no job is there) give way to those copied.
-            let conflict = table.name == "schedule_marks"
+            let conflict =
+                table.name == "schedule_marks"
                 ? " ON CONFLICT (definition, schedule) DO UPDATE SET fired_through = excluded.fired_through" : ""
             _ = try await session.rows(
                 session.query(
@@ -185,30 +196,44 @@ struct CopiedTable {
     var targetWidth: Int { columns.count + columns.filter { $0.kind == .value }.count }
 
     static let all = [
-        CopiedTable(name: "jobs", columns: [
-            ("id", .integer), ("definition", .text), ("pool", .text), ("state", .text), ("priority", .integer),
-            ("idempotency_key", .text), ("input", .value), ("result", .value), ("error", .text), ("attempt", .integer),
-            ("cancel_requested", .flag), ("claims", .integer), ("lease_owner", .text), ("lease_expires_at", .time),
-            ("run_at", .time), ("created_at", .time), ("started_at", .time), ("finished_at", .time), ("scheduled_for", .time),
-        ], keys: ["id"]),
+        CopiedTable(
+            name: "jobs",
+            columns: [
+                ("id", .integer), ("definition", .text), ("pool", .text), ("state", .text), ("priority", .integer),
+                ("idempotency_key", .text), ("input", .value), ("result", .value), ("error", .text),
+                ("attempt", .integer),
+                ("cancel_requested", .flag), ("claims", .integer), ("lease_owner", .text), ("lease_expires_at", .time),
+                ("run_at", .time), ("created_at", .time), ("started_at", .time), ("finished_at", .time),
+                ("scheduled_for", .time),
+            ], keys: ["id"]),
         CopiedTable(name: "stages", columns: stageColumns, keys: ["job_id", "position"]),
-        CopiedTable(name: "job_attempts", columns: [
-            ("job_id", .integer), ("attempt", .integer), ("state", .text), ("result", .value), ("error", .text),
-            ("started_at", .time), ("finished_at", .time),
-        ], keys: ["job_id", "attempt"]),
-        CopiedTable(name: "stage_attempts", columns: [("attempt", .integer)] + stageColumns, keys: ["job_id", "attempt", "position"]),
-        CopiedTable(name: "events", columns: [
-            ("id", .integer), ("job_id", .integer), ("position", .integer), ("kind", .text), ("message", .text), ("created_at", .time),
-        ], keys: ["id"]),
+        CopiedTable(
+            name: "job_attempts",
+            columns: [
+                ("job_id", .integer), ("attempt", .integer), ("state", .text), ("result", .value), ("error", .text),
+                ("started_at", .time), ("finished_at", .time),
+            ], keys: ["job_id", "attempt"]),
+        CopiedTable(
+            name: "stage_attempts", columns: [("attempt", .integer)] + stageColumns,
+            keys: ["job_id", "attempt", "position"]),
+        CopiedTable(
+            name: "events",
+            columns: [
+                ("id", .integer), ("job_id", .integer), ("position", .integer), ("kind", .text), ("message", .text),
+                ("created_at", .time),
+            ], keys: ["id"]),
         // How far each schedule has fired: without it, the first jobd on the
         // copy would catch up as after downtime.
-        CopiedTable(name: "schedule_marks", columns: [("definition", .text), ("schedule", .text), ("fired_through", .time)],
-                    keys: ["definition", "schedule"]),
+        CopiedTable(
+            name: "schedule_marks", columns: [("definition", .text), ("schedule", .text), ("fired_through", .time)],
+            keys: ["definition", "schedule"]),
     ]
 
     private static let stageColumns: [(name: String, kind: Kind)] = [
-        ("job_id", .integer), ("position", .integer), ("name", .text), ("kind", .text), ("state", .text), ("value", .value),
-        ("error", .text), ("exit_code", .integer), ("attempts", .integer), ("started_at", .time), ("finished_at", .time),
+        ("job_id", .integer), ("position", .integer), ("name", .text), ("kind", .text), ("state", .text),
+        ("value", .value),
+        ("error", .text), ("exit_code", .integer), ("attempts", .integer), ("started_at", .time),
+        ("finished_at", .time),
         ("error_code", .text),
     ]
 }

@@ -1,7 +1,7 @@
 import Dispatch
 import Foundation
-import JobMetrics
 import JobConfig
+import JobMetrics
 import JobProcesses
 import JobValues
 import Locking
@@ -25,7 +25,8 @@ struct ActionContext: Sendable {
 }
 
 /// A test's stand-in for a stage's action (see `Engine.init`'s `customAction`).
-public typealias CustomAction = @Sendable (_ jobID: Int64, _ stage: StageDefinition, _ input: [UInt8]) -> Promise<[UInt8]>?
+public typealias CustomAction =
+    @Sendable (_ jobID: Int64, _ stage: StageDefinition, _ input: [UInt8]) -> Promise<[UInt8]>?
 
 /// Runs actions: each returns a promise at once and resolves it later, from
 /// a process completion or a timer. Nothing here waits on a thread.
@@ -69,7 +70,9 @@ struct ActionExecutor: Sendable {
 
     // MARK: Processes
 
-    private func runProcess(_ command: ProcessSpec.Command, input: [UInt8], _ context: ActionContext) -> Promise<ActionOutput> {
+    private func runProcess(
+        _ command: ProcessSpec.Command, input: [UInt8], _ context: ActionContext
+    ) -> Promise<ActionOutput> {
         let stage = context.stage
         let spec = ProcessSpec(
             command, input: input,
@@ -103,7 +106,9 @@ struct ActionExecutor: Sendable {
     }
 
     /// A process error as the stage's error.
-    static func describe(_ error: ProcessError, stage: StageDefinition, stoppedBecause reason: StopReason?) -> EngineError {
+    static func describe(
+        _ error: ProcessError, stage: StageDefinition, stoppedBecause reason: StopReason?
+    ) -> EngineError {
         var exitCode: Int32?
         if case let .exited(status)? = error.termination { exitCode = status }
         guard error.code == .cancelled, let reason else {
@@ -114,10 +119,12 @@ struct ActionExecutor: Sendable {
         case .stageTimeout:
             let limit = stage.timeout.map { " of \($0.jobdText)" } ?? ""
             return EngineError(
-                .stageTimedOut, "`\(error.command)` ran past the stage's timeout\(limit); its process group got \(signals)",
+                .stageTimedOut,
+                "`\(error.command)` ran past the stage's timeout\(limit); its process group got \(signals)",
                 exitCode: exitCode)
         case .settled:
-            return EngineError(.stageFailed, "`\(error.command)` was stopped: the stage was already settled", exitCode: exitCode)
+            return EngineError(
+                .stageFailed, "`\(error.command)` was stopped: the stage was already settled", exitCode: exitCode)
         case var .job(jobError):
             jobError.message += " (`\(error.command)` was stopped: its process group got \(signals))"
             jobError.exitCode = exitCode
@@ -127,7 +134,8 @@ struct ActionExecutor: Sendable {
 
     // MARK: Timers
 
-    private func sleep(_ duration: Duration, passing input: [UInt8], _ context: ActionContext) -> Promise<ActionOutput> {
+    private func sleep(_ duration: Duration, passing input: [UInt8], _ context: ActionContext) -> Promise<ActionOutput>
+    {
         let (promise, resolver) = Promise<ActionOutput>.pending()
         let stage = context.stage
         let timer = OneShotTimer.schedule(on: deadlines, after: duration.dispatchInterval) {

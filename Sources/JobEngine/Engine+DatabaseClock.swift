@@ -29,11 +29,15 @@ extension Engine {
                 context.configuration.metrics.setClockSkew(seconds: after)
                 let (was, now) = (DatabaseClock.isReported(before), DatabaseClock.isReported(after))
                 if now && !was {
-                    context.log(.warning, "this host's wall clock is \(DatabaseClock.describe(after)) the database's: "
-                        + "jobd goes by the database's clock (timeouts, schedules, delays), but fix the host's time "
-                        + "(timedatectl status; chronyc tracking)")
+                    context.log(
+                        .warning,
+                        "this host's wall clock is \(DatabaseClock.describe(after)) the database's: "
+                            + "jobd goes by the database's clock (timeouts, schedules, delays), but fix the host's time "
+                            + "(timedatectl status; chronyc tracking)")
                 } else if was && !now {
-                    context.log(.notice, "this host's wall clock is back within \(DatabaseClock.skewThreshold)s of the database's")
+                    context.log(
+                        .notice,
+                        "this host's wall clock is back within \(DatabaseClock.skewThreshold)s of the database's")
                 }
             } catch {
                 // The store logs and reports its own outages; the last anchor stands.

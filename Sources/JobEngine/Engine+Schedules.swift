@@ -34,9 +34,11 @@ extension Engine {
                 return nil
             }
             state.ticking = true
-            let firer = state.firer ?? ScheduleFirer(
-                store: context.store, hostZone: configuration.hostTimeZone, metrics: configuration.metrics,
-                log: { level, message in context.log(level, message) })
+            let firer =
+                state.firer
+                ?? ScheduleFirer(
+                    store: context.store, hostZone: configuration.hostTimeZone, metrics: configuration.metrics,
+                    log: { level, message in context.log(level, message) })
             // Occurrences are fired by the database's clock, which stored
             // marks and run_at are on: a host whose own clock is ahead
             // must not fire early, nor one behind late.
@@ -76,7 +78,9 @@ extension Engine {
             guard !state.stopped else { return (false, old) }
             if let wake, !state.again {
                 // The timer counts on the monotonic clock from now.
-                state.timer = OneShotTimer.schedule(on: context.deadlines, at: wake, now: now) { [weak self] in self?.tickSchedules() }
+                state.timer = OneShotTimer.schedule(on: context.deadlines, at: wake, now: now) { [weak self] in
+                    self?.tickSchedules()
+                }
             }
             return (state.again, old)
         }

@@ -39,7 +39,10 @@ extension Engine {
             context.log(.info, "cancellation requested: stopping the job", job: id)
             for run in runs { run.stop(EngineError(.cancelled, "cancelled: a cancellation was requested", jobID: id)) }
         case .resync:
-            context.log(.notice, "wake-ups from other hosts resumed (the LISTEN connection to the database was lost and is made again; what was sent meanwhile is made up for): claiming and renewing leases now")
+            context.log(
+                .notice,
+                "wake-ups from other hosts resumed (the LISTEN connection to the database was lost and is made again; what was sent meanwhile is made up for): claiming and renewing leases now"
+            )
             nudge()
             renewLeases()
         }

@@ -1,7 +1,7 @@
 import Dispatch
 import Foundation
-import JobMetrics
 import JobConfig
+import JobMetrics
 import JobProcesses
 import JobStore
 import JobValues
@@ -212,9 +212,11 @@ public final class Engine: Sendable {
         context.timers.asyncAfter(deadline: .now() + grace.dispatchInterval) {
             let runs = self.state.withAnnouncedLock { $0.running.values.map(\.run) }
             for run in runs {
-                run.stop(EngineError(
-                    .draining, "jobd is stopping and the shutdown grace of \(grace.jobdText) passed: job \(run.id) stops here and resumes later",
-                    jobID: run.id))
+                run.stop(
+                    EngineError(
+                        .draining,
+                        "jobd is stopping and the shutdown grace of \(grace.jobdText) passed: job \(run.id) stops here and resumes later",
+                        jobID: run.id))
             }
         }
     }
@@ -241,13 +243,19 @@ public final class Engine: Sendable {
 
     private func launch(_ claimed: ClaimedJob, pool: PoolScheduler, leaseSent: ContinuousClock.Instant) {
         let store = context.store
-        let (current, definition) = generation.withAnnouncedLock { ($0.context, $0.definitions[claimed.job.definition]) }
+        let (current, definition) = generation.withAnnouncedLock {
+            ($0.context, $0.definitions[claimed.job.definition])
+        }
         guard let definition else {
-            let message = "no job definition named `\(claimed.job.definition)` is loaded; add jobs.d/\(claimed.job.definition).yaml and retry the job"
+            let message =
+                "no job definition named `\(claimed.job.definition)` is loaded; add jobs.d/\(claimed.job.definition).yaml and retry the job"
             context.log(.error, message, job: claimed.job.id)
             let metrics = context.configuration.metrics
-            store.finish(JobFinish(lease: claimed.lease, outcome: .rejected(message), at: context.databaseClock.now())) { result in
-                if case .success = result { metrics.jobResolved(definition: claimed.job.definition, state: JobState.rejected) }
+            store.finish(JobFinish(lease: claimed.lease, outcome: .rejected(message), at: context.databaseClock.now()))
+            { result in
+                if case .success = result {
+                    metrics.jobResolved(definition: claimed.job.definition, state: JobState.rejected)
+                }
                 pool.jobEnded()
             }
             return
@@ -262,8 +270,10 @@ public final class Engine: Sendable {
             return state.running.values.map(\.run).filter { $0.id == run.id && $0 !== run }
         }
         for stale in earlier {
-            stale.stop(EngineError(
-                .leaseLost, "job \(run.id) was claimed again (its lease had expired): its earlier run here stops", jobID: run.id))
+            stale.stop(
+                EngineError(
+                    .leaseLost, "job \(run.id) was claimed again (its lease had expired): its earlier run here stops",
+                    jobID: run.id))
         }
         run.start()
     }
@@ -285,7 +295,8 @@ public final class Engine: Sendable {
     // MARK: Leases and polling
 
     private func scheduleRenewal() {
-        context.timers.asyncAfter(deadline: .now() + context.configuration.renewInterval.dispatchInterval) { [weak self] in
+        context.timers.asyncAfter(deadline: .now() + context.configuration.renewInterval.dispatchInterval) {
+            [weak self] in
             guard let self, !self.state.withAnnouncedLock({ $0.finished }) else { return }
             self.renewLeases()
             self.readDatabaseClock()
@@ -329,9 +340,11 @@ public final class Engine: Sendable {
                 let held = renewed.contains(RunKey(run.lease))
                 if held { run.confirmLease(sent: sent) }
                 if !held, lost.contains(run.id) {
-                    run.stop(EngineError(
-                        .leaseLost, "job \(run.id) is no longer this engine's: its lease expired and another runner may hold it",
-                        jobID: run.id))
+                    run.stop(
+                        EngineError(
+                            .leaseLost,
+                            "job \(run.id) is no longer this engine's: its lease expired and another runner may hold it",
+                            jobID: run.id))
                 } else if held, cancelled.contains(run.id) {
                     run.stop(EngineError(.cancelled, "cancelled: a cancellation was requested", jobID: run.id))
                 }
@@ -374,7 +387,8 @@ public final class Engine: Sendable {
     }
 
     private func schedulePoll() {
-        context.timers.asyncAfter(deadline: .now() + context.configuration.pollInterval.dispatchInterval) { [weak self] in
+        context.timers.asyncAfter(deadline: .now() + context.configuration.pollInterval.dispatchInterval) {
+            [weak self] in
             guard let self, !self.state.withAnnouncedLock({ $0.finished }), !self.drainFlag.isDraining else { return }
             if self.context.configuration.requeuesExpiredLeases { self.requeueExpired() } else { self.nudge() }
             self.schedulePoll()
@@ -386,7 +400,10 @@ public final class Engine: Sendable {
         context.store.requeueExpiredLeases(sparing: runningLeases) { result in
             switch result {
             case let .success(ids) where !ids.isEmpty:
-                self.context.log(.info, "requeued \(ids.count) job(s) whose runner stopped: \(ids.prefix(20).map(String.init).joined(separator: ", "))")
+                self.context.log(
+                    .info,
+                    "requeued \(ids.count) job(s) whose runner stopped: \(ids.prefix(20).map(String.init).joined(separator: ", "))"
+                )
             case .success:
                 break
             case let .failure(error):

@@ -1,7 +1,7 @@
 import Dispatch
 import Foundation
-import JobMetrics
 import JobConfig
+import JobMetrics
 import JobStore
 import JobValues
 import Logging
@@ -38,7 +38,8 @@ extension JobRun {
             let start = StageStart(
                 lease: lease, position: stage.position, attempt: number, at: startedAt, deferrable: stage.idempotent)
             let written = promise(start: start, of: stage).recover(on: nil) { error -> Promise<Void> in
-                throw self.storeFailure(error, doing: "record the start of stage `\(stage.name)`", position: stage.position)
+                throw self.storeFailure(
+                    error, doing: "record the start of stage `\(stage.name)`", position: stage.position)
             }
             if stage.idempotent {
                 // Running it twice is harmless, so the action need not wait
@@ -64,7 +65,9 @@ extension JobRun {
             action = executor.run(stage.action, input: input, context)
         }
         let timer = stage.timeout.map { timeout in
-            OneShotTimer.schedule(on: self.context.deadlines, after: timeout.dispatchInterval) { control.stop(.stageTimeout) }
+            OneShotTimer.schedule(on: self.context.deadlines, after: timeout.dispatchInterval) {
+                control.stop(.stageTimeout)
+            }
         }
         action.pipe { result in
             // Before the result is recorded: the last lines are queued ahead of it.
@@ -77,22 +80,30 @@ extension JobRun {
             case let .rejected(error):
                 let failure = self.stageError(error, stage: stage, attempt: number)
                 if let delay = self.retryDelay(after: failure, stage: stage, tries: tries) {
-                    self.log(.warning, "attempt \(number) of stage `\(stage.name)` failed, retrying in \(delay.jobdText): \(failure.message)", position: stage.position)
+                    self.log(
+                        .warning,
+                        "attempt \(number) of stage `\(stage.name)` failed, retrying in \(delay.jobdText): \(failure.message)",
+                        position: stage.position)
                     // The last attempt is timed when the stage's result is recorded; this one here.
                     self.context.configuration.metrics.stageAttemptFinished(
                         definition: self.definition.name, kind: stage.kind, since: startedAt,
                         until: self.context.databaseClock.now())
                     self.context.configuration.metrics.stageRetried(definition: self.definition.name)
-                    self.context.store.recordEvent(NewEvent(
-                        jobID: self.id, position: stage.position, kind: "stage-retry",
-                        message: "attempt \(number) failed: \(failure.message.prefix(2048)); attempt \(number + 1) in \(delay.jobdText)",
-                        at: self.context.databaseClock.now())) { _ in }
+                    self.context.store.recordEvent(
+                        NewEvent(
+                            jobID: self.id, position: stage.position, kind: "stage-retry",
+                            message:
+                                "attempt \(number) failed: \(failure.message.prefix(2048)); attempt \(number + 1) in \(delay.jobdText)",
+                            at: self.context.databaseClock.now())
+                    ) { _ in }
                     self.backOff(stage, delay: delay) {
                         // Attempts run on the stage's queue, as its first did.
                         queue.async {
                             self.attempt(stage, input: input, number: number + 1, tries: tries + 1, on: queue, resolver)
                         }
-                    } stopped: { resolver.reject($0) }
+                    } stopped: {
+                        resolver.reject($0)
+                    }
                 } else {
                     resolver.reject(failure)
                 }
@@ -105,11 +116,14 @@ extension JobRun {
     private func stageLog(for stage: StageDefinition, attempt: Int) -> StageLog? {
         guard stage.action.startsProcesses, stage.logLimit > 0, let store = context.logs else { return nil }
         let key = StageLogKey(jobID: id, jobAttempt: claimed.job.attempt, position: stage.position, attempt: attempt)
-        let mirror = context.configuration.stageLogMirror?(StageLogSource(
-            jobID: id, definition: definition.name, stage: stage.name, position: stage.position, attempt: attempt))
-        return StageLog(key: key, limit: stage.logLimit, store: store, timers: context.timers, mirror: mirror) { [weak self] error in
-            self?.log(.warning, "could not keep the log of stage `\(stage.name)` (lines are missing): \(error)",
-                      position: stage.position)
+        let mirror = context.configuration.stageLogMirror?(
+            StageLogSource(
+                jobID: id, definition: definition.name, stage: stage.name, position: stage.position, attempt: attempt))
+        return StageLog(key: key, limit: stage.logLimit, store: store, timers: context.timers, mirror: mirror) {
+            [weak self] error in
+            self?.log(
+                .warning, "could not keep the log of stage `\(stage.name)` (lines are missing): \(error)",
+                position: stage.position)
         }
     }
 
@@ -157,11 +171,14 @@ extension JobRun {
                     + "the action lost its resolver and can never finish; the job is rejected")
             log(.warning, failure.message, position: stage.position)
             context.configuration.metrics.pendingPromiseDeallocated()
-            context.store.recordEvent(NewEvent(
-                jobID: id, position: stage.position, kind: "finalizer-warning", message: failure.message,
-                at: context.databaseClock.now())) { [context, id] result in
+            context.store.recordEvent(
+                NewEvent(
+                    jobID: id, position: stage.position, kind: "finalizer-warning", message: failure.message,
+                    at: context.databaseClock.now())
+            ) { [context, id] result in
                 if case let .failure(error) = result {
-                    context.log(.error, "could not record the finalizer warning: \(error)", job: id, stage: stage.position)
+                    context.log(
+                        .error, "could not record the finalizer warning: \(error)", job: id, stage: stage.position)
                 }
             }
         default:
@@ -185,7 +202,8 @@ extension JobRun {
         let lost = (error as? JobStoreError)?.code == .leaseLost
         let failure = EngineError(
             lost ? .leaseLost : .storeFailed,
-            lost ? "job \(id) is no longer this engine's (its lease was lost); it stops here: \(error)"
+            lost
+                ? "job \(id) is no longer this engine's (its lease was lost); it stops here: \(error)"
                 : "could not \(what) of job \(id); the job stops here and runs again once its lease expires: \(error)",
             jobID: id, position: position)
         log(lost ? .warning : .error, failure.message, position: position)

@@ -1,7 +1,7 @@
 import Dispatch
 import Foundation
-import JobMetrics
 import JobConfig
+import JobMetrics
 import JobStore
 import Logging
 import Promises
@@ -73,7 +73,9 @@ extension JobRun {
                 self.run(stage, incoming: .fulfilled($0), on: queue)
             }.recover(on: queue, policy: .allErrors) { error -> Promise<[UInt8]> in
                 // Not the stage's own failure, nor a halt: the chain arrived rejected.
-                if let failure = error as? EngineError, failure.haltsJob || failure.position == stage.position { throw failure }
+                if let failure = error as? EngineError, failure.haltsJob || failure.position == stage.position {
+                    throw failure
+                }
                 return self.run(stage, incoming: .rejected(error), on: queue)
             }
         }
@@ -88,12 +90,15 @@ extension JobRun {
         let number = firstAttemptNumber(at: stage.position)
         note(Attempt(position: stage.position, number: number, startedAt: context.databaseClock.now()))
         guard case let .transform(transform) = stage.action else {
-            throw EngineError(.stageFailed, "a `map` stage takes a `transform`, not `\(stage.action.keyword)`", jobID: id, position: stage.position)
+            throw EngineError(
+                .stageFailed, "a `map` stage takes a `transform`, not `\(stage.action.keyword)`", jobID: id,
+                position: stage.position)
         }
         do {
             return try transform.apply(value)
         } catch {
-            throw EngineError(.stageFailed, "transform \(transform) failed: \(error.message)", jobID: id, position: stage.position)
+            throw EngineError(
+                .stageFailed, "transform \(transform) failed: \(error.message)", jobID: id, position: stage.position)
         }
     }
 
@@ -109,8 +114,10 @@ extension JobRun {
                     case let .rejected(error): resolver.reject(error)
                     }
                 }
-            case let .rejected(failure as EngineError) where failure.code == .stageFailed && failure.position == stage.position:
-                self.record(stage, .rejected(failure.message), exitCode: nil, errorCode: failure.code).then(on: nil) { () -> Promise<[UInt8]> in
+            case let .rejected(failure as EngineError)
+            where failure.code == .stageFailed && failure.position == stage.position:
+                self.record(stage, .rejected(failure.message), exitCode: nil, errorCode: failure.code).then(on: nil) {
+                    () -> Promise<[UInt8]> in
                     Promise(error: failure)
                 }.pipe { resolver.resolve($0) }
             case .rejected:
@@ -145,7 +152,9 @@ extension JobRun {
     }
 
     func finish(_ outcome: JobOutcome) {
-        let (store, finish) = (context.store, JobFinish(lease: lease, outcome: outcome, at: context.databaseClock.now()))
+        let (store, finish) = (
+            context.store, JobFinish(lease: lease, outcome: outcome, at: context.databaseClock.now())
+        )
         persist("record the job's end", { store.finish(finish, completion: $0) }) { result, tries in
             switch result {
             case .success:

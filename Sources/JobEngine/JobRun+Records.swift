@@ -1,6 +1,6 @@
 import Foundation
-import JobMetrics
 import JobConfig
+import JobMetrics
 import JobStore
 import Promises
 
@@ -39,7 +39,9 @@ extension JobRun {
         return promise
     }
 
-    private func recordSuccess(_ stage: StageDefinition, _ output: ActionOutput, incoming: Result<[UInt8]>) -> Promise<[UInt8]> {
+    private func recordSuccess(
+        _ stage: StageDefinition, _ output: ActionOutput, incoming: Result<[UInt8]>
+    ) -> Promise<[UInt8]> {
         let next: Result<[UInt8]> = stage.kind.replacesValue ? .fulfilled(output.bytes) : incoming
         if stage.kind == .done { setDoneValue(output.bytes) }
         // A fulfilled stage's value is the chain's value after it, so the
@@ -51,16 +53,21 @@ extension JobRun {
             switch written {
             case .fulfilled: resolver.resolve(next)
             // Too big to keep: recorded as the stage's failure.
-            case let .rejected(error): self.recordFailure(stage, error, incoming: incoming).pipe { resolver.resolve($0) }
+            case let .rejected(error):
+                self.recordFailure(stage, error, incoming: incoming).pipe { resolver.resolve($0) }
             }
         }
         return promise
     }
 
-    private func recordFailure(_ stage: StageDefinition, _ error: any Error, incoming: Result<[UInt8]>) -> Promise<[UInt8]> {
-        let failure = error as? EngineError ?? stageError(error, stage: stage, attempt: attempt(at: stage.position).number)
+    private func recordFailure(
+        _ stage: StageDefinition, _ error: any Error, incoming: Result<[UInt8]>
+    ) -> Promise<[UInt8]> {
+        let failure =
+            error as? EngineError ?? stageError(error, stage: stage, attempt: attempt(at: stage.position).number)
         if failure.haltsJob { return Promise(error: failure) }
-        let written: Promise<Void> = failure.recorded
+        let written: Promise<Void> =
+            failure.recorded
             ? .value(())
             : record(stage, .rejected(failure.message), exitCode: failure.exitCode, errorCode: failure.code)
         return written.then(on: nil) { () -> Promise<[UInt8]> in
@@ -89,31 +96,42 @@ extension JobRun {
         let (promise, resolver) = Promise<Void>.pending()
         let (metrics, definition) = (context.configuration.metrics, self.definition.name)
         let store = context.store
-        persist("record the result of stage `\(stage.name)`", position: stage.position, { store.recordStageResult(result, completion: $0) }) { written, _ in
+        persist(
+            "record the result of stage `\(stage.name)`", position: stage.position,
+            { store.recordStageResult(result, completion: $0) }
+        ) { written, _ in
             switch written {
             case .success:
                 if let startedAt = attempt.startedAt {
-                    metrics.stageAttemptFinished(definition: definition, kind: stage.kind, since: startedAt, until: result.at)
+                    metrics.stageAttemptFinished(
+                        definition: definition, kind: stage.kind, since: startedAt, until: result.at)
                 }
                 resolver.fulfill(())
-            case let .failure(error): self.recordFailed(stage, outcome, exitCode: exitCode, error).pipe { resolver.resolve($0) }
+            case let .failure(error):
+                self.recordFailed(stage, outcome, exitCode: exitCode, error).pipe { resolver.resolve($0) }
             }
         }
         return promise
     }
 
-    private func recordFailed(_ stage: StageDefinition, _ outcome: StageOutcome, exitCode: Int32?, _ error: any Error) -> Promise<Void> {
-        if let storeError = error as? JobStoreError, storeError.code == .valueTooLarge, case let .fulfilled(value) = outcome {
+    private func recordFailed(
+        _ stage: StageDefinition, _ outcome: StageOutcome, exitCode: Int32?, _ error: any Error
+    ) -> Promise<Void> {
+        if let storeError = error as? JobStoreError, storeError.code == .valueTooLarge,
+            case let .fulfilled(value) = outcome
+        {
             var failure = EngineError(
                 .stageFailed,
                 "stage `\(stage.name)` produced \(value.count) bytes, more than the store keeps (\(storeError.message))",
                 jobID: id, position: stage.position, exitCode: exitCode)
             failure.recorded = true
-            return record(stage, .rejected(failure.message), exitCode: exitCode, errorCode: failure.code).then(on: nil) { () -> Promise<Void> in
+            return record(stage, .rejected(failure.message), exitCode: exitCode, errorCode: failure.code).then(on: nil)
+            { () -> Promise<Void> in
                 throw failure
             }
         }
-        return Promise(error: storeFailure(error, doing: "record the result of stage `\(stage.name)`", position: stage.position))
+        return Promise(
+            error: storeFailure(error, doing: "record the result of stage `\(stage.name)`", position: stage.position))
     }
 }
 

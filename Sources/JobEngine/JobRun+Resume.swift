@@ -1,9 +1,9 @@
 import Foundation
 import JobConfig
 import JobStore
+import JobValues
 import Logging
 import Promises
-import JobValues
 
 /// Where a claimed job starts: its first stage for a fresh job; after a
 /// crash, the first stage without a result, with the chain's outcome as the
@@ -45,9 +45,10 @@ struct ResumePlan {
                     // A rejection stored before the store kept codes reads
                     // back as `resumedRejection` (recoverable).
                     let code = stored.errorCode.flatMap(EngineError.Code.stored) ?? .resumedRejection
-                    state = .rejected(EngineError(
-                        code, stored.error ?? "stage `\(stored.name)` was rejected",
-                        jobID: claimed.job.id, position: stored.position, exitCode: stored.exitCode))
+                    state = .rejected(
+                        EngineError(
+                            code, stored.error ?? "stage `\(stored.name)` was rejected",
+                            jobID: claimed.job.id, position: stored.position, exitCode: stored.exitCode))
                 }
             case .skipped:
                 break
@@ -86,7 +87,10 @@ extension JobRun {
         }
         let stage = definition.stages[inFlight.position]
         if stage.idempotent {
-            log(.info, "resumes at stage `\(stage.name)`, which was running when the last runner stopped: it runs again (attempt \(inFlight.attempts + 1))", position: stage.position)
+            log(
+                .info,
+                "resumes at stage `\(stage.name)`, which was running when the last runner stopped: it runs again (attempt \(inFlight.attempts + 1))",
+                position: stage.position)
             setResumedAttempt(Attempt(position: stage.position, number: inFlight.attempts + 1, startedAt: nil))
             launch(plan)
             return
@@ -111,12 +115,14 @@ extension JobRun {
     /// Why the job's stored stages do not fit its definition, if they do not
     /// (the definition was edited after the job was submitted).
     static func mismatch(_ claimed: ClaimedJob, _ definition: JobDefinition) -> String? {
-        let fits = claimed.stages.count == definition.stages.count
+        let fits =
+            claimed.stages.count == definition.stages.count
             && zip(claimed.stages, definition.stages).allSatisfy { $0.name == $1.name && $0.kind == $1.kind.rawValue }
         guard !fits else { return nil }
         let stored = claimed.stages.map { "\($0.kind) \($0.name)" }
         let defined = definition.stages.map { "\($0.kind.rawValue) \($0.name)" }
-        return "job \(claimed.job.id) was submitted with the stages [\(stored.joined(separator: ", "))], but the definition "
+        return
+            "job \(claimed.job.id) was submitted with the stages [\(stored.joined(separator: ", "))], but the definition "
             + "`\(definition.name)` that jobd has loaded has [\(defined.joined(separator: ", "))]: its file changed between "
             + "jobd's last load and the submit, so the job cannot run. Reload jobd (systemctl reload jobd, or SIGHUP) so that "
             + "jobd and jobctl read the same file, then submit the job again (a retry keeps the stages it was submitted with)"

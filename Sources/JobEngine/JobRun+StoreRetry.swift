@@ -1,8 +1,8 @@
 import Foundation
+import JobConfig
 import JobStore
 import JobValues
 import Logging
-import JobConfig
 import Promises
 
 extension JobRun {
@@ -23,7 +23,9 @@ extension JobRun {
         _ write: @escaping @Sendable (@escaping @Sendable (Swift.Result<Void, any Error>) -> Void) -> Void,
         completion: @escaping @Sendable (_ result: Swift.Result<Void, any Error>, _ tries: Int) -> Void
     ) {
-        persist(what, position: position, tries: 1, delay: context.configuration.storeRetryDelay, write, completion: completion)
+        persist(
+            what, position: position, tries: 1, delay: context.configuration.storeRetryDelay, write,
+            completion: completion)
     }
 
     private func persist(
@@ -33,17 +35,19 @@ extension JobRun {
     ) {
         write { result in
             guard case let .failure(error) = result, let storeError = error as? JobStoreError,
-                  storeError.code.isRetryable, !self.isHalted
+                storeError.code.isRetryable, !self.isHalted
             else {
                 if tries > 1, case .success = result {
-                    self.log(.notice, "could \(what) after \(tries) tries: the database answers again", position: position)
+                    self.log(
+                        .notice, "could \(what) after \(tries) tries: the database answers again", position: position)
                 }
                 completion(result, tries)
                 return
             }
             if tries == 1 {
                 self.log(
-                    .warning, "could not \(what) for now; the job waits and tries again (every \(delay.jobdText) at "
+                    .warning,
+                    "could not \(what) for now; the job waits and tries again (every \(delay.jobdText) at "
                         + "first, then up to every \(self.context.configuration.maxStoreRetryDelay.jobdText)): \(storeError)",
                     position: position)
             }
@@ -62,7 +66,10 @@ extension JobRun {
     func promise(start: StageStart, of stage: StageDefinition) -> Promise<Void> {
         let (promise, resolver) = Promise<Void>.pending()
         let store = context.store
-        persist("record the start of stage `\(stage.name)`", position: stage.position, { store.recordStageStart(start, completion: $0) }) { result, _ in
+        persist(
+            "record the start of stage `\(stage.name)`", position: stage.position,
+            { store.recordStageStart(start, completion: $0) }
+        ) { result, _ in
             resolver.resolve(result)
         }
         return promise

@@ -52,8 +52,10 @@ final class JobRun: Sendable {
     var lease: Lease { claimed.lease }
 
     /// `leaseConfirmed`: when the claim that gave `claimed` its lease was sent.
-    init(context: EngineContext, claimed: ClaimedJob, definition: JobDefinition, drain: DrainFlag,
-         leaseConfirmed: ContinuousClock.Instant = .now, onEnd: @escaping @Sendable (JobRun) -> Void) {
+    init(
+        context: EngineContext, claimed: ClaimedJob, definition: JobDefinition, drain: DrainFlag,
+        leaseConfirmed: ContinuousClock.Instant = .now, onEnd: @escaping @Sendable (JobRun) -> Void
+    ) {
         state = Mutex(State(leaseConfirmed: leaseConfirmed))
         self.context = context
         self.claimed = claimed
@@ -179,7 +181,10 @@ final class JobRun: Sendable {
         let store = context.store
         for position in skipped {
             let skip = StageResult(lease: lease, position: position, outcome: .skipped, at: context.databaseClock.now())
-            persist("record stage \(position) as skipped", position: position, { store.recordStageResult(skip, completion: $0) }) { result, _ in
+            persist(
+                "record stage \(position) as skipped", position: position,
+                { store.recordStageResult(skip, completion: $0) }
+            ) { result, _ in
                 if case let .failure(error) = result {
                     self.log(.warning, "could not record the stage as skipped: \(error)", position: position)
                 }

@@ -23,7 +23,9 @@ final class OneShotTimer: Sendable {
 
     /// Runs `body` after `delay`, on `heap`'s serial queue (keep it short).
     @discardableResult
-    static func schedule(on heap: TimerHeap, after delay: DispatchTimeInterval, _ body: @escaping @Sendable () -> Void) -> OneShotTimer {
+    static func schedule(
+        on heap: TimerHeap, after delay: DispatchTimeInterval, _ body: @escaping @Sendable () -> Void
+    ) -> OneShotTimer {
         OneShotTimer(heap: heap, id: heap.add(deadline: .now() + delay, body))
     }
 
@@ -34,7 +36,9 @@ final class OneShotTimer: Sendable {
     /// (the timer then fires early and whoever set it looks again), and a
     /// date that is not a number fires at once.
     @discardableResult
-    static func schedule(on heap: TimerHeap, at date: Date, now: Date, _ body: @escaping @Sendable () -> Void) -> OneShotTimer {
+    static func schedule(
+        on heap: TimerHeap, at date: Date, now: Date, _ body: @escaping @Sendable () -> Void
+    ) -> OneShotTimer {
         schedule(on: heap, after: .until(date, now: now), body)
     }
 

@@ -2,10 +2,10 @@ import Dispatch
 import Foundation
 import JobMetrics
 import JobStore
+import JobValues
 import Locking
 import Logging
 import Synchronization
-import JobValues
 
 /// Claims the jobs of one pool: never more running than the pool's size,
 /// highest priority first then the oldest (the store's order), and a
@@ -28,7 +28,10 @@ final class PoolScheduler: Sendable {
 
     private let state: Mutex<State>
 
-    init(name: String, capacity: Int, context: EngineContext, launch: @escaping @Sendable (ClaimedJob, PoolScheduler, ContinuousClock.Instant) -> Void) {
+    init(
+        name: String, capacity: Int, context: EngineContext,
+        launch: @escaping @Sendable (ClaimedJob, PoolScheduler, ContinuousClock.Instant) -> Void
+    ) {
         self.name = name
         state = Mutex(State(capacity: max(1, capacity)))
         self.context = context
@@ -141,7 +144,8 @@ final class PoolScheduler: Sendable {
             guard !state.stopped else { return .none }
             if let wake = state.wake, wake.at <= date { return .none }
             let old = state.wake?.timer
-            let timer = OneShotTimer.schedule(on: context.deadlines, at: date, now: context.databaseClock.now()) { [weak self] in
+            let timer = OneShotTimer.schedule(on: context.deadlines, at: date, now: context.databaseClock.now()) {
+                [weak self] in
                 guard let self else { return }
                 self.state.withAnnouncedLock { state in
                     if state.wake?.at == date { state.wake = nil }

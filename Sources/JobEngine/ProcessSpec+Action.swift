@@ -1,5 +1,6 @@
 import JobConfig
 import JobProcesses
+
 extension ProcessSpec.Command {
     /// The command of a `run` or `shell` action; nil for actions that start
     /// no process.

@@ -30,27 +30,38 @@ struct RenewalState {
         case let .failure(error):
             guard failingSince == nil else { return [] }
             failingSince = now
-            return [Note(
-                level: .error,
-                message: "could not renew leases: \(error); jobd keeps trying at every renewal (said once: the "
-                    + "next line about it is when renewals work again)")]
+            return [
+                Note(
+                    level: .error,
+                    message: "could not renew leases: \(error); jobd keeps trying at every renewal (said once: the "
+                        + "next line about it is when renewals work again)")
+            ]
         case let .success(renewal):
             var notes: [Note] = []
             if let since = failingSince {
                 failingSince = nil
-                notes.append(Note(level: .notice, message: "leases are renewed again, after \((now - since).components.seconds)s of failed renewals"))
+                notes.append(
+                    Note(
+                        level: .notice,
+                        message:
+                            "leases are renewed again, after \((now - since).components.seconds)s of failed renewals"))
             }
             for id in renewal.heldUp where heldUp.contains(id) && !told.contains(id) {
-                notes.append(Note(
-                    level: .warning,
-                    message: "the lease of job \(id) was not renewed: another database session holds its row locked "
-                        + "(a psql session left in a transaction?); it is renewed once the lock is let go, and the "
-                        + "job may run again elsewhere if the lock outlasts the lease",
-                    job: id))
+                notes.append(
+                    Note(
+                        level: .warning,
+                        message:
+                            "the lease of job \(id) was not renewed: another database session holds its row locked "
+                            + "(a psql session left in a transaction?); it is renewed once the lock is let go, and the "
+                            + "job may run again elsewhere if the lock outlasts the lease",
+                        job: id))
             }
             let renewedAgain = told.intersection(renewal.renewed.map(\.jobID))
             for id in renewedAgain.sorted() {
-                notes.append(Note(level: .notice, message: "the lease of job \(id) is renewed again: its row is no longer locked", job: id))
+                notes.append(
+                    Note(
+                        level: .notice, message: "the lease of job \(id) is renewed again: its row is no longer locked",
+                        job: id))
             }
             let now = Set(renewal.heldUp)
             told = told.union(heldUp).intersection(now)

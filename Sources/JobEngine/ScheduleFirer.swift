@@ -4,10 +4,10 @@ import JobConfig
 import JobConfigStore
 import JobMetrics
 import JobStore
+import JobValues
 import Locking
 import Logging
 import Synchronization
-import JobValues
 
 /// Fires the schedules of the definitions an engine runs: each occurrence
 /// becomes one job (its `scheduled_for` the occurrence's time), exactly once
@@ -99,7 +99,10 @@ final class ScheduleFirer: Sendable {
 
     private let state = Mutex(State())
 
-    init(store: any JobScheduleStore, hostZone: TimeZone, metrics: JobMetrics, log: @escaping @Sendable (Logger.Level, String) -> Void) {
+    init(
+        store: any JobScheduleStore, hostZone: TimeZone, metrics: JobMetrics,
+        log: @escaping @Sendable (Logger.Level, String) -> Void
+    ) {
         self.store = store
         self.hostZone = hostZone
         self.metrics = metrics
@@ -111,7 +114,9 @@ final class ScheduleFirer: Sendable {
         var tick = Tick()
         var marks: [String: Date] = [:]
         do {
-            for mark in try await store.scheduleMarks() { marks[Self.id(mark.definition, mark.schedule)] = mark.firedThrough }
+            for mark in try await store.scheduleMarks() {
+                marks[Self.id(mark.definition, mark.schedule)] = mark.firedThrough
+            }
             recovered("", "the schedules can be read again", at: now)
         } catch {
             failed("", "could not read the schedules' marks: \(error)", at: now)
@@ -128,11 +133,13 @@ final class ScheduleFirer: Sendable {
                     if let known = marks[id] {
                         mark = known
                     } else {
-                        mark = try await store.startSchedule(definition: definition.name, schedule: schedule.key, at: now)
+                        mark = try await store.startSchedule(
+                            definition: definition.name, schedule: schedule.key, at: now)
                     }
                     var watch = watches[id] ?? Watch(since: now)
                     try await check(&mark, of: schedule, definition: definition, watch: &watch, at: now)
-                    try await fire(schedule, of: definition, watch: &watch, from: &mark, at: now, zone: zone, into: &tick)
+                    try await fire(
+                        schedule, of: definition, watch: &watch, from: &mark, at: now, zone: zone, into: &tick)
                     state.withAnnouncedLock { state in
                         if state.watches[id] != nil { state.watches[id] = watch }
                     }
@@ -158,13 +165,17 @@ final class ScheduleFirer: Sendable {
             return state.watches.count
         }
         guard watched > 0 else { return }
-        log(.warning, "the clock moved forward by \(WallClockSteps.text(step)) (a clock step or a suspend): the schedules' occurrences it went past count as missed, and each schedule's catch-up decides")
+        log(
+            .warning,
+            "the clock moved forward by \(WallClockSteps.text(step)) (a clock step or a suspend): the schedules' occurrences it went past count as missed, and each schedule's catch-up decides"
+        )
     }
 
     /// Starts watching the schedules seen for the first time (or again,
     /// after a reload had removed them); forgets those no longer there.
     private func watch(_ definitions: [JobDefinition], at now: Date) -> [String: Watch] {
-        let present = Set(definitions.flatMap { definition in definition.schedules.map { Self.id(definition.name, $0.key) } })
+        let present = Set(
+            definitions.flatMap { definition in definition.schedules.map { Self.id(definition.name, $0.key) } })
         return state.withAnnouncedLock { state in
             state.watches = state.watches.filter { present.contains($0.key) }
             state.failures = state.failures.filter { $0.key.isEmpty || present.contains($0.key) }
@@ -185,13 +196,19 @@ final class ScheduleFirer: Sendable {
         if mark < Date(timeIntervalSince1970: 0) {
             let restart = Self.millisecond(now)
             if try await store.skipOccurrences(definition: definition.name, schedule: schedule.key, through: restart) {
-                log(.warning, "\(what): its mark in schedule_marks (fired_through) is not a time jobd wrote; replaced by now, \(Self.text(restart)): the schedule starts anew, and what it missed is not caught up")
+                log(
+                    .warning,
+                    "\(what): its mark in schedule_marks (fired_through) is not a time jobd wrote; replaced by now, \(Self.text(restart)): the schedule starts anew, and what it missed is not caught up"
+                )
             }
             mark = restart
             watch = Watch(since: now)
         } else if mark > now + Self.markAheadTolerance, !watch.aheadLogged {
             watch.aheadLogged = true
-            log(.warning, "\(what): fired through \(Self.text(mark)), after now (\(Self.text(now))): it fires nothing until then. The clock went back, or the mark was written by a host whose clock ran ahead or by hand; to start the schedule anew from now, delete its row from schedule_marks (definition \(definition.name), schedule \(schedule.key))")
+            log(
+                .warning,
+                "\(what): fired through \(Self.text(mark)), after now (\(Self.text(now))): it fires nothing until then. The clock went back, or the mark was written by a host whose clock ran ahead or by hand; to start the schedule anew from now, delete its row from schedule_marks (definition \(definition.name), schedule \(schedule.key))"
+            )
         }
     }
 
@@ -222,23 +239,35 @@ final class ScheduleFirer: Sendable {
                     tick.wake(at: missedThrough + Self.handOver)
                 }
                 if let last = expression.previous(atOrBefore: decided, in: zone).map(Self.millisecond), last > mark,
-                   try await store.skipOccurrences(definition: definition.name, schedule: schedule.key, through: last) {
-                    log(.notice, "\(what): occurrences up to \(Self.text(last)) fell while no jobd ran this schedule; skipped (catch-up: none)")
+                    try await store.skipOccurrences(definition: definition.name, schedule: schedule.key, through: last)
+                {
+                    log(
+                        .notice,
+                        "\(what): occurrences up to \(Self.text(last)) fell while no jobd ran this schedule; skipped (catch-up: none)"
+                    )
                     mark = last
                 }
             case .latest:
-                if let last = expression.previous(atOrBefore: missedThrough, in: zone).map(Self.millisecond), last > mark {
+                if let last = expression.previous(atOrBefore: missedThrough, in: zone).map(Self.millisecond),
+                    last > mark
+                {
                     due.append(last)
                     let before = Date(timeIntervalSince1970: last.timeIntervalSince1970 - 0.000_001)
-                    if let earlier = expression.previous(atOrBefore: before, in: zone).map(Self.millisecond), earlier > mark {
-                        log(.notice, "\(what): the occurrences after \(Self.text(mark)) up to \(Self.text(earlier)) fell while no jobd ran this schedule; skipped: only the latest, \(Self.text(last)), fires (catch-up: latest)")
+                    if let earlier = expression.previous(atOrBefore: before, in: zone).map(Self.millisecond),
+                        earlier > mark
+                    {
+                        log(
+                            .notice,
+                            "\(what): the occurrences after \(Self.text(mark)) up to \(Self.text(earlier)) fell while no jobd ran this schedule; skipped: only the latest, \(Self.text(last)), fires (catch-up: latest)"
+                        )
                     }
                 }
             case .all:
                 let missed = expression.latestOccurrences(
                     after: mark, through: missedThrough, in: zone, limit: ScheduleDefinition.maxCatchUp + 1)
                 due += missed.suffix(ScheduleDefinition.maxCatchUp).map(Self.millisecond)
-                backlog = missed.count > ScheduleDefinition.maxCatchUp
+                backlog =
+                    missed.count > ScheduleDefinition.maxCatchUp
                     ? "more than \(ScheduleDefinition.maxCatchUp) occurrences fell while no jobd ran this schedule; catch-up: all fires the latest \(ScheduleDefinition.maxCatchUp)"
                     : "\(missed.count) occurrence\(missed.count == 1 ? "" : "s") fell while no jobd ran this schedule; catch-up: all fires each"
             }
@@ -249,28 +278,34 @@ final class ScheduleFirer: Sendable {
             watch.upcoming = Upcoming(after: onTimeAfter, next: expression.next(after: onTimeAfter, in: zone))
         }
         if let first = watch.upcoming?.next, first <= now {
-            due += expression.occurrences(after: onTimeAfter, through: now, in: zone, limit: ScheduleDefinition.maxCatchUp)
-                .map(Self.millisecond).filter { $0 > mark }
+            due += expression.occurrences(
+                after: onTimeAfter, through: now, in: zone, limit: ScheduleDefinition.maxCatchUp
+            )
+            .map(Self.millisecond).filter { $0 > mark }
         }
         let before = (fired: tick.fired.count, skipped: tick.skipped)
-        var complete = try await fire(Array(due.prefix(missedDue)), of: schedule, definition: definition, from: &mark, into: &tick)
+        var complete = try await fire(
+            Array(due.prefix(missedDue)), of: schedule, definition: definition, from: &mark, into: &tick)
         if let backlog, !watch.backlogLogged, missedDue > 0 {
             watch.backlogLogged = true
             let made = tick.fired.count - before.fired
             let skipped = tick.skipped - before.skipped
             var outcome = "\(made) made a job"
             if skipped > 0 {
-                outcome += schedule.overlap == .skip
+                outcome +=
+                    schedule.overlap == .skip
                     ? ", \(skipped) \(skipped == 1 ? "was" : "were") skipped because an earlier job of \(definition.name) had not ended (overlap: skip; with overlap: queue or allow each of them runs)"
                     : ", \(skipped) \(skipped == 1 ? "was" : "were") skipped (the notices above say why)"
             }
             if !complete {
-                outcome += ", \(missedDue - made - skipped) wait to fire one at a time, each once the previous job has ended (overlap: queue)"
+                outcome +=
+                    ", \(missedDue - made - skipped) wait to fire one at a time, each once the previous job has ended (overlap: queue)"
             }
             log(backlog.hasPrefix("more") ? .warning : .notice, "\(what): \(backlog): \(outcome)")
         }
         if complete {
-            complete = try await fire(Array(due.dropFirst(missedDue)), of: schedule, definition: definition, from: &mark, into: &tick)
+            complete = try await fire(
+                Array(due.dropFirst(missedDue)), of: schedule, definition: definition, from: &mark, into: &tick)
         }
         if complete {
             watch.caughtUp = watch.caughtUp || caughtUp
@@ -287,11 +322,13 @@ final class ScheduleFirer: Sendable {
     ) async throws -> Bool {
         let what = "schedule \(schedule.key) of \(definition.name)"
         for occurrence in due {
-            let runAt = occurrence + schedule.jitterOffset(definition: definition.name, occurrence: occurrence).timeInterval
+            let runAt =
+                occurrence + schedule.jitterOffset(definition: definition.name, occurrence: occurrence).timeInterval
             let job = definition.newJob(input: schedule.input, runAt: runAt, scheduledFor: occurrence)
-            let outcome = try await store.fireOccurrence(ScheduleOccurrence(
-                definition: definition.name, schedule: schedule.key, at: occurrence, job: job,
-                overlap: ScheduleOccurrence.Overlap(schedule.overlap)))
+            let outcome = try await store.fireOccurrence(
+                ScheduleOccurrence(
+                    definition: definition.name, schedule: schedule.key, at: occurrence, job: job,
+                    overlap: ScheduleOccurrence.Overlap(schedule.overlap)))
             switch outcome {
             case let .fired(id):
                 tick.fired.append(id)
@@ -301,11 +338,17 @@ final class ScheduleFirer: Sendable {
             case let .skipped(running):
                 tick.skipped += 1
                 metrics.scheduleOccurrence(definition: definition.name, outcome: .skipped)
-                log(.notice, "\(what): occurrence \(Self.text(occurrence)) skipped, job \(running) has not ended (overlap: skip)")
+                log(
+                    .notice,
+                    "\(what): occurrence \(Self.text(occurrence)) skipped, job \(running) has not ended (overlap: skip)"
+                )
             case let .coincided(job):
                 tick.skipped += 1
                 metrics.scheduleOccurrence(definition: definition.name, outcome: .skipped)
-                log(.notice, "\(what): occurrence \(Self.text(occurrence)) made no job: job \(job), of another schedule of \(definition.name), is for the same instant")
+                log(
+                    .notice,
+                    "\(what): occurrence \(Self.text(occurrence)) made no job: job \(job), of another schedule of \(definition.name), is for the same instant"
+                )
             case .deferred:
                 tick.deferred = true
                 return false
@@ -324,14 +367,18 @@ final class ScheduleFirer: Sendable {
     private func failed(_ id: String, _ message: String, at now: Date) {
         let logNow = state.withAnnouncedLock { state -> Bool in
             if let last = state.failures[id], last.message == message,
-               now.timeIntervalSince(last.logged) < Self.failureLogInterval {
+                now.timeIntervalSince(last.logged) < Self.failureLogInterval
+            {
                 return false
             }
             state.failures[id] = (message, now)
             return true
         }
         if logNow {
-            log(.error, "\(message); trying again (while it lasts, this is logged every \(Int(Self.failureLogInterval / 60)) min)")
+            log(
+                .error,
+                "\(message); trying again (while it lasts, this is logged every \(Int(Self.failureLogInterval / 60)) min)"
+            )
         }
     }
 

@@ -102,8 +102,10 @@ final class TimerHeap: Sendable {
         let count = state.entries.count
         while true {
             var smallest = parent
-            for child in [2 * parent + 1, 2 * parent + 2] where child < count
-                && state.entries[child].deadline < state.entries[smallest].deadline {
+            for child in [2 * parent + 1, 2 * parent + 2]
+            where child < count
+                && state.entries[child].deadline < state.entries[smallest].deadline
+            {
                 smallest = child
             }
             guard smallest != parent else { return }

@@ -61,7 +61,10 @@ struct GuardedHTTP1Channel: ServerChildChannel {
     let limits: ConnectionLimits
     let counts: ConnectionCounts
 
-    init(responder: @escaping HTTPChannelHandler.Responder, configuration: HTTP1Channel.Configuration, limits: ConnectionLimits) {
+    init(
+        responder: @escaping HTTPChannelHandler.Responder, configuration: HTTP1Channel.Configuration,
+        limits: ConnectionLimits
+    ) {
         self.inner = HTTP1Channel(responder: responder, configuration: configuration)
         self.limits = limits
         self.counts = ConnectionCounts(limit: limits.perAddress)
@@ -69,7 +72,8 @@ struct GuardedHTTP1Channel: ServerChildChannel {
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         do {
-            try channel.pipeline.syncOperations.addHandler(ConnectionGuardHandler(limits: limits, counts: counts), position: .first)
+            try channel.pipeline.syncOperations.addHandler(
+                ConnectionGuardHandler(limits: limits, counts: counts), position: .first)
         } catch {
             return channel.eventLoop.makeFailedFuture(error)
         }
@@ -157,7 +161,9 @@ final class ConnectionGuardHandler: ChannelInboundHandler, RemovableChannelHandl
             writeTimer = nil
         } else if writeTimer == nil {
             let channel = context.channel
-            writeTimer = context.eventLoop.scheduleTask(in: TimeAmount(limits.writeDeadline)) { channel.close(promise: nil) }
+            writeTimer = context.eventLoop.scheduleTask(in: TimeAmount(limits.writeDeadline)) {
+                channel.close(promise: nil)
+            }
         }
         context.fireChannelWritabilityChanged()
     }
@@ -200,7 +206,8 @@ final class ConnectionGuardHandler: ChannelInboundHandler, RemovableChannelHandl
     /// Writes a whole response of our own, before any request was decoded,
     /// and closes the connection.
     private func refuse(_ context: ChannelHandlerContext, status: String, _ text: String) {
-        let head = "HTTP/1.1 \(status)\r\nContent-Type: text/plain; charset=utf-8\r\n"
+        let head =
+            "HTTP/1.1 \(status)\r\nContent-Type: text/plain; charset=utf-8\r\n"
             + "X-Content-Type-Options: nosniff\r\nContent-Length: \(text.utf8.count)\r\nConnection: close\r\n\r\n"
         let buffer = context.channel.allocator.buffer(string: head + text)
         let channel = context.channel

@@ -12,12 +12,18 @@ extension JobHTTPResponder {
     func loginPage(_ request: Request, peer: DashboardAccess.Peer) -> Response {
         let node = self.node
         if let (_, session) = access.session(request.head) {
-            return Self.html(.ok, AccessPages.account(node: node, user: session.user, role: session.role.rawValue,
-                                                       csrf: session.csrf))
+            return Self.html(
+                .ok,
+                AccessPages.account(
+                    node: node, user: session.user, role: session.role.rawValue,
+                    csrf: session.csrf))
         }
         guard access.hasLogins else {
-            return Self.html(.notFound, AccessPages.refusal(
-                node: node, heading: "No logins here", detail: "This listener has no users file ('users' of 'http' in jobd.yaml)."))
+            return Self.html(
+                .notFound,
+                AccessPages.refusal(
+                    node: node, heading: "No logins here",
+                    detail: "This listener has no users file ('users' of 'http' in jobd.yaml)."))
         }
         let next = QueryString.items(request.uri.query).first { $0.0 == "next" }?.1
         return Self.html(.ok, AccessPages.login(node: node, message: nil, next: Self.localPath(next)))
@@ -26,8 +32,10 @@ extension JobHTTPResponder {
     /// Where a visitor who must log in is sent: the login form, or a 403 when there is none.
     func mustLogIn(_ request: Request) -> Response {
         guard access.hasLogins else {
-            return Self.html(.forbidden, AccessPages.refusal(
-                node: node, heading: "Forbidden", detail: "This dashboard does not serve you."))
+            return Self.html(
+                .forbidden,
+                AccessPages.refusal(
+                    node: node, heading: "Forbidden", detail: "This dashboard does not serve you."))
         }
         let next = request.uri.path + (request.uri.query.map { "?" + $0 } ?? "")
         var response = Response(status: .seeOther, headers: [.cacheControl: "no-store"])
@@ -39,20 +47,27 @@ extension JobHTTPResponder {
     func accountAction(_ request: Request, peer: DashboardAccess.Peer) async -> Response {
         let node = self.node
         guard Self.sameOrigin(request) else {
-            return Self.html(.forbidden, AccessPages.refusal(
-                node: node, heading: "Forbidden", detail: "This form was sent from another site."))
+            return Self.html(
+                .forbidden,
+                AccessPages.refusal(
+                    node: node, heading: "Forbidden", detail: "This form was sent from another site."))
         }
         guard let form = await Self.form(request) else {
-            return Self.html(.contentTooLarge, AccessPages.refusal(
-                node: node, heading: "Too large", detail: "A form here holds at most \(Self.maxFormBytes) bytes."))
+            return Self.html(
+                .contentTooLarge,
+                AccessPages.refusal(
+                    node: node, heading: "Too large", detail: "A form here holds at most \(Self.maxFormBytes) bytes."))
         }
         let secure = access.overTLS(request.head, peer: peer)
         if request.uri.path == "/logout" {
             guard let (token, session) = access.session(request.head),
                 let csrf = form["csrf"], PasswordHash.constantTimeEqual(Array(csrf.utf8), Array(session.csrf.utf8))
             else {
-                return Self.html(.forbidden, AccessPages.refusal(
-                    node: node, heading: "Forbidden", detail: "No session to end, or the form is stale: reload the page."))
+                return Self.html(
+                    .forbidden,
+                    AccessPages.refusal(
+                        node: node, heading: "Forbidden",
+                        detail: "No session to end, or the form is stale: reload the page."))
             }
             access.sessions.close(token)
             var response = Response(status: .seeOther, headers: [.cacheControl: "no-store", .location: "login"])
@@ -62,10 +77,14 @@ extension JobHTTPResponder {
         guard access.hasLogins else { return mustLogIn(request) }
         let address = peer.origin
         if let wait = access.throttle.wait(for: address) {
-            logger.warning("http: login from \(address) refused: too many failed logins; it may try again in \(wait.components.seconds)s")
-            var response = Self.html(.tooManyRequests, AccessPages.refusal(
-                node: node, heading: "Too many failed logins",
-                detail: "Try again in \(wait.components.seconds + 1) seconds."))
+            logger.warning(
+                "http: login from \(address) refused: too many failed logins; it may try again in \(wait.components.seconds)s"
+            )
+            var response = Self.html(
+                .tooManyRequests,
+                AccessPages.refusal(
+                    node: node, heading: "Too many failed logins",
+                    detail: "Try again in \(wait.components.seconds + 1) seconds."))
             response.headers[.retryAfter] = String(wait.components.seconds + 1)
             return response
         }
@@ -74,7 +93,8 @@ extension JobHTTPResponder {
         guard let role = access.users.check(user, password: form["password"] ?? "") else {
             access.throttle.failed(address)
             logger.warning("http: failed login as \(Self.loggable(user)) from \(address)")
-            return Self.html(.unauthorized, AccessPages.login(node: node, message: "Wrong user or password.", next: next))
+            return Self.html(
+                .unauthorized, AccessPages.login(node: node, message: "Wrong user or password.", next: next))
         }
         access.throttle.succeeded(address)
         logger.info("http: \(Self.loggable(user)) logged in (role \(role.rawValue)) from \(address)")

@@ -19,14 +19,18 @@ extension JobHTTPResponder {
     }
 
     func operatorAction(_ request: Request, peer: DashboardAccess.Peer) async -> Response {
-        guard Self.sameOrigin(request) else { return Self.forbidden(node: node, "This form was sent from another site.") }
+        guard Self.sameOrigin(request) else {
+            return Self.forbidden(node: node, "This form was sent from another site.")
+        }
         guard let visitor = access.visitor(request.head, peer: peer) else {
             return Self.forbidden(node: node, "Log in first.")
         }
         guard visitor.role == .operate else { return Self.forbidden(node: node, "Only an operator may act on jobs.") }
         guard let form = await Self.form(request) else {
-            return Self.html(.contentTooLarge, AccessPages.refusal(
-                node: node, heading: "Too large", detail: "A form here holds at most \(Self.maxFormBytes) bytes."))
+            return Self.html(
+                .contentTooLarge,
+                AccessPages.refusal(
+                    node: node, heading: "Too large", detail: "A form here holds at most \(Self.maxFormBytes) bytes."))
         }
         guard let expected = access.csrfToken(for: visitor, request.head), let sent = form["csrf"],
             PasswordHash.constantTimeEqual(Array(sent.utf8), Array(expected.utf8))
@@ -57,6 +61,7 @@ extension JobHTTPResponder {
     }
 
     static func forbidden(node: String, _ detail: String) -> Response {
-        html(.forbidden, AccessPages.refusal(node: node, heading: "Forbidden", detail: detail + " Nothing was changed."))
+        html(
+            .forbidden, AccessPages.refusal(node: node, heading: "Forbidden", detail: detail + " Nothing was changed."))
     }
 }

@@ -60,8 +60,10 @@ struct JobHTTPResponder: HTTPResponder {
         switch path {
         case "/metrics":
             return Response(
-                status: .ok, headers: [
-                    .contentType: PrometheusContentType.value, .xContentTypeOptions: "nosniff", .cacheControl: "no-store",
+                status: .ok,
+                headers: [
+                    .contentType: PrometheusContentType.value, .xContentTypeOptions: "nosniff",
+                    .cacheControl: "no-store",
                 ],
                 body: ResponseBody(byteBuffer: ByteBuffer(bytes: await exposition())))
         case "/healthz":
@@ -70,7 +72,8 @@ struct JobHTTPResponder: HTTPResponder {
             return Self.page(await dashboard.jobsPage(query: QueryString.items(request.uri.query), forms: forms))
         case "/actions":
             guard let forms else { return Self.forbidden(node: node, "Only an operator may act on jobs.") }
-            return Self.page(await dashboard.confirmationPage(query: QueryString.items(request.uri.query), forms: forms))
+            return Self.page(
+                await dashboard.confirmationPage(query: QueryString.items(request.uri.query), forms: forms))
         case "/schedules":
             return Self.page(await dashboard.schedulesPage())
         default:
@@ -86,8 +89,9 @@ struct JobHTTPResponder: HTTPResponder {
                     body: ResponseBody(byteBuffer: ByteBuffer(bytes: value.body)))
             }
             if segments.count == 3, segments[0].isEmpty, segments[1] == "jobs", !segments[2].isEmpty {
-                return Self.page(await dashboard.jobPage(
-                    id: String(segments[2]), query: QueryString.items(request.uri.query), forms: forms))
+                return Self.page(
+                    await dashboard.jobPage(
+                        id: String(segments[2]), query: QueryString.items(request.uri.query), forms: forms))
             }
             return Self.text(.notFound, "Not found. The dashboard is at /, the metrics at /metrics.\n")
         }
@@ -120,7 +124,9 @@ struct JobHTTPResponder: HTTPResponder {
     static func text(_ status: HTTPResponse.Status, _ text: String) -> Response {
         Response(
             status: status,
-            headers: [.contentType: "text/plain; charset=utf-8", .xContentTypeOptions: "nosniff", .cacheControl: "no-store"],
+            headers: [
+                .contentType: "text/plain; charset=utf-8", .xContentTypeOptions: "nosniff", .cacheControl: "no-store",
+            ],
             body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
     }
 }

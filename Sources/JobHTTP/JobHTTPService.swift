@@ -66,7 +66,8 @@ public struct JobHTTPService: Service {
     ///   - node: the node's name, for the login pages.
     public init(
         address: HTTPListenAddress, dashboard: Dashboard, exposition: @escaping @Sendable () async -> [UInt8],
-        logger: Logger, limits: ConnectionLimits = ConnectionLimits(), access: DashboardAccess? = nil, node: String = "",
+        logger: Logger, limits: ConnectionLimits = ConnectionLimits(), access: DashboardAccess? = nil,
+        node: String = "",
         onListening: @escaping @Sendable (BoundAddress) async -> Void = { _ in }
     ) {
         self.limits = limits
@@ -135,7 +136,9 @@ public struct JobHTTPService: Service {
                     do { try await gracefulShutdown() } catch { return false }
                     dashboard.stop()
                     do { try await Task.sleep(for: Self.stopDeadline) } catch { return false }
-                    logger.warning("http: requests still being answered \(Self.stopDeadline) after the stop began; closing their connections")
+                    logger.warning(
+                        "http: requests still being answered \(Self.stopDeadline) after the stop began; closing their connections"
+                    )
                     return false
                 }
                 while let applicationEnded = try await group.next() {
@@ -143,7 +146,7 @@ public struct JobHTTPService: Service {
                     if applicationEnded { return }
                 }
             }
-        } catch where !listening.withLock({ $0 }) {
+        } catch  where !listening.withLock({ $0 }) {
             // Whatever kept it from listening, said as the config's address.
             if let error = error as? IOError { throw HTTPServiceError.cannotListen(on: address, error.errnoCode) }
             throw HTTPServiceError("http: cannot listen on \(address): \(error); check http.listen in jobd.yaml")
@@ -159,10 +162,12 @@ enum UnixSocketFile {
         // attributesOfItem does not follow a symbolic link (lstat).
         guard let attributes = try? FileManager.default.attributesOfItem(atPath: path) else { return }
         guard attributes[.type] as? FileAttributeType == .typeSocket else {
-            throw HTTPServiceError("http: \(path) exists and is not a socket; not removing it: remove or rename it, or listen elsewhere")
+            throw HTTPServiceError(
+                "http: \(path) exists and is not a socket; not removing it: remove or rename it, or listen elsewhere")
         }
         if isListening(path) {
-            throw HTTPServiceError("http: another process listens on \(path) (a jobd still running?); stop it or listen elsewhere")
+            throw HTTPServiceError(
+                "http: another process listens on \(path) (a jobd still running?); stop it or listen elsewhere")
         }
         guard unlink(path) == 0 || errno == ENOENT else {
             throw HTTPServiceError("http: cannot remove the stale socket \(path): \(String(cString: strerror(errno)))")
@@ -196,14 +201,16 @@ public struct HTTPServiceError: Error, Sendable, CustomStringConvertible {
 
     /// The socket could not be made or bound: `errno` says why.
     static func cannotListen(on address: HTTPListenAddress, _ errno: Int32) -> HTTPServiceError {
-        let advice = switch errno {
-        case EADDRINUSE: "another process listens there: stop it, or give http.listen another port"
-        case EADDRNOTAVAIL: "no interface of this host has that address: listen on 127.0.0.1, [::1] or one of its own"
-        case EAFNOSUPPORT, EACCES, EPERM:
-            "under jobd.service the sandbox allows unix sockets only: install the HTTP drop-in "
-                + "(http.conf.example, docs/operations.md) or listen on unix:/run/jobd/http.sock"
-        default: "check http.listen in jobd.yaml"
-        }
+        let advice =
+            switch errno {
+            case EADDRINUSE: "another process listens there: stop it, or give http.listen another port"
+            case EADDRNOTAVAIL:
+                "no interface of this host has that address: listen on 127.0.0.1, [::1] or one of its own"
+            case EAFNOSUPPORT, EACCES, EPERM:
+                "under jobd.service the sandbox allows unix sockets only: install the HTTP drop-in "
+                    + "(http.conf.example, docs/operations.md) or listen on unix:/run/jobd/http.sock"
+            default: "check http.listen in jobd.yaml"
+            }
         return HTTPServiceError("http: cannot listen on \(address): \(String(cString: strerror(errno))); \(advice)")
     }
 }

@@ -1,6 +1,6 @@
 public import CoreMetrics
-import Synchronization
 import JobValues
+import Synchronization
 
 /// What jobd measures, one call per event: the engine calls these where the
 /// events happen (docs/dashboard.md lists the call sites).

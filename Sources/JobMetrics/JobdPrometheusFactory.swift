@@ -26,7 +26,9 @@ public struct JobdPrometheusFactory: MetricsFactory {
         return registry.makeCounter(descriptor: family.descriptor, labels: dimensions)
     }
 
-    public func makeFloatingPointCounter(label: String, dimensions: [(String, String)]) -> any FloatingPointCounterHandler {
+    public func makeFloatingPointCounter(
+        label: String, dimensions: [(String, String)]
+    ) -> any FloatingPointCounterHandler {
         guard let family = families[label] else {
             return fallback.makeFloatingPointCounter(label: label, dimensions: dimensions)
         }

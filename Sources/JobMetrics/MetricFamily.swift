@@ -70,7 +70,9 @@ extension MetricFamily {
         help: "Schedule occurrences, by definition and outcome: fired (a job was submitted) or skipped.")
     public static let clockSkew = MetricFamily(
         "jobd_clock_skew_seconds", .gauge,
-        help: "This host's wall clock minus the database's, at the last reading (positive: ahead). jobd decides by the database's clock.")
+        help:
+            "This host's wall clock minus the database's, at the last reading (positive: ahead). jobd decides by the database's clock."
+    )
     public static let buildInfo = MetricFamily(
         "jobd_build_info", .gauge, labels: ["version"],
         help: "Always 1; its version label names the running jobd's version.")

@@ -1,5 +1,5 @@
-public import Prometheus
 import CoreMetrics
+public import Prometheus
 import Synchronization
 
 /// jobd's metrics with a Prometheus registry behind them: the ``JobMetrics``

@@ -50,9 +50,12 @@ final class ExecStrings {
         self.envp = envp
     }
 
-    static func pack(arguments: [String], environment: [String: String], command: String) throws(ProcessError) -> ExecStrings {
+    static func pack(
+        arguments: [String], environment: [String: String], command: String
+    ) throws(ProcessError) -> ExecStrings {
         guard !arguments.isEmpty else {
-            throw ProcessError(code: .invalidCommand, message: "cannot run an empty argv; `run` needs a program", command: command)
+            throw ProcessError(
+                code: .invalidCommand, message: "cannot run an empty argv; `run` needs a program", command: command)
         }
         var bytes = 0
         var variables = 0
@@ -91,7 +94,8 @@ final class ExecStrings {
             slot += 1
             if !copy(argument) {
                 failure = ProcessError(
-                    code: .invalidCommand, message: "cannot run `\(command)`: an argument holds a NUL byte", command: command)
+                    code: .invalidCommand, message: "cannot run `\(command)`: an argument holds a NUL byte",
+                    command: command)
             }
             text[offset] = 0
             offset += 1
@@ -110,7 +114,8 @@ final class ExecStrings {
             if name.isEmpty || !cleanName || !cleanValue {
                 failure = ProcessError(
                     code: .invalidCommand,
-                    message: "cannot run `\(command)`: environment variable `\(name)` has an empty name, or holds `=` in its name or a NUL byte",
+                    message:
+                        "cannot run `\(command)`: environment variable `\(name)` has an empty name, or holds `=` in its name or a NUL byte",
                     command: command)
             }
         }
@@ -119,7 +124,8 @@ final class ExecStrings {
             block.deallocate()
             throw failure
         }
-        return ExecStrings(block: block, argv: UnsafePointer(pointers), envp: UnsafePointer(pointers + arguments.count + 1))
+        return ExecStrings(
+            block: block, argv: UnsafePointer(pointers), envp: UnsafePointer(pointers + arguments.count + 1))
     }
 
     deinit {

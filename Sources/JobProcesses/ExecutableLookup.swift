@@ -100,12 +100,14 @@ enum ExecutableLookup {
         if let refusal = firstRefusal {
             throw ProcessError(
                 code: .notExecutable,
-                message: "cannot run `\(command)`: \(refusal.path) \(refusal.reason), and no other `\(name)` is on PATH (\(searched))",
+                message:
+                    "cannot run `\(command)`: \(refusal.path) \(refusal.reason), and no other `\(name)` is on PATH (\(searched))",
                 command: command, errno: EACCES)
         }
         throw ProcessError(
             code: .executableNotFound,
-            message: "cannot run `\(command)`: `\(name)` is not on PATH (\(searched)); install it, give its absolute path, or set PATH in the stage's `env`",
+            message:
+                "cannot run `\(command)`: `\(name)` is not on PATH (\(searched)); install it, give its absolute path, or set PATH in the stage's `env`",
             command: command, errno: ENOENT)
     }
 

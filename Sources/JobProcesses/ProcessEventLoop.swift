@@ -77,8 +77,9 @@ final class ProcessEventLoop: Sendable {
             var fds: [Int32] = [-1, -1]
             precondition(jobd_pipe(&fds, 0) == 0, "jobd: pipe failed: \(String(cString: strerror(errno)))")
             stopPipe = fds
-            precondition(jobd_epoll_add(epollFD, fds[0], JOBD_EPOLLIN, Self.stopToken) == 0,
-                         "jobd: epoll_ctl failed: \(String(cString: strerror(errno)))")
+            precondition(
+                jobd_epoll_add(epollFD, fds[0], JOBD_EPOLLIN, Self.stopToken) == 0,
+                "jobd: epoll_ctl failed: \(String(cString: strerror(errno)))")
         }
 
         func register(_ fd: Int32, events: UInt32, target: Target) -> UInt64? {

@@ -58,7 +58,8 @@ public struct ProcessRunner: Sendable {
         do {
             return try launch(spec, completion: completion)
         } catch {
-            return RunningProcess(failed: error, spec: spec, completionQueue: completionQueue, loop: loop, completion: completion)
+            return RunningProcess(
+                failed: error, spec: spec, completionQueue: completionQueue, loop: loop, completion: completion)
         }
     }
 
@@ -68,7 +69,8 @@ public struct ProcessRunner: Sendable {
     public func run(_ spec: ProcessSpec) async throws(ProcessError) -> ProcessOutcome {
         let handle = CancelHandle()
         let result = await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Result<ProcessOutcome, ProcessError>, Never>) in
+            await withCheckedContinuation {
+                (continuation: CheckedContinuation<Result<ProcessOutcome, ProcessError>, Never>) in
                 let process = run(spec) { continuation.resume(returning: $0) }
                 handle.set(process)
             }
@@ -160,7 +162,8 @@ public struct ProcessRunner: Sendable {
             let error = errno
             throw ProcessError(
                 code: .workingDirectoryMissing,
-                message: "cannot run `\(command)`: its cwd \(directory) does not exist or is not a folder; create it or fix the stage's `cwd`",
+                message:
+                    "cannot run `\(command)`: its cwd \(directory) does not exist or is not a folder; create it or fix the stage's `cwd`",
                 command: command, errno: error)
         }
         guard access(directory, X_OK) == 0 else {

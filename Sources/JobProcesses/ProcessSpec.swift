@@ -28,7 +28,9 @@ public struct ProcessSpec: Sendable {
             case let .shell(script):
                 let lines = script.split(whereSeparator: \.isNewline)
                 let first = lines.first.map(String.init) ?? ""
-                let short = first.count > 60 ? String(first.prefix(57)) + "…"
+                let short =
+                    first.count > 60
+                    ? String(first.prefix(57)) + "…"
                     : lines.count > 1 ? first + " …" : first
                 return "sh -c '\(short)'"
             }

@@ -13,10 +13,13 @@ extension RunningProcess.State {
     func makeResult(termination: ProcessTermination, process: RunningProcess) -> Result<ProcessOutcome, ProcessError> {
         let command = process.command
         let tail = errorTail.bytes
-        func failure(_ code: ProcessError.Code, _ message: String, errno: Int32? = nil) -> Result<ProcessOutcome, ProcessError> {
-            .failure(ProcessError(
-                code: code, message: message, command: command, termination: termination,
-                stderrTail: tail, errno: errno, killed: killSent))
+        func failure(
+            _ code: ProcessError.Code, _ message: String, errno: Int32? = nil
+        ) -> Result<ProcessOutcome, ProcessError> {
+            .failure(
+                ProcessError(
+                    code: code, message: message, command: command, termination: termination,
+                    stderrTail: tail, errno: errno, killed: killSent))
         }
 
         if let stopReason {
@@ -39,19 +42,22 @@ extension RunningProcess.State {
                 let limit = ByteSize(bytes: process.outputLimit)
                 return failure(
                     .outputLimitExceeded,
-                    "`\(command)` wrote more than \(limit) to stdout, the limit for a stage's value, so its output was refused (not truncated)\(ending); make it write less or raise the limit")
+                    "`\(command)` wrote more than \(limit) to stdout, the limit for a stage's value, so its output was refused (not truncated)\(ending); make it write less or raise the limit"
+                )
             case let .ioFailed(error):
                 return failure(
-                    .ioFailed, "reading the output of `\(command)` failed: \(String(cString: strerror(error)))\(ending)",
+                    .ioFailed,
+                    "reading the output of `\(command)` failed: \(String(cString: strerror(error)))\(ending)",
                     errno: error)
             }
         }
 
         switch termination {
         case .exited(0):
-            return .success(ProcessOutcome(
-                output: output.bytes, stderrTail: tail, processID: process.processID ?? 0,
-                wroteAllInput: wroteAllInput, elapsed: ContinuousClock.now - process.started))
+            return .success(
+                ProcessOutcome(
+                    output: output.bytes, stderrTail: tail, processID: process.processID ?? 0,
+                    wroteAllInput: wroteAllInput, elapsed: ContinuousClock.now - process.started))
         case .exited:
             return failure(.nonZeroExit, "`\(command)` \(termination)")
         case .signaled:

@@ -104,11 +104,12 @@ public final class RunningProcess: Sendable {
         stdinFD = stdin
         stdoutFD = stdout
         stderrFD = stderr
-        state = Mutex(State(
-            output: CappedOutput(limit: spec.outputLimit),
-            errorTail: TailBuffer(limit: spec.stderrTailLimit),
-            input: spec.input,
-            completion: completion))
+        state = Mutex(
+            State(
+                output: CappedOutput(limit: spec.outputLimit),
+                errorTail: TailBuffer(limit: spec.stderrTailLimit),
+                input: spec.input,
+                completion: completion))
     }
 
     /// A run that failed before its process existed: the completion gets

@@ -19,11 +19,15 @@ public protocol JobActionStore: Sendable {
     /// How many jobs with an id in `ids` `selection` matches for `verb`
     /// now, and the highest id among every job (the bound a new action
     /// stops at: jobs submitted after it started are not its business).
-    func countMatching(_ selection: JobSelection, for verb: ActionVerb, ids: ClosedRange<Int64>) async throws
+    func countMatching(
+        _ selection: JobSelection, for verb: ActionVerb, ids: ClosedRange<Int64>
+    ) async throws
         -> (count: Int, highestID: Int64)
 
     /// The ids of the jobs `selection` matches for `verb`, in ascending order, after `afterID`, at most `limit`.
-    func idsMatching(_ selection: JobSelection, for verb: ActionVerb, after afterID: Int64, limit: Int) async throws
+    func idsMatching(
+        _ selection: JobSelection, for verb: ActionVerb, after afterID: Int64, limit: Int
+    ) async throws
         -> [Int64]
 
     /// Records a new bulk action, not yet applied to any job.
@@ -183,7 +187,8 @@ public struct ActionRecord: Sendable, Hashable {
     public var isFinished: Bool { finishedAt != nil }
 
     public init(
-        id: Int64, verb: ActionVerb, actor: ActionActor, filter: String, selection: JobSelection, matched: Int, changed: Int, lastID: Int64, highestID: Int64, startedAt: Date, finishedAt: Date?
+        id: Int64, verb: ActionVerb, actor: ActionActor, filter: String, selection: JobSelection, matched: Int,
+        changed: Int, lastID: Int64, highestID: Int64, startedAt: Date, finishedAt: Date?
     ) {
         self.id = id
         self.verb = verb

@@ -90,8 +90,10 @@ extension JobPageRead.ValuePlace {
         case .input: "input"
         case .result: "result"
         case .error: "error"
-        case .stageValue(let attempt, let position): (attempt.map { "attempt-\($0)-" } ?? "") + "stage-\(position)-value"
-        case .stageError(let attempt, let position): (attempt.map { "attempt-\($0)-" } ?? "") + "stage-\(position)-error"
+        case .stageValue(let attempt, let position):
+            (attempt.map { "attempt-\($0)-" } ?? "") + "stage-\(position)-value"
+        case .stageError(let attempt, let position):
+            (attempt.map { "attempt-\($0)-" } ?? "") + "stage-\(position)-error"
         case .attemptResult(let attempt): "attempt-\(attempt)-result"
         case .attemptError(let attempt): "attempt-\(attempt)-error"
         }
@@ -135,8 +137,10 @@ extension JobPageRead.ValuePlace {
         case .input: ("jobs", "input", nil, nil)
         case .result: ("jobs", "result", nil, nil)
         case .error: ("jobs", "error", nil, nil)
-        case .stageValue(let attempt, let position): (attempt == nil ? "stages" : "stage_attempts", "value", attempt, position)
-        case .stageError(let attempt, let position): (attempt == nil ? "stages" : "stage_attempts", "error", attempt, position)
+        case .stageValue(let attempt, let position):
+            (attempt == nil ? "stages" : "stage_attempts", "value", attempt, position)
+        case .stageError(let attempt, let position):
+            (attempt == nil ? "stages" : "stage_attempts", "error", attempt, position)
         case .attemptResult(let attempt): ("job_attempts", "result", attempt, nil)
         case .attemptError(let attempt): ("job_attempts", "error", attempt, nil)
         }

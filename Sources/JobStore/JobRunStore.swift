@@ -82,7 +82,9 @@ extension JobRunStore {
 extension JobRunStore {
     public func claim(pool: String, owner: String, limit: Int, leaseDuration: Duration) async throws -> [ClaimedJob] {
         try await withCheckedThrowingContinuation { continuation in
-            claim(pool: pool, owner: owner, limit: limit, leaseDuration: leaseDuration) { continuation.resume(with: $0) }
+            claim(pool: pool, owner: owner, limit: limit, leaseDuration: leaseDuration) {
+                continuation.resume(with: $0)
+            }
         }
     }
 

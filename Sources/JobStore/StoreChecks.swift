@@ -12,7 +12,9 @@ extension NewJob {
             let which = jobs.count == 1 ? "the job" : "job \(index + 1) of the batch"
             try require(!job.definition.isEmpty, "\(which) has an empty definition name")
             try require(!job.pool.isEmpty, "\(which) (\(job.definition)) has an empty pool name")
-            try require(job.idempotencyKey?.isEmpty != true, "\(which) (\(job.definition)) has an empty idempotency key; pass none instead")
+            try require(
+                job.idempotencyKey?.isEmpty != true,
+                "\(which) (\(job.definition)) has an empty idempotency key; pass none instead")
             for (position, stage) in job.stages.enumerated() {
                 try require(
                     !stage.name.isEmpty && !stage.kind.isEmpty,
@@ -22,7 +24,8 @@ extension NewJob {
                 job.runAt.map(Timestamp.isStorable) != false && job.scheduledFor.map(Timestamp.isStorable) != false,
                 "\(which) (\(job.definition)) is to run past the latest time the store holds (9999-12-31)")
             try StoredValue.check(
-                job.input, "the input of \(which) (\(job.definition))", cap: cap, jobID: nil, remedy: StoredValue.smallerInput)
+                job.input, "the input of \(which) (\(job.definition))", cap: cap, jobID: nil,
+                remedy: StoredValue.smallerInput)
         }
     }
 }
@@ -73,7 +76,8 @@ extension JobStoreError {
     ) -> JobStoreError? {
         let target = fenceTarget(lease, position)
         guard let job else {
-            return JobStoreError(.jobNotFound, "cannot \(what) \(target): there is no such job (was it pruned?)", jobID: lease.jobID)
+            return JobStoreError(
+                .jobNotFound, "cannot \(what) \(target): there is no such job (was it pruned?)", jobID: lease.jobID)
         }
         guard job.state != JobState.running.rawValue || job.owner != lease.owner || job.claims != lease.claim else {
             return nil
@@ -132,7 +136,9 @@ extension JobStoreError {
     }
 
     package static func checkLeadership(role: String, owner: String, duration: Duration) throws {
-        guard !role.isEmpty && !owner.isEmpty else { throw JobStoreError(.invalidArgument, "leadership needs a role and an owner") }
+        guard !role.isEmpty && !owner.isEmpty else {
+            throw JobStoreError(.invalidArgument, "leadership needs a role and an owner")
+        }
         guard duration > .zero else {
             throw JobStoreError(.invalidArgument, "a leadership lease must last more than zero, not \(duration)")
         }
@@ -150,7 +156,9 @@ extension NewEvent {
     package static func requeued(_ id: Int64, owner: String, expiry: String) -> NewEvent {
         NewEvent(
             jobID: id, kind: "requeued",
-            message: "lease of \(owner) expired at \(expiry); job requeued, it resumes at its first stage without a fulfilled result")
+            message:
+                "lease of \(owner) expired at \(expiry); job requeued, it resumes at its first stage without a fulfilled result"
+        )
     }
 
     /// What `requeueExpiredLeases` tells of a job it cancelled.

@@ -25,10 +25,12 @@ package enum StoredValue {
     }
 
     /// What to do about a stage's value, result or error over the cap.
-    package static let printLess = "Make the stage print less — write big outputs to a file and print its path — "
+    package static let printLess =
+        "Make the stage print less — write big outputs to a file and print its path — "
         + "or raise store.value-cap in jobd.yaml (a restart applies it)."
     /// What to do about a job's input over the cap.
-    package static let smallerInput = "Give a smaller input — write a big one to a file and pass its path — "
+    package static let smallerInput =
+        "Give a smaller input — write a big one to a file and pass its path — "
         + "or raise store.value-cap in jobd.yaml (a restart applies it)."
 
     /// Refuses a value over the cap, before anything is written; `remedy`

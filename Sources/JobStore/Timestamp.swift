@@ -78,11 +78,11 @@ package enum Timestamp {
             return value
         }
         guard bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"),
-              bytes[10] == UInt8(ascii: "T") || bytes[10] == UInt8(ascii: " "),
-              bytes[13] == UInt8(ascii: ":"), bytes[16] == UInt8(ascii: ":"),
-              let year = number(0, 4), let month = number(5, 2), let day = number(8, 2),
-              let hour = number(11, 2), let minute = number(14, 2), let second = number(17, 2),
-              (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61
+            bytes[10] == UInt8(ascii: "T") || bytes[10] == UInt8(ascii: " "),
+            bytes[13] == UInt8(ascii: ":"), bytes[16] == UInt8(ascii: ":"),
+            let year = number(0, 4), let month = number(5, 2), let day = number(8, 2),
+            let hour = number(11, 2), let minute = number(14, 2), let second = number(17, 2),
+            (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61
         else { return nil }
         var millis: Int64 = 0
         var index = 19

@@ -1,8 +1,8 @@
+import JobStore
 import Locking
 internal import NIOCore
 internal import PostgresNIO
 import Synchronization
-import JobStore
 
 extension PostgresClient {
     /// Runs `body` on a pooled connection (set up by `settings` on its first
@@ -36,9 +36,11 @@ extension PostgresClient {
         try await withDeadline(timeout, timedOut: noConnection, lost: lost) { deadline in
             try await self.withConnection { connection in
                 let clock = StatementClock()
-                deadline.watch({ connection.isClosed }, silence: Silence(clock: clock, bound: silence, error: silent) {
-                    let _: EventLoopFuture<Void> = connection.close()
-                })
+                deadline.watch(
+                    { connection.isClosed },
+                    silence: Silence(clock: clock, bound: silence, error: silent) {
+                        let _: EventLoopFuture<Void> = connection.close()
+                    })
                 try await settings.prepare(connection, clock: clock)
                 return try await body(connection, clock)
             }
@@ -57,9 +59,11 @@ extension PostgresConnection {
     ) async throws -> T {
         try await withDeadline(nil, timedOut: lost, lost: lost) { deadline in
             let clock = StatementClock()
-            deadline.watch({ self.isClosed }, silence: Silence(clock: clock, bound: silence, error: silent) {
-                let _: EventLoopFuture<Void> = self.close()
-            })
+            deadline.watch(
+                { self.isClosed },
+                silence: Silence(clock: clock, bound: silence, error: silent) {
+                    let _: EventLoopFuture<Void> = self.close()
+                })
             return try await body(self, clock)
         }
     }

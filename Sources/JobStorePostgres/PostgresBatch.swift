@@ -127,12 +127,15 @@ struct PostgresBatchGroup {
             JOIN w ON st.job_id = w.job_id AND st.position = w.position
             """,
             starts.map(\.lease.jobID), starts.map { Int64($0.position) }, starts.map(\.lease.owner),
-            starts.map { Int64($0.lease.claim) }, starts.map { Int64($0.attempt) }, starts.map { Timestamp.text($0.at) },
+            starts.map { Int64($0.lease.claim) }, starts.map { Int64($0.attempt) },
+            starts.map { Timestamp.text($0.at) },
             starts.map(\.deferrable),
             decode: key)
     }
 
-    private static func writeResults(_ results: [(StageResult, StoredStageResult)], _ session: PostgresSession) async throws -> [[Int64]] {
+    private static func writeResults(
+        _ results: [(StageResult, StoredStageResult)], _ session: PostgresSession
+    ) async throws -> [[Int64]] {
         let values = results.map { PostgresStoredValue.split($0.1.value) }
         return try await session.rows(
             """
@@ -153,14 +156,17 @@ struct PostgresBatchGroup {
             results.map { Int64($0.0.lease.claim) }, results.map(\.1.state.rawValue), PostgresArray(values.map(\.text)),
             PostgresArray.bytes(values.map(\.bytes)), PostgresArray(results.map(\.1.error)),
             PostgresArray(results.map { $0.0.exitCode.map(Int64.init) }), results.map { Int64($0.0.attempt) },
-            PostgresArray(results.map { PostgresStoredValue.time($0.0.startedAt) }), results.map { Timestamp.text($0.0.at) },
+            PostgresArray(results.map { PostgresStoredValue.time($0.0.startedAt) }),
+            results.map { Timestamp.text($0.0.at) },
             PostgresArray(results.map(\.1.errorCode)),
             decode: key)
     }
 
     /// Resolves the jobs and, in the same statement, their stages: those
     /// never reached are skipped, one cut short is rejected (interrupted).
-    private static func writeFinishes(_ finishes: [(JobFinish, StoredJobFinish)], _ session: PostgresSession) async throws -> [Int64] {
+    private static func writeFinishes(
+        _ finishes: [(JobFinish, StoredJobFinish)], _ session: PostgresSession
+    ) async throws -> [Int64] {
         let values = finishes.map { PostgresStoredValue.split($0.1.result) }
         return try await session.rows(
             """
@@ -183,7 +189,8 @@ struct PostgresBatchGroup {
             SELECT id FROM done
             """,
             finishes.map(\.0.lease.jobID), finishes.map(\.0.lease.owner), finishes.map { Int64($0.0.lease.claim) },
-            finishes.map(\.1.state.rawValue), PostgresArray(values.map(\.text)), PostgresArray.bytes(values.map(\.bytes)),
+            finishes.map(\.1.state.rawValue), PostgresArray(values.map(\.text)),
+            PostgresArray.bytes(values.map(\.bytes)),
             PostgresArray(finishes.map(\.1.error)), finishes.map { Timestamp.text($0.0.at) },
             finishes.map { JobStoreError.interruptedMessage($0.1.state) },
             decode: { try PostgresIndexedRow($0).int64(0) })

@@ -1,11 +1,11 @@
 import Foundation
 import JobStore
+import JobValues
 import Locking
 internal import Logging
 internal import NIOCore
 internal import PostgresNIO
 import Synchronization
-import JobValues
 
 /// What the server is told on each pooled connection before its first use:
 /// how long a statement may wait for a lock another session holds
@@ -66,16 +66,18 @@ package struct PostgresTarget: Sendable, CustomStringConvertible {
         user = configuration.user
         database = configuration.database
         schema = configuration.schema
-        place = switch configuration.endpoint {
-        case let .tcp(host, port): "\(host.contains(":") ? "[\(host)]" : host):\(port)"
-        case let .unixSocket(path): path
-        }
+        place =
+            switch configuration.endpoint {
+            case let .tcp(host, port): "\(host.contains(":") ? "[\(host)]" : host):\(port)"
+            case let .unixSocket(path): path
+            }
         description = "PostgreSQL database \(database) at \(place) (user \(user), schema \(schema))"
     }
 
     /// `name` as an SQL identifier: as it is when it needs no quotes, else in double quotes.
     static func identifier(_ name: String) -> String {
-        let plain = name.first.map { $0 == "_" || ("a"..."z").contains($0) } == true
+        let plain =
+            name.first.map { $0 == "_" || ("a"..."z").contains($0) } == true
             && name.allSatisfy { $0 == "_" || ("a"..."z").contains($0) || ("0"..."9").contains($0) }
         return plain ? name : "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }

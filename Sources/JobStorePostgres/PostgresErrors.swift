@@ -1,10 +1,10 @@
 import Foundation
 import JobStore
+import JobValues
 internal import NIOCore
 internal import NIOPosix
 internal import NIOSSL
 internal import PostgresNIO
-import JobValues
 
 extension JobStoreError {
     /// Turns what postgres-nio (or the network) threw into a one-line
@@ -12,7 +12,9 @@ extension JobStoreError {
     /// names the database without its password; `creating`: the call
     /// creates or upgrades the schema (a missing privilege is then CREATE,
     /// not one on a table).
-    package static func wrapPostgres(_ error: any Error, target: PostgresTarget, doing what: String, creating: Bool = false) -> JobStoreError {
+    package static func wrapPostgres(
+        _ error: any Error, target: PostgresTarget, doing what: String, creating: Bool = false
+    ) -> JobStoreError {
         if let error = error as? JobStoreError { return error }
         if let error = error as? PSQLError { return wrap(error, target: target, doing: what, creating: creating) }
         if error is CancellationError {
@@ -24,7 +26,9 @@ extension JobStoreError {
         return unavailable(target, what, connectionDetail(error), underlying: error)
     }
 
-    private static func wrap(_ error: PSQLError, target: PostgresTarget, doing what: String, creating: Bool) -> JobStoreError {
+    private static func wrap(
+        _ error: PSQLError, target: PostgresTarget, doing what: String, creating: Bool
+    ) -> JobStoreError {
         switch error.code {
         case .server:
             return server(error, target: target, doing: what, creating: creating)
@@ -44,13 +48,16 @@ extension JobStoreError {
                 underlying: error)
         case .failedToAddSSLHandler, .receivedUnencryptedDataAfterSSLRequest:
             return JobStoreError(
-                .cannotOpen, "could not \(what): TLS to \(target) failed: \(error.underlying.map { "\($0)" } ?? "\(error.code)")",
+                .cannotOpen,
+                "could not \(what): TLS to \(target) failed: \(error.underlying.map { "\($0)" } ?? "\(error.code)")",
                 underlying: error)
         // clientClosedConnection: PostgresNIO closed a connection that
         // failed, with queries still queued on it (the store's own close
         // refuses writes before they reach a connection).
         case .serverClosedConnection, .clientClosedConnection, .connectionError, .uncleanShutdown, .queryCancelled:
-            if let underlying = error.underlying, let tls = tlsFailure(underlying, target: target, doing: what) { return tls }
+            if let underlying = error.underlying, let tls = tlsFailure(underlying, target: target, doing: what) {
+                return tls
+            }
             let detail = error.underlying.map(connectionDetail) ?? "the connection failed (\(error.code))"
             return unavailable(target, what, detail, underlying: error)
         default:
@@ -59,7 +66,9 @@ extension JobStoreError {
     }
 
     /// An error the server sent, by SQLSTATE.
-    private static func server(_ error: PSQLError, target: PostgresTarget, doing what: String, creating: Bool) -> JobStoreError {
+    private static func server(
+        _ error: PSQLError, target: PostgresTarget, doing what: String, creating: Bool
+    ) -> JobStoreError {
         let state = error.serverInfo?[.sqlState] ?? ""
         let message = error.serverInfo?[.message] ?? "server error"
         let detail = " (PostgreSQL \(state): \(message))"
@@ -84,7 +93,8 @@ extension JobStoreError {
                     + "jobd --check says which GRANT (docs/operations.md)",
                 underlying: error)
         case "42501":
-            let schema = target.schema, user = target.user
+            let schema = target.schema
+            let user = target.user
             return JobStoreError(
                 .permissionDenied,
                 "could not \(what) in \(target): permission denied\(detail). User \(user) must read and write every "
@@ -104,7 +114,8 @@ extension JobStoreError {
                 "could not \(what) in \(target): the statement ran out of time\(detail) (another session's lock, or "
                     + "a server that is overloaded); try again",
                 underlying: error)
-        case let code where code.hasPrefix("08") || code.hasPrefix("57P") || code == "53300" || code == "55000"
+        case let code
+        where code.hasPrefix("08") || code.hasPrefix("57P") || code == "53300" || code == "55000"
             || code == "25P03":
             return unavailable(target, what, "the server is not available\(detail)", underlying: error)
         case "40001", "40P01":
@@ -112,7 +123,8 @@ extension JobStoreError {
                 .busy, "could not \(what) in \(target): a conflict with another transaction\(detail); try again",
                 underlying: error)
         case "53100":
-            return JobStoreError(.diskFull, "could not \(what) in \(target): the server's disk is full\(detail)", underlying: error)
+            return JobStoreError(
+                .diskFull, "could not \(what) in \(target): the server's disk is full\(detail)", underlying: error)
         default:
             return JobStoreError(.database, "could not \(what) in \(target)\(detail)", underlying: error)
         }
@@ -130,11 +142,13 @@ extension JobStoreError {
                     + "the host name of the URL against it): connect by a name the certificate holds, or fix the certificate",
                 underlying: error)
         case let error as NIOSSLError:
-            let reason = "\(error)".contains("CERTIFICATE_VERIFY_FAILED")
+            let reason =
+                "\(error)".contains("CERTIFICATE_VERIFY_FAILED")
                 ? "its certificate is not signed by a trusted CA (sslmode=verify-full checks it against the system's "
                     + "CA roots, or the file sslrootcert= names: give the server's CA there)"
                 : "\(error)"
-            return JobStoreError(.cannotOpen, "could not \(what): TLS to \(target) failed: \(reason)", underlying: error)
+            return JobStoreError(
+                .cannotOpen, "could not \(what): TLS to \(target) failed: \(reason)", underlying: error)
         default:
             return nil
         }
@@ -162,9 +176,12 @@ extension JobStoreError {
         }
     }
 
-    static func unavailable(_ target: PostgresTarget, _ what: String, _ why: String, underlying: (any Error)? = nil) -> JobStoreError {
+    static func unavailable(
+        _ target: PostgresTarget, _ what: String, _ why: String, underlying: (any Error)? = nil
+    ) -> JobStoreError {
         JobStoreError(
-            .unavailable, "could not \(what): \(target) is unavailable: \(why). Check that the server runs and can be reached",
+            .unavailable,
+            "could not \(what): \(target) is unavailable: \(why). Check that the server runs and can be reached",
             underlying: underlying)
     }
 

@@ -13,7 +13,9 @@ extension PostgresJobStore: JobActionStore {
         }
     }
 
-    public func countMatching(_ selection: JobSelection, for verb: ActionVerb, ids: ClosedRange<Int64>) async throws
+    public func countMatching(
+        _ selection: JobSelection, for verb: ActionVerb, ids: ClosedRange<Int64>
+    ) async throws
         -> (count: Int, highestID: Int64)
     {
         var binds = PostgresBindings()
@@ -21,17 +23,22 @@ extension PostgresJobStore: JobActionStore {
         binds.append(ids.upperBound)
         let conditions = Self.conditions(selection, verb, &binds)
         return try await read(doing: "count the jobs to \(verb.rawValue)") { [binds] session in
-            let count = try await session.rows(
-                session.query("SELECT count(*) FROM {s}.jobs WHERE id BETWEEN $1 AND $2 AND \(conditions)", binds: binds)
-            ) { try PostgresIndexedRow($0).int(0) }.first ?? 0
-            let highest = try await session.firstRow("SELECT coalesce(max(id), 0) FROM {s}.jobs") {
-                try PostgresIndexedRow($0).int64(0)
-            } ?? 0
+            let count =
+                try await session.rows(
+                    session.query(
+                        "SELECT count(*) FROM {s}.jobs WHERE id BETWEEN $1 AND $2 AND \(conditions)", binds: binds)
+                ) { try PostgresIndexedRow($0).int(0) }.first ?? 0
+            let highest =
+                try await session.firstRow("SELECT coalesce(max(id), 0) FROM {s}.jobs") {
+                    try PostgresIndexedRow($0).int64(0)
+                } ?? 0
             return (count, highest)
         }
     }
 
-    public func idsMatching(_ selection: JobSelection, for verb: ActionVerb, after afterID: Int64, limit: Int) async throws
+    public func idsMatching(
+        _ selection: JobSelection, for verb: ActionVerb, after afterID: Int64, limit: Int
+    ) async throws
         -> [Int64]
     {
         try Self.require(limit > 0, "a page of ids holds at least one id, not \(limit)")
@@ -41,7 +48,8 @@ extension PostgresJobStore: JobActionStore {
         let conditions = Self.conditions(selection, verb, &binds)
         return try await read(doing: "list the jobs to \(verb.rawValue)") { [binds] session in
             try await session.rows(
-                session.query("SELECT id FROM {s}.jobs WHERE id > $1 AND \(conditions) ORDER BY id LIMIT $2", binds: binds)
+                session.query(
+                    "SELECT id FROM {s}.jobs WHERE id > $1 AND \(conditions) ORDER BY id LIMIT $2", binds: binds)
             ) { try PostgresIndexedRow($0).int64(0) }
         }
     }
@@ -58,9 +66,10 @@ extension PostgresJobStore: JobActionStore {
             "a batch holds 1 to \(ActionRecord.maxBatchSize) jobs, not \(batchSize)")
         return try await write(atomic: true) { session in
             // The row lock makes runs of one action from several processes take turns.
-            guard let action = try await session.firstRow(
-                "SELECT \(PGActionColumns.list) FROM {s}.actions WHERE id = $1 FOR UPDATE", id,
-                decode: PGActionColumns.record)
+            guard
+                let action = try await session.firstRow(
+                    "SELECT \(PGActionColumns.list) FROM {s}.actions WHERE id = $1 FOR UPDATE", id,
+                    decode: PGActionColumns.record)
             else {
                 throw JobStoreError(.invalidArgument, "there is no action \(id)")
             }
@@ -96,14 +105,15 @@ extension PostgresJobStore: JobActionStore {
                 if action.verb != .delete { try await Self.recordEvents(for: ids, of: action, session) }
             }
             let finished = ids.count < batchSize
-            guard let updated = try await session.firstRow(
-                """
-                UPDATE {s}.actions SET changed = changed + $1, last_id = $2,
-                    finished_at = CASE WHEN $3 THEN now() END
-                WHERE id = $4
-                RETURNING \(PGActionColumns.list)
-                """, ids.count, finished ? action.highestID : ids.last ?? action.lastID, finished, id,
-                decode: PGActionColumns.record)
+            guard
+                let updated = try await session.firstRow(
+                    """
+                    UPDATE {s}.actions SET changed = changed + $1, last_id = $2,
+                        finished_at = CASE WHEN $3 THEN now() END
+                    WHERE id = $4
+                    RETURNING \(PGActionColumns.list)
+                    """, ids.count, finished ? action.highestID : ids.last ?? action.lastID, finished, id,
+                    decode: PGActionColumns.record)
             else {
                 throw JobStoreError(.database, "action \(id) vanished while it ran")
             }
@@ -111,7 +121,9 @@ extension PostgresJobStore: JobActionStore {
         }
     }
 
-    public func recordSingleAction(_ verb: ActionVerb, job id: Int64, by actor: ActionActor) async throws -> ActionRecord {
+    public func recordSingleAction(
+        _ verb: ActionVerb, job id: Int64, by actor: ActionActor
+    ) async throws -> ActionRecord {
         try await write(atomic: true) { session in
             let start = ActionStart(
                 verb: verb, actor: actor, filter: "job \(id)", selection: JobSelection(jobID: id), matched: 1,
@@ -134,7 +146,9 @@ extension PostgresJobStore: JobActionStore {
     // MARK: The statements
 
     /// `selection` as SQL conditions on `jobs`, its values appended to `binds`.
-    private static func conditions(_ selection: JobSelection, _ verb: ActionVerb, _ binds: inout PostgresBindings) -> String {
+    private static func conditions(
+        _ selection: JobSelection, _ verb: ActionVerb, _ binds: inout PostgresBindings
+    ) -> String {
         let states = selection.states(for: verb)
         guard !states.isEmpty else { return "false" }
         binds.append(states.map(\.rawValue))
@@ -179,9 +193,11 @@ extension PostgresJobStore: JobActionStore {
                     CASE WHEN $16 THEN now() END, $17)
             RETURNING \(PGActionColumns.list)
             """,
-            start.verb.rawValue, start.actor.name, start.actor.uid.map(Int64.init), start.actor.origin, start.filter, selection.jobID,
+            start.verb.rawValue, start.actor.name, start.actor.uid.map(Int64.init), start.actor.origin, start.filter,
+            selection.jobID,
             JobSelection.statesText(selection.states), selection.definition, selection.key,
-            selection.createdSince.map(Timestamp.text), selection.createdUntil.map(Timestamp.text), start.matched, changed,
+            selection.createdSince.map(Timestamp.text), selection.createdUntil.map(Timestamp.text), start.matched,
+            changed,
             finished ? start.highestID : Int64(0), start.highestID, finished, selection.match,
             decode: PGActionColumns.record)
         guard let row else { throw JobStoreError(.database, "the new action was not written") }
@@ -238,7 +254,8 @@ extension PostgresJobStore: JobActionStore {
         }
     }
 
-    private static func recordEvents(for ids: [Int64], of action: ActionRecord, _ session: PostgresSession) async throws {
+    private static func recordEvents(for ids: [Int64], of action: ActionRecord, _ session: PostgresSession) async throws
+    {
         try await session.execute(
             """
             INSERT INTO {s}.events (job_id, position, kind, message, action_id)
@@ -259,11 +276,13 @@ enum PGActionColumns {
         let row = PostgresIndexedRow(row)
         return ActionRecord(
             id: try row.int64(0), verb: ActionVerb(rawValue: try row.text(1) ?? "") ?? .retry,
-            actor: ActionActor(name: try row.text(2) ?? "", uid: try row.optionalInt64(3).map { Int($0) },
-                               origin: try row.text(4) ?? ""),
+            actor: ActionActor(
+                name: try row.text(2) ?? "", uid: try row.optionalInt64(3).map { Int($0) },
+                origin: try row.text(4) ?? ""),
             filter: try row.text(5) ?? "",
             selection: JobSelection(
-                jobID: try row.optionalInt64(6), states: JobSelection.states(try row.text(7)), definition: try row.text(8), key: try row.text(9),
+                jobID: try row.optionalInt64(6), states: JobSelection.states(try row.text(7)),
+                definition: try row.text(8), key: try row.text(9),
                 createdSince: try row.date(10), createdUntil: try row.date(11), match: try row.text(18)),
             matched: try row.int(12), changed: try row.int(13),
             lastID: try row.int64(14), highestID: try row.int64(15),

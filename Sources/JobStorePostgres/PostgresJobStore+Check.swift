@@ -1,8 +1,8 @@
 import Foundation
 import JobStore
+import JobValues
 internal import Logging
 internal import PostgresNIO
-import JobValues
 
 extension PostgresJobStore {
     /// What ``check(_:)`` found: the database can be used as it is, or
@@ -30,11 +30,13 @@ extension PostgresJobStore {
         }
 
         public var description: String {
-            let state = switch schemaVersion {
-            case 0: "schema \(schema) not created yet (jobd creates it at its first start)"
-            case latestVersion: "schema \(schema) at version \(schemaVersion)"
-            default: "schema \(schema) at version \(schemaVersion) (jobd upgrades it to \(latestVersion) at its start)"
-            }
+            let state =
+                switch schemaVersion {
+                case 0: "schema \(schema) not created yet (jobd creates it at its first start)"
+                case latestVersion: "schema \(schema) at version \(schemaVersion)"
+                default:
+                    "schema \(schema) at version \(schemaVersion) (jobd upgrades it to \(latestVersion) at its start)"
+                }
             return "PostgreSQL \(serverVersion), \(state); this host's wall clock is \(clockText) the server's"
         }
     }
@@ -63,7 +65,9 @@ extension PostgresJobStore {
             let latest = PostgresSchema.latestVersion
             if version > latest { throw migrator.tooNew(version, latest: latest) }
             try await checkPrivileges(session, version: version, latest: latest, target: target)
-            let server = try await session.firstRow("SELECT current_setting('server_version')") { try $0.decode(String.self) }
+            let server = try await session.firstRow("SELECT current_setting('server_version')") {
+                try $0.decode(String.self)
+            }
             let sent = ContinuousClock.now
             let serverTime = try await session.firstRow("SELECT clock_timestamp()") { try $0.decode(Date.self) }
             let trip = ContinuousClock.now - sent
@@ -71,7 +75,8 @@ extension PostgresJobStore {
             let skew = serverTime.map { Date().addingTimeInterval(-trip.timeInterval / 2).timeIntervalSince($0) } ?? 0
             try? await connection.close()
             return CheckReport(
-                serverVersion: server ?? "?", schemaVersion: version, latestVersion: latest, schema: configuration.schema,
+                serverVersion: server ?? "?", schemaVersion: version, latestVersion: latest,
+                schema: configuration.schema,
                 clockSkew: skew)
         } catch {
             try? await connection.close()
@@ -80,16 +85,25 @@ extension PostgresJobStore {
     }
 
     /// What the user lacks to create (`version` 0), upgrade or use the schema.
-    static func checkPrivileges(_ session: PostgresSession, version: Int, latest: Int, target: PostgresTarget) async throws {
+    static func checkPrivileges(
+        _ session: PostgresSession, version: Int, latest: Int, target: PostgresTarget
+    ) async throws {
         let schema = session.schema
         let user = try await session.firstRow("SELECT current_user::text") { try $0.decode(String.self) } ?? "?"
         let exists = try await session.execute("SELECT 1 FROM pg_namespace WHERE nspname = $1", schema) > 0
         if version < latest {
-            let may = exists
-                ? try await session.firstRow("SELECT has_schema_privilege($1, 'CREATE')", schema) { try $0.decode(Bool.self) }
-                : try await session.firstRow("SELECT has_database_privilege(current_database(), 'CREATE')") { try $0.decode(Bool.self) }
+            let may =
+                exists
+                ? try await session.firstRow("SELECT has_schema_privilege($1, 'CREATE')", schema) {
+                    try $0.decode(Bool.self)
+                }
+                : try await session.firstRow("SELECT has_database_privilege(current_database(), 'CREATE')") {
+                    try $0.decode(Bool.self)
+                }
             if may != true {
-                let grant = exists ? "GRANT CREATE ON SCHEMA \(schema) TO \(user) (or make \(user) its owner)"
+                let grant =
+                    exists
+                    ? "GRANT CREATE ON SCHEMA \(schema) TO \(user) (or make \(user) its owner)"
                     : "GRANT CREATE ON DATABASE \(PostgresTarget.identifier(target.database)) TO \(PostgresTarget.identifier(user)), or create the schema for it: CREATE SCHEMA \(schema) AUTHORIZATION \(user)"
                 throw JobStoreError(
                     .permissionDenied,
@@ -103,7 +117,8 @@ extension PostgresJobStore {
                 SELECT c.relname::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
                 WHERE n.nspname = $1 AND c.relkind = 'r' AND NOT pg_has_role(c.relowner, 'USAGE')
                 ORDER BY 1
-                """, schema) { try $0.decode(String.self) }
+                """, schema
+            ) { try $0.decode(String.self) }
             if !foreign.isEmpty {
                 throw JobStoreError(
                     .permissionDenied,
@@ -119,10 +134,15 @@ extension PostgresJobStore {
                 (c.relkind = 'r' AND NOT has_table_privilege(c.oid, 'SELECT, INSERT, UPDATE, DELETE'))
                 OR (c.relkind = 'S' AND NOT has_sequence_privilege(c.oid, 'USAGE')))
             ORDER BY 1
-            """, schema) { try $0.decode(String.self) }
-        let usage = try await session.firstRow("SELECT has_schema_privilege($1, 'USAGE')", schema) { try $0.decode(Bool.self) }
+            """, schema
+        ) { try $0.decode(String.self) }
+        let usage = try await session.firstRow("SELECT has_schema_privilege($1, 'USAGE')", schema) {
+            try $0.decode(Bool.self)
+        }
         if usage != true || !lacking.isEmpty {
-            let what = usage != true ? "the schema \(schema) itself (USAGE)" : lacking.map { "\(schema).\($0)" }.joined(separator: ", ")
+            let what =
+                usage != true
+                ? "the schema \(schema) itself (USAGE)" : lacking.map { "\(schema).\($0)" }.joined(separator: ", ")
             throw JobStoreError(
                 .permissionDenied,
                 "user \(user) may not read and write \(what) in \(target): GRANT USAGE ON SCHEMA \(schema) TO \(user); "

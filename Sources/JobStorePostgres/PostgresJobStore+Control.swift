@@ -1,7 +1,7 @@
 import Foundation
 import JobStore
-internal import PostgresNIO
 import JobValues
+internal import PostgresNIO
 
 extension PostgresJobStore {
     public func requestCancellation(of id: Int64) async throws -> CancellationOutcome {
@@ -35,8 +35,10 @@ extension PostgresJobStore {
 
     public func retry(_ id: Int64, delay: Duration) async throws -> Job {
         try await write(atomic: true) { session in
-            guard let job = try await session.firstRow(
-                "SELECT \(PostgresQueryColumns.job) FROM {s}.jobs WHERE id = $1 FOR UPDATE", id, decode: PostgresQueryColumns.job)
+            guard
+                let job = try await session.firstRow(
+                    "SELECT \(PostgresQueryColumns.job) FROM {s}.jobs WHERE id = $1 FOR UPDATE", id,
+                    decode: PostgresQueryColumns.job)
             else {
                 throw JobStoreError(.jobNotFound, "cannot retry job \(id): there is no such job", jobID: id)
             }
@@ -61,14 +63,15 @@ extension PostgresJobStore {
                     error_code = NULL, attempts = 0, started_at = NULL, finished_at = NULL
                 WHERE job_id = $1
                 """, id)
-            guard let updated = try await session.firstRow(
-                """
-                UPDATE {s}.jobs SET state = 'pending', attempt = attempt + 1, result = NULL, result_bytes = NULL,
-                    error = NULL, cancel_requested = false, lease_owner = NULL, lease_expires_at = NULL,
-                    run_at = now() + $1::float8 * interval '1 millisecond', started_at = NULL, finished_at = NULL
-                WHERE id = $2
-                RETURNING \(PostgresQueryColumns.job)
-                """, Double(delay.milliseconds), id, decode: PostgresQueryColumns.job)
+            guard
+                let updated = try await session.firstRow(
+                    """
+                    UPDATE {s}.jobs SET state = 'pending', attempt = attempt + 1, result = NULL, result_bytes = NULL,
+                        error = NULL, cancel_requested = false, lease_owner = NULL, lease_expires_at = NULL,
+                        run_at = now() + $1::float8 * interval '1 millisecond', started_at = NULL, finished_at = NULL
+                    WHERE id = $2
+                    RETURNING \(PostgresQueryColumns.job)
+                    """, Double(delay.milliseconds), id, decode: PostgresQueryColumns.job)
             else {
                 throw JobStoreError(.database, "job \(id) vanished while being retried", jobID: id)
             }
@@ -106,7 +109,8 @@ extension PostgresJobStore {
         try JobStoreError.checkLeadership(role: role, owner: owner, duration: duration)
         // Outside the writer's queue, as a lease renewal: a write held up by
         // a locked row does not hold the leader lease up with it.
-        return try await read(doing: "take the \(role) leader lease", silence: Self.silence(renewing: duration)) { session in
+        return try await read(doing: "take the \(role) leader lease", silence: Self.silence(renewing: duration)) {
+            session in
             // Taken when free, expired, or already ours (then renewed), by the server's clock.
             let holder = try await session.firstRow(
                 """

@@ -9,7 +9,8 @@ extension PostgresJobStore {
     /// down to its minute) to before `end`; minutes without any are absent.
     /// Reads the `jobs_finished` index for the range.
     public func resolvedPerMinute(from start: Date, to end: Date) async throws -> [ResolvedMinute] {
-        let from = PostgresStoredValue.time(Date(timeIntervalSince1970: (start.timeIntervalSince1970 / 60).rounded(.down) * 60))
+        let from = PostgresStoredValue.time(
+            Date(timeIntervalSince1970: (start.timeIntervalSince1970 / 60).rounded(.down) * 60))
         let to = PostgresStoredValue.time(end)
         return try await read(doing: "count the jobs resolved per minute") { session in
             try await session.rows(
@@ -21,7 +22,9 @@ extension PostgresJobStore {
                 """, from, to
             ) { row -> ResolvedMinute? in
                 let row = PostgresIndexedRow(row)
-                guard let minute = try row.date(0), let state = try row.text(1).flatMap(JobState.init(rawValue:)) else { return nil }
+                guard let minute = try row.date(0), let state = try row.text(1).flatMap(JobState.init(rawValue:)) else {
+                    return nil
+                }
                 return ResolvedMinute(minute: minute, state: state, count: try row.int(2))
             }.compactMap { $0 }
         }
@@ -113,7 +116,10 @@ extension PostgresJobStore {
             ) { row -> (Stage, Int?, Int?) in
                 let stage = try PostgresQueryColumns.stage(row)
                 let raw = PostgresIndexedRow(row)
-                return (stage, try cut(raw, 13, shown: stage.value), try cut(raw, 14, shown: stage.error.map { Data($0.utf8) }))
+                return (
+                    stage, try cut(raw, 13, shown: stage.value),
+                    try cut(raw, 14, shown: stage.error.map { Data($0.utf8) })
+                )
             }
             var cuts: [Place: Int] = [:]
             for (stage, value, error) in rows {
@@ -144,7 +150,8 @@ extension PostgresJobStore {
             let stateText = try row.text(1) ?? ""
             guard let state = JobState(rawValue: stateText) else {
                 throw JobStoreError(
-                    .corrupt, "attempt \(attempt) of job \(query.id) has the unknown state '\(stateText)'", jobID: query.id)
+                    .corrupt, "attempt \(attempt) of job \(query.id) has the unknown state '\(stateText)'",
+                    jobID: query.id)
             }
             let result = try row.value(2)
             let error = try row.text(4)
@@ -171,7 +178,8 @@ extension PostgresJobStore {
             """
             SELECT id, job_id, position, left(kind, $1), left(message, $1), created_at FROM {s}.events
             WHERE job_id = $2 AND id < $3 ORDER BY id DESC LIMIT $4
-            """, textCharacters, query.id, query.eventsBefore ?? Int64.max, query.eventLimit, decode: PostgresQueryColumns.event
+            """, textCharacters, query.id, query.eventsBefore ?? Int64.max, query.eventLimit,
+            decode: PostgresQueryColumns.event
         ).reversed()
         let eventCount = try await count("events")
 
@@ -195,7 +203,8 @@ extension PostgresJobStore {
             var values: [(any PostgresThrowingDynamicTypeEncodable)?] = [id]
             if let attempt { values.append(attempt) }
             if let position { values.append(position) }
-            return try await session.rows(try session.query(sql, values)) { try PostgresIndexedRow($0).value(0) }.first ?? nil
+            return try await session.rows(try session.query(sql, values)) { try PostgresIndexedRow($0).value(0) }.first
+                ?? nil
         }
     }
 }

@@ -1,40 +1,43 @@
 import Foundation
 import JobStore
-internal import PostgresNIO
 import JobValues
+internal import PostgresNIO
 
 extension PostgresJobStore {
     public func claim(
         pool: String, owner: String, limit: Int, leaseDuration: Duration,
         completion: @escaping @Sendable (Result<[ClaimedJob], any Error>) -> Void
     ) {
-        writer.enqueue(atomic: false, { session in
-            try JobStoreError.checkClaim(pool: pool, owner: owner, limit: limit, leaseDuration: leaseDuration)
-            // SKIP LOCKED: jobs another host is claiming right now are left
-            // to it, without waiting for its transaction.
-            let jobs = try await session.rows(
-                """
-                WITH picked AS (
-                    SELECT id AS picked_id FROM {s}.jobs
-                    WHERE state = 'pending' AND pool = $1 AND run_at <= now()
-                    ORDER BY priority DESC, run_at, id
-                    LIMIT $2
-                    FOR UPDATE SKIP LOCKED)
-                UPDATE {s}.jobs
-                SET state = 'running', lease_owner = $3, lease_expires_at = now() + $4::float8 * interval '1 millisecond',
-                    claims = claims + 1, started_at = coalesce(started_at, now())
-                FROM picked WHERE id = picked_id
-                RETURNING \(PostgresQueryColumns.job)
-                """,
-                pool, limit, owner, Double(leaseDuration.milliseconds), decode: PostgresQueryColumns.job
-            ).sorted { ($0.priority, $1.runAt, $1.id) > ($1.priority, $0.runAt, $0.id) }
-            guard !jobs.isEmpty else { return [] }
-            let stages = try await Self.stages(of: jobs.map(\.id), session)
-            return jobs.map { job in
-                let lease = Lease(jobID: job.id, owner: owner, claim: job.claims, expiresAt: job.leaseExpiresAt ?? job.runAt)
-                return ClaimedJob(job: job, stages: stages[job.id] ?? [], lease: lease)
-            }
-        }, completion: completion)
+        writer.enqueue(
+            atomic: false,
+            { session in
+                try JobStoreError.checkClaim(pool: pool, owner: owner, limit: limit, leaseDuration: leaseDuration)
+                // SKIP LOCKED: jobs another host is claiming right now are left
+                // to it, without waiting for its transaction.
+                let jobs = try await session.rows(
+                    """
+                    WITH picked AS (
+                        SELECT id AS picked_id FROM {s}.jobs
+                        WHERE state = 'pending' AND pool = $1 AND run_at <= now()
+                        ORDER BY priority DESC, run_at, id
+                        LIMIT $2
+                        FOR UPDATE SKIP LOCKED)
+                    UPDATE {s}.jobs
+                    SET state = 'running', lease_owner = $3, lease_expires_at = now() + $4::float8 * interval '1 millisecond',
+                        claims = claims + 1, started_at = coalesce(started_at, now())
+                    FROM picked WHERE id = picked_id
+                    RETURNING \(PostgresQueryColumns.job)
+                    """,
+                    pool, limit, owner, Double(leaseDuration.milliseconds), decode: PostgresQueryColumns.job
+                ).sorted { ($0.priority, $1.runAt, $1.id) > ($1.priority, $0.runAt, $0.id) }
+                guard !jobs.isEmpty else { return [] }
+                let stages = try await Self.stages(of: jobs.map(\.id), session)
+                return jobs.map { job in
+                    let lease = Lease(
+                        jobID: job.id, owner: owner, claim: job.claims, expiresAt: job.leaseExpiresAt ?? job.runAt)
+                    return ClaimedJob(job: job, stages: stages[job.id] ?? [], lease: lease)
+                }
+            }, completion: completion)
     }
 
     /// The stages of `jobs`, in order, by job.
@@ -61,7 +64,9 @@ extension PostgresJobStore {
         } catch {
             return completion(.failure(error))
         }
-        guard !leases.isEmpty else { return completion(.success(LeaseRenewal(renewed: [], lost: [], cancellationRequested: []))) }
+        guard !leases.isEmpty else {
+            return completion(.success(LeaseRenewal(renewed: [], lost: [], cancellationRequested: [])))
+        }
         Task {
             do {
                 completion(.success(try await renew(leases, leaseDuration: leaseDuration)))
@@ -92,7 +97,8 @@ extension PostgresJobStore {
                            AND lease_owner = lease.owner AND claims = lease.claim)
                 FROM lease LEFT JOIN renewed ON renewed.id = lease.job_id
                 """,
-                Double(leaseDuration.milliseconds), leases.map(\.jobID), leases.map(\.owner), leases.map { Int64($0.claim) }
+                Double(leaseDuration.milliseconds), leases.map(\.jobID), leases.map(\.owner),
+                leases.map { Int64($0.claim) }
             ) { row -> (Int64, (renewed: Bool, cancel: Bool, expiry: Date?, locked: Bool)) in
                 let row = PostgresIndexedRow(row)
                 return (try row.int64(0), (try row.bool(1), try row.bool(2), try row.date(3), try row.bool(4)))
@@ -103,7 +109,11 @@ extension PostgresJobStore {
         for lease in leases {
             guard let row = byID[lease.jobID], row.renewed else {
                 // Still ours, its row locked by another session: looked at again next time.
-                if byID[lease.jobID]?.locked == true { renewal.heldUp.append(lease.jobID) } else { renewal.lost.append(lease.jobID) }
+                if byID[lease.jobID]?.locked == true {
+                    renewal.heldUp.append(lease.jobID)
+                } else {
+                    renewal.lost.append(lease.jobID)
+                }
                 continue
             }
             var renewed = lease
@@ -125,42 +135,48 @@ extension PostgresJobStore {
         sparing: [Lease], completion: @escaping @Sendable (Result<[Int64], any Error>) -> Void
     ) {
         let spared = Set(sparing.map(SparedLease.init))
-        writer.enqueue(atomic: true, { session in
-            // Jobs whose writer holds a lock now are alive: skipped, looked at next time.
-            let expired = try await session.rows(
-                """
-                SELECT id, cancel_requested, lease_owner, lease_expires_at, pool, claims FROM {s}.jobs
-                WHERE state = 'running' AND lease_expires_at < now()
-                ORDER BY id
-                FOR UPDATE SKIP LOCKED
-                """
-            ) { row -> (id: Int64, cancel: Bool, owner: String, expiry: String, pool: String, claim: Int) in
-                let row = PostgresIndexedRow(row)
-                return (try row.int64(0), try row.bool(1), try row.text(2) ?? "?",
-                        try row.date(3).map(Timestamp.text) ?? "?", try row.text(4) ?? "", try row.int(5))
-            }.filter { !spared.contains(SparedLease(jobID: $0.id, owner: $0.owner, claim: $0.claim)) }
-            var pools: Set<String> = []
-            for job in expired {
-                if job.cancel {
-                    try await Self.resolveStages(of: job.id, as: .cancelled, session)
-                    try await session.execute(
-                        """
-                        UPDATE {s}.jobs SET state = 'cancelled', lease_expires_at = NULL, finished_at = now(),
-                            error = 'cancelled: its lease expired while a cancellation was requested'
-                        WHERE id = $1
-                        """, job.id)
-                    try await Self.insertEvent(.cancelledAtExpiry(job.id, owner: job.owner, expiry: job.expiry), session)
-                } else {
-                    try await session.execute("UPDATE {s}.jobs SET state = 'pending', lease_expires_at = NULL WHERE id = $1", job.id)
-                    try await session.execute(
-                        "UPDATE {s}.stages SET state = 'pending' WHERE job_id = $1 AND state = 'running'", job.id)
-                    try await Self.insertEvent(.requeued(job.id, owner: job.owner, expiry: job.expiry), session)
-                    pools.insert(job.pool)
+        writer.enqueue(
+            atomic: true,
+            { session in
+                // Jobs whose writer holds a lock now are alive: skipped, looked at next time.
+                let expired = try await session.rows(
+                    """
+                    SELECT id, cancel_requested, lease_owner, lease_expires_at, pool, claims FROM {s}.jobs
+                    WHERE state = 'running' AND lease_expires_at < now()
+                    ORDER BY id
+                    FOR UPDATE SKIP LOCKED
+                    """
+                ) { row -> (id: Int64, cancel: Bool, owner: String, expiry: String, pool: String, claim: Int) in
+                    let row = PostgresIndexedRow(row)
+                    return (
+                        try row.int64(0), try row.bool(1), try row.text(2) ?? "?",
+                        try row.date(3).map(Timestamp.text) ?? "?", try row.text(4) ?? "", try row.int(5)
+                    )
+                }.filter { !spared.contains(SparedLease(jobID: $0.id, owner: $0.owner, claim: $0.claim)) }
+                var pools: Set<String> = []
+                for job in expired {
+                    if job.cancel {
+                        try await Self.resolveStages(of: job.id, as: .cancelled, session)
+                        try await session.execute(
+                            """
+                            UPDATE {s}.jobs SET state = 'cancelled', lease_expires_at = NULL, finished_at = now(),
+                                error = 'cancelled: its lease expired while a cancellation was requested'
+                            WHERE id = $1
+                            """, job.id)
+                        try await Self.insertEvent(
+                            .cancelledAtExpiry(job.id, owner: job.owner, expiry: job.expiry), session)
+                    } else {
+                        try await session.execute(
+                            "UPDATE {s}.jobs SET state = 'pending', lease_expires_at = NULL WHERE id = $1", job.id)
+                        try await session.execute(
+                            "UPDATE {s}.stages SET state = 'pending' WHERE job_id = $1 AND state = 'running'", job.id)
+                        try await Self.insertEvent(.requeued(job.id, owner: job.owner, expiry: job.expiry), session)
+                        pools.insert(job.pool)
+                    }
                 }
-            }
-            for pool in pools.sorted() { try await session.notify(.runnable(pool: pool)) }
-            return expired.map(\.id)
-        }, completion: completion)
+                for pool in pools.sorted() { try await session.notify(.runnable(pool: pool)) }
+                return expired.map(\.id)
+            }, completion: completion)
     }
 
     public func leaseOwners() async throws -> [String: Int] {

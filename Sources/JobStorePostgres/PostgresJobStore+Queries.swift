@@ -5,8 +5,10 @@ internal import PostgresNIO
 extension PostgresJobStore {
     public func job(_ id: Int64) async throws -> JobDetail? {
         try await read(doing: "read job \(id)") { session in
-            guard let job = try await session.firstRow(
-                "SELECT \(PostgresQueryColumns.job) FROM {s}.jobs WHERE id = $1", id, decode: PostgresQueryColumns.job)
+            guard
+                let job = try await session.firstRow(
+                    "SELECT \(PostgresQueryColumns.job) FROM {s}.jobs WHERE id = $1", id,
+                    decode: PostgresQueryColumns.job)
             else { return nil }
             return JobDetail(job: job, stages: try await Self.stages(of: [id], session)[id] ?? [])
         }
@@ -54,7 +56,8 @@ extension PostgresJobStore {
     public func events(of jobID: Int64) async throws -> [JobEvent] {
         try await read(doing: "read the events of job \(jobID)") { session in
             try await session.rows(
-                "SELECT \(PostgresQueryColumns.event) FROM {s}.events WHERE job_id = $1 ORDER BY id", jobID, decode: PostgresQueryColumns.event)
+                "SELECT \(PostgresQueryColumns.event) FROM {s}.events WHERE job_id = $1 ORDER BY id", jobID,
+                decode: PostgresQueryColumns.event)
         }
     }
 
@@ -63,7 +66,9 @@ extension PostgresJobStore {
             let stages = try await session.rows(
                 "SELECT \(PostgresQueryColumns.stage), attempt FROM {s}.stage_attempts WHERE job_id = $1 ORDER BY attempt, position",
                 jobID
-            ) { row in (try PostgresIndexedRow(row).int(PostgresQueryColumns.stageCount), try PostgresQueryColumns.stage(row)) }
+            ) { row in
+                (try PostgresIndexedRow(row).int(PostgresQueryColumns.stageCount), try PostgresQueryColumns.stage(row))
+            }
             let stagesByAttempt = Dictionary(grouping: stages, by: \.0).mapValues { $0.map(\.1) }
             return try await session.rows(
                 """
@@ -75,7 +80,9 @@ extension PostgresJobStore {
                 let attempt = try row.int(0)
                 let stateText = try row.text(1) ?? ""
                 guard let state = JobState(rawValue: stateText) else {
-                    throw JobStoreError(.corrupt, "attempt \(attempt) of job \(jobID) has the unknown state '\(stateText)'", jobID: jobID)
+                    throw JobStoreError(
+                        .corrupt, "attempt \(attempt) of job \(jobID) has the unknown state '\(stateText)'",
+                        jobID: jobID)
                 }
                 return JobAttempt(
                     jobID: jobID, attempt: attempt, state: state, result: try row.value(2), error: try row.text(4),
@@ -86,11 +93,13 @@ extension PostgresJobStore {
 
     public func nextRunAt(pool: String, completion: @escaping @Sendable (Result<Date?, any Error>) -> Void) {
         // On the writer, so it sees every claim made before it.
-        writer.enqueue(atomic: false, { session in
-            try await session.firstRow(
-                "SELECT min(run_at) FROM {s}.jobs WHERE state = 'pending' AND pool = $1", pool
-            ) { try PostgresIndexedRow($0).date(0) } ?? nil
-        }, completion: completion)
+        writer.enqueue(
+            atomic: false,
+            { session in
+                try await session.firstRow(
+                    "SELECT min(run_at) FROM {s}.jobs WHERE state = 'pending' AND pool = $1", pool
+                ) { try PostgresIndexedRow($0).date(0) } ?? nil
+            }, completion: completion)
     }
 
     public func countJobs(in states: Set<JobState>) async throws -> [JobState: Int] {

@@ -1,5 +1,5 @@
-internal import PostgresNIO
 import JobStore
+internal import PostgresNIO
 
 /// For jobd's own benchmark and tests only (`@_spi(Maintenance) import JobStore`):
 /// raw SQL in the store's schema (`search_path` set to it). Not part of the store's API.
@@ -20,7 +20,9 @@ extension PostgresJobStore {
             try await session.execute("BEGIN")
             do {
                 try await session.execute("SET LOCAL search_path TO {s}")
-                let values = try await session.rows("SELECT (q.first)::text FROM (\(sql)) AS q(first)") { try PostgresIndexedRow($0).text(0) }
+                let values = try await session.rows("SELECT (q.first)::text FROM (\(sql)) AS q(first)") {
+                    try PostgresIndexedRow($0).text(0)
+                }
                 try await session.execute("ROLLBACK")
                 return values
             } catch {
@@ -35,7 +37,8 @@ extension PostgresJobStore {
     @_spi(Maintenance)
     public func queryStringsNow(_ sql: String) throws -> [String?] {
         let connection = try PostgresConnection.connect(
-            on: PostgresConnection.defaultEventLoopGroup.any(), configuration: connector.connection, id: 1, logger: logger
+            on: PostgresConnection.defaultEventLoopGroup.any(), configuration: connector.connection, id: 1,
+            logger: logger
         ).wait()
         defer { _ = try? connection.close().wait() }
         let session = PostgresSession(connection: connection, schema: schema, logger: logger)

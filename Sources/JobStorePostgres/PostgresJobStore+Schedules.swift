@@ -37,19 +37,22 @@ extension PostgresJobStore {
                 ON CONFLICT (definition, schedule) DO NOTHING
                 """, occurrence.definition, occurrence.schedule, PostgresStoredValue.time(occurrence.at))
             if let mark = try await Self.lockMark(occurrence.definition, occurrence.schedule, session),
-               PostgresStoredValue.milliseconds(mark) >= PostgresStoredValue.milliseconds(occurrence.at) {
+                PostgresStoredValue.milliseconds(mark) >= PostgresStoredValue.milliseconds(occurrence.at)
+            {
                 return .alreadyDone
             }
             #if DEBUG
             try await PostgresFreezeHook.stopIfArmed(session)
             #endif
-            if occurrence.overlap != .allow, let running = try await session.firstRow(
-                """
-                SELECT id FROM {s}.jobs
-                WHERE definition = $1 AND state IN ('pending', 'running') AND scheduled_for IS NOT NULL
-                ORDER BY id LIMIT 1
-                """, occurrence.definition, decode: { try PostgresIndexedRow($0).int64(0) }
-            ) {
+            if occurrence.overlap != .allow,
+                let running = try await session.firstRow(
+                    """
+                    SELECT id FROM {s}.jobs
+                    WHERE definition = $1 AND state IN ('pending', 'running') AND scheduled_for IS NOT NULL
+                    ORDER BY id LIMIT 1
+                    """, occurrence.definition, decode: { try PostgresIndexedRow($0).int64(0) }
+                )
+            {
                 if occurrence.overlap == .queue { return .deferred }
                 _ = try await Self.insertEvent(
                     NewEvent(jobID: running, kind: "schedule-skipped", message: occurrence.skippedMessage()), session)
@@ -60,7 +63,9 @@ extension PostgresJobStore {
             try await Self.setMark(occurrence.definition, occurrence.schedule, occurrence.at, session)
             guard submission.created else {
                 _ = try await Self.insertEvent(
-                    NewEvent(jobID: submission.id, kind: "schedule-skipped", message: occurrence.coincidedMessage(job: submission.id)),
+                    NewEvent(
+                        jobID: submission.id, kind: "schedule-skipped",
+                        message: occurrence.coincidedMessage(job: submission.id)),
                     session)
                 return .coincided(job: submission.id)
             }
@@ -94,14 +99,18 @@ extension PostgresJobStore {
         }
     }
 
-    private static func lockMark(_ definition: String, _ schedule: String, _ session: PostgresSession) async throws -> Date? {
+    private static func lockMark(
+        _ definition: String, _ schedule: String, _ session: PostgresSession
+    ) async throws -> Date? {
         try await session.firstRow(
             "SELECT fired_through FROM {s}.schedule_marks WHERE definition = $1 AND schedule = $2 FOR UPDATE",
             definition, schedule
         ) { try PostgresIndexedRow($0).date(0) } ?? nil
     }
 
-    private static func setMark(_ definition: String, _ schedule: String, _ at: Date, _ session: PostgresSession) async throws {
+    private static func setMark(
+        _ definition: String, _ schedule: String, _ at: Date, _ session: PostgresSession
+    ) async throws {
         try await session.execute(
             """
             UPDATE {s}.schedule_marks SET fired_through = greatest(fired_through, $3::timestamptz)

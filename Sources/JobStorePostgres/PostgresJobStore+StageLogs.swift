@@ -3,7 +3,8 @@ import JobStore
 internal import PostgresNIO
 
 extension PostgresJobStore: StageLogStore {
-    public func writeStageLog(_ batch: StageLogBatch, completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
+    public func writeStageLog(_ batch: StageLogBatch, completion: @escaping @Sendable (Result<Void, any Error>) -> Void)
+    {
         // A savepoint: the deletes, the lines and the drop record go together.
         writer.enqueue(atomic: true, { session in try await Self.write(batch, session) }, completion: completion)
     }
@@ -70,7 +71,8 @@ extension PostgresJobStore: StageLogStore {
             let first = arguments.count + 1
             arguments += [after.jobAttempt, after.position, after.attempt, after.sequence].map(Int64.init)
             conditions.append(
-                "(job_attempt, position, attempt, seq) > ($\(first)::int8, $\(first + 1)::int8, $\(first + 2)::int8, $\(first + 3)::int8)")
+                "(job_attempt, position, attempt, seq) > ($\(first)::int8, $\(first + 1)::int8, $\(first + 2)::int8, $\(first + 3)::int8)"
+            )
         }
         arguments.append(Int64(query.limit))
         let sql = """
@@ -81,7 +83,8 @@ extension PostgresJobStore: StageLogStore {
             """
         let bound = arguments
         return try await read(doing: "read the log of job \(query.jobID)") { session in
-            try await session.rows(session.query(sql, bound.map { $0 as (any PostgresThrowingDynamicTypeEncodable)? })) { raw in
+            try await session.rows(session.query(sql, bound.map { $0 as (any PostgresThrowingDynamicTypeEncodable)? }))
+            { raw in
                 let row = PostgresIndexedRow(raw)
                 let cursor = StageLogCursor(
                     jobAttempt: try row.int(0), position: try row.int(1), attempt: try row.int(2),

@@ -6,11 +6,14 @@ extension PostgresJobStore {
     // Stage starts, stage results and finishes are merged with the others
     // of their kind in their transaction: see `PostgresBatch.swift`.
 
-    public func recordStageStart(_ start: StageStart, completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
+    public func recordStageStart(_ start: StageStart, completion: @escaping @Sendable (Result<Void, any Error>) -> Void)
+    {
         writer.enqueue(.start(start), completion: completion)
     }
 
-    public func recordStageResult(_ result: StageResult, completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
+    public func recordStageResult(
+        _ result: StageResult, completion: @escaping @Sendable (Result<Void, any Error>) -> Void
+    ) {
         do {
             writer.enqueue(.result(result, try StoredStageResult(result, cap: cap)), completion: completion)
         } catch {
@@ -33,12 +36,16 @@ extension PostgresJobStore {
 
     public func recordEvent(_ event: NewEvent, completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
         let cap = self.cap
-        writer.enqueue(atomic: false, { session in
-            try StoredValue.check(event.message, "the message of a \(event.kind) event", cap: cap, jobID: event.jobID)
-            if try await Self.insertEvent(event, session) == 0, let jobID = event.jobID {
-                throw JobStoreError(.jobNotFound, "cannot record a \(event.kind) event: there is no job \(jobID)", jobID: jobID)
-            }
-        }, completion: completion)
+        writer.enqueue(
+            atomic: false,
+            { session in
+                try StoredValue.check(
+                    event.message, "the message of a \(event.kind) event", cap: cap, jobID: event.jobID)
+                if try await Self.insertEvent(event, session) == 0, let jobID = event.jobID {
+                    throw JobStoreError(
+                        .jobNotFound, "cannot record a \(event.kind) event: there is no job \(jobID)", jobID: jobID)
+                }
+            }, completion: completion)
     }
 
     /// Inserts `event` unless it names a job that does not exist; returns how many rows it inserted.
@@ -69,15 +76,20 @@ extension PostgresJobStore {
     }
 
     /// Why a fenced write changed nothing.
-    static func fenceError(_ lease: Lease, position: Int?, doing what: String, _ session: PostgresSession) async throws -> JobStoreError {
-        let job = try await session.firstRow("SELECT state, lease_owner, claims FROM {s}.jobs WHERE id = $1", lease.jobID) { row in
+    static func fenceError(
+        _ lease: Lease, position: Int?, doing what: String, _ session: PostgresSession
+    ) async throws -> JobStoreError {
+        let job = try await session.firstRow(
+            "SELECT state, lease_owner, claims FROM {s}.jobs WHERE id = $1", lease.jobID
+        ) { row in
             let row = PostgresIndexedRow(row)
             return (state: try row.text(0) ?? "", owner: try row.text(1), claims: try row.int(2))
         }
         if let error = JobStoreError.fence(lease, position: position, doing: what, job: job) { return error }
-        let count = try await session.firstRow("SELECT count(*) FROM {s}.stages WHERE job_id = $1", lease.jobID) {
-            try PostgresIndexedRow($0).int(0)
-        } ?? 0
+        let count =
+            try await session.firstRow("SELECT count(*) FROM {s}.stages WHERE job_id = $1", lease.jobID) {
+                try PostgresIndexedRow($0).int(0)
+            } ?? 0
         return JobStoreError.noSuchStage(lease, position: position, doing: what, count: count)
     }
 }

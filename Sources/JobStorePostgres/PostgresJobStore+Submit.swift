@@ -49,7 +49,8 @@ extension PostgresJobStore {
                 job.definition, job.idempotencyKey, scheduledFor
             ) { try PostgresIndexedRow($0).int64(0) }
             guard let existing else {
-                throw JobStoreError(.database, "job of \(job.definition) was neither inserted nor found (a conflict on its id?)")
+                throw JobStoreError(
+                    .database, "job of \(job.definition) was neither inserted nor found (a conflict on its id?)")
             }
             return Submission(id: existing, created: false)
         }

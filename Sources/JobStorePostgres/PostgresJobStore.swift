@@ -1,11 +1,11 @@
 import Foundation
 import JobStore
+import JobValues
 package import Logging
 internal import NIOCore
 internal import NIOSSL
 package import PostgresNIO
 import ServiceLifecycle
-import JobValues
 
 /// The ``JobStore`` over PostgreSQL (postgres-nio), for several jobd hosts
 /// sharing one queue: claims with `FOR UPDATE SKIP LOCKED`, leases any host
@@ -56,7 +56,10 @@ public final class PostgresJobStore: JobStore, Service {
         try await self.init(configuration, logger: Logger(label: logLabel))
     }
 
-    init(_ configuration: PostgresJobStoreConfiguration, logger: Logger = silent, migrations: [(version: Int, name: String, sql: String)] = PostgresSchema.migrations) async throws {
+    init(
+        _ configuration: PostgresJobStoreConfiguration, logger: Logger = silent,
+        migrations: [(version: Int, name: String, sql: String)] = PostgresSchema.migrations
+    ) async throws {
         try PostgresJobStoreConfiguration.checkSchemaName(configuration.schema)
         guard configuration.maxValueBytes > 0, configuration.maxConnections > 0 else {
             throw JobStoreError(.invalidArgument, "maxValueBytes and maxConnections must be positive")
@@ -89,7 +92,8 @@ public final class PostgresJobStore: JobStore, Service {
             timeout: configuration.operationTimeout, silence: configuration.silenceBound,
             maxPerTransaction: configuration.maxWritesPerTransaction, logger: logger)
         listener = PostgresWakeUpListener(
-            channel: PostgresWakeUps.channel(schema: configuration.schema), silence: configuration.silenceBound, logger: logger)
+            channel: PostgresWakeUps.channel(schema: configuration.schema), silence: configuration.silenceBound,
+            logger: logger)
         self.connector = connector
     }
 
@@ -158,7 +162,9 @@ public final class PostgresJobStore: JobStore, Service {
     // MARK: Access helpers
 
     @discardableResult
-    func write<T: Sendable>(atomic: Bool, _ body: @escaping @Sendable (PostgresSession) async throws -> T) async throws -> T {
+    func write<T: Sendable>(
+        atomic: Bool, _ body: @escaping @Sendable (PostgresSession) async throws -> T
+    ) async throws -> T {
         try await writer.write(atomic: atomic, body)
     }
 
@@ -171,7 +177,9 @@ public final class PostgresJobStore: JobStore, Service {
     func read<T: Sendable>(
         doing what: String, silence: Duration? = nil, _ body: @escaping @Sendable (PostgresSession) async throws -> T
     ) async throws -> T {
-        let (client, schema, logger, target, settings) = (self.client, self.schema, self.logger, self.target, self.settings)
+        let (client, schema, logger, target, settings) = (
+            self.client, self.schema, self.logger, self.target, self.settings
+        )
         let bound = silence ?? configuration.silenceBound
         do {
             let timeout = configuration.operationTimeout
@@ -217,7 +225,9 @@ package struct PostgresConnector: Sendable {
                 throw JobStoreError(
                     .cannotOpen,
                     "cannot set up TLS for \(PostgresTarget(configuration)): \(error)"
-                        + (configuration.rootCertificates.map { " (is sslrootcert=\($0) a readable file of PEM certificates?)" } ?? ""),
+                        + (configuration.rootCertificates.map {
+                            " (is sslrootcert=\($0) a readable file of PEM certificates?)"
+                        } ?? ""),
                     underlying: error)
             }
             let (singleTLS, poolTLS): (PostgresConnection.Configuration.TLS, PostgresClient.Configuration.TLS) =
@@ -226,13 +236,19 @@ package struct PostgresConnector: Sendable {
                 case .prefer: (.prefer(context), .prefer(tls))
                 case .require, .verifyFull: (.require(context), .require(tls))
                 }
-            single = .init(host: host, port: port, username: configuration.user, password: password,
-                           database: configuration.database, tls: singleTLS)
-            pool = .init(host: host, port: port, username: configuration.user, password: password,
-                         database: configuration.database, tls: poolTLS)
+            single = .init(
+                host: host, port: port, username: configuration.user, password: password,
+                database: configuration.database, tls: singleTLS)
+            pool = .init(
+                host: host, port: port, username: configuration.user, password: password,
+                database: configuration.database, tls: poolTLS)
         case let .unixSocket(path):
-            single = .init(unixSocketPath: path, username: configuration.user, password: password, database: configuration.database)
-            pool = .init(unixSocketPath: path, username: configuration.user, password: password, database: configuration.database)
+            single = .init(
+                unixSocketPath: path, username: configuration.user, password: password, database: configuration.database
+            )
+            pool = .init(
+                unixSocketPath: path, username: configuration.user, password: password, database: configuration.database
+            )
         }
         let startup = [("application_name", configuration.applicationName)]
         single.options.connectTimeout = .milliseconds(configuration.connectTimeout.milliseconds)

@@ -150,7 +150,8 @@ public struct PostgresJobStoreConfiguration: Sendable {
         guard FileManager.default.fileExists(atPath: path) else { return nil }
         guard let data = FileManager.default.contents(atPath: path) else {
             throw JobStoreError(
-                .permissionDenied, "cannot read the database password credential \(path): check LoadCredential= in the unit")
+                .permissionDenied,
+                "cannot read the database password credential \(path): check LoadCredential= in the unit")
         }
         var text = String(decoding: data, as: UTF8.self)
         while text.hasSuffix("\n") || text.hasSuffix("\r") { text.removeLast() }

@@ -17,7 +17,9 @@ package struct PostgresMigrator {
         self.logger = logger
     }
 
-    package func migrate(_ connection: PostgresConnection, migrations: [(version: Int, name: String, sql: String)]) async throws {
+    package func migrate(
+        _ connection: PostgresConnection, migrations: [(version: Int, name: String, sql: String)]
+    ) async throws {
         let session = PostgresSession(connection: connection, schema: schema, logger: logger)
         try await checkEncoding(session)
         let latest = migrations.last?.version ?? 0
@@ -36,7 +38,8 @@ package struct PostgresMigrator {
             for migration in migrations where migration.version > current {
                 for statement in Self.statements(migration.sql) { try await session.execute(statement) }
                 try await session.execute(
-                    "INSERT INTO {s}.schema_migrations (version, name) VALUES ($1, $2)", migration.version, migration.name)
+                    "INSERT INTO {s}.schema_migrations (version, name) VALUES ($1, $2)", migration.version,
+                    migration.name)
             }
             try await session.execute("COMMIT")
         } catch {
@@ -67,7 +70,9 @@ package struct PostgresMigrator {
     }
 
     func checkEncoding(_ session: PostgresSession) async throws {
-        let encoding = try await session.firstRow("SELECT current_setting('server_encoding')") { try $0.decode(String.self) }
+        let encoding = try await session.firstRow("SELECT current_setting('server_encoding')") {
+            try $0.decode(String.self)
+        }
         guard encoding == "UTF8" else {
             throw JobStoreError(
                 .cannotOpen,

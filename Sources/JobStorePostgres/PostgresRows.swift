@@ -54,7 +54,8 @@ enum PostgresQueryColumns {
         let position = try row.int(1)
         let stateText = try row.text(4) ?? ""
         guard let state = StageState(rawValue: stateText) else {
-            throw PostgresQueryColumns.badState("stages", "job_id \(jobID), position \(position)", stateText, StageState.self, jobID: jobID)
+            throw PostgresQueryColumns.badState(
+                "stages", "job_id \(jobID), position \(position)", stateText, StageState.self, jobID: jobID)
         }
         return Stage(
             jobID: jobID, position: position, name: try row.text(2) ?? "", kind: try row.text(3) ?? "",

@@ -21,7 +21,9 @@ package struct PostgresSession {
     }
 
     /// `sql` with `{s}` replaced by the schema, and its values bound in order (`nil` binds NULL).
-    package func query(_ sql: String, _ values: [(any PostgresThrowingDynamicTypeEncodable)?] = []) throws -> PostgresQuery {
+    package func query(
+        _ sql: String, _ values: [(any PostgresThrowingDynamicTypeEncodable)?] = []
+    ) throws -> PostgresQuery {
         var binds = PostgresBindings(capacity: values.count)
         for value in values {
             if let value { try binds.append(value) } else { binds.appendNull() }
@@ -103,6 +105,7 @@ package struct PostgresSession {
 
     /// Sends `NOTIFY` on the store's channel; delivered when the transaction commits.
     func notify(_ wakeUp: StoreWakeUp) async throws {
-        try await execute("SELECT pg_notify($1, $2)", PostgresWakeUps.channel(schema: schema), PostgresWakeUps.payload(wakeUp))
+        try await execute(
+            "SELECT pg_notify($1, $2)", PostgresWakeUps.channel(schema: schema), PostgresWakeUps.payload(wakeUp))
     }
 }

@@ -24,7 +24,9 @@ enum PostgresWakeUps {
 
     static func wakeUp(_ payload: String) -> StoreWakeUp? {
         if payload.hasPrefix("queued ") { return .runnable(pool: String(payload.dropFirst(7))) }
-        if payload.hasPrefix("cancel "), let id = Int64(payload.dropFirst(7)) { return .cancellationRequested(jobID: id) }
+        if payload.hasPrefix("cancel "), let id = Int64(payload.dropFirst(7)) {
+            return .cancellationRequested(jobID: id)
+        }
         return payload == "resync" ? .resync : nil
     }
 }
@@ -63,7 +65,8 @@ final class PostgresWakeUpListener: Sendable {
     }
 
     func stream() -> AsyncStream<StoreWakeUp> {
-        let (stream, continuation) = AsyncStream.makeStream(of: StoreWakeUp.self, bufferingPolicy: .bufferingNewest(256))
+        let (stream, continuation) = AsyncStream.makeStream(
+            of: StoreWakeUp.self, bufferingPolicy: .bufferingNewest(256))
         let id = state.withAnnouncedLock { state -> Int in
             state.nextID += 1
             state.subscribers[state.nextID] = continuation
@@ -117,11 +120,15 @@ final class PostgresWakeUpListener: Sendable {
                     // Should the connection close with LISTEN left
                     // unanswered, or a ping stay unanswered, it is given up
                     // on and another one made.
-                    try await connection.watched(silence: silence, lost: {
-                        JobStoreError(.unavailable, "the LISTEN connection closed with LISTEN unanswered")
-                    }, silent: { [silence] in
-                        JobStoreError(.unavailable, "the LISTEN connection sent no answer to a ping for \(silence)")
-                    }) { [self] connection, clock in
+                    try await connection.watched(
+                        silence: silence,
+                        lost: {
+                            JobStoreError(.unavailable, "the LISTEN connection closed with LISTEN unanswered")
+                        },
+                        silent: { [silence] in
+                            JobStoreError(.unavailable, "the LISTEN connection sent no answer to a ping for \(silence)")
+                        }
+                    ) { [self] connection, clock in
                         try await withThrowingTaskGroup(of: Void.self) { group in
                             group.addTask { try await self.listen(on: connection) }
                             group.addTask { try await Self.ping(connection, clock: clock, logger: self.logger) }
@@ -131,7 +138,9 @@ final class PostgresWakeUpListener: Sendable {
                         }
                     }
                 } catch {
-                    if !Task.isCancelled { logger.warning("jobd: LISTEN connection lost: \(String(reflecting: error))") }
+                    if !Task.isCancelled {
+                        logger.warning("jobd: LISTEN connection lost: \(String(reflecting: error))")
+                    }
                 }
                 try? await connection.close()
             } catch {

@@ -56,7 +56,8 @@ final class PostgresWriter: Sendable {
     private let logger: Logger
 
     init(
-        client: PostgresClient, settings: PostgresConnectionSettings, schema: String, target: PostgresTarget, timeout: Duration,
+        client: PostgresClient, settings: PostgresConnectionSettings, schema: String, target: PostgresTarget,
+        timeout: Duration,
         silence: Duration, maxPerTransaction: Int, logger: Logger
     ) {
         self.client = client
@@ -89,9 +90,10 @@ final class PostgresWriter: Sendable {
 
     /// A stage start, stage result or finish, merged with its kind in its transaction.
     func enqueue(_ batched: PostgresBatchedWrite, completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
-        add(Write(
-            atomic: false, run: nil, batched: batched, succeed: { completion(.success(())) },
-            fail: { completion(.failure($0)) }))
+        add(
+            Write(
+                atomic: false, run: nil, batched: batched, succeed: { completion(.success(())) },
+                fail: { completion(.failure($0)) }))
     }
 
     private func add(_ write: Write) {
@@ -110,7 +112,9 @@ final class PostgresWriter: Sendable {
     }
 
     /// The same, awaited.
-    func write<T: Sendable>(atomic: Bool, _ body: @escaping @Sendable (PostgresSession) async throws -> T) async throws -> T {
+    func write<T: Sendable>(
+        atomic: Bool, _ body: @escaping @Sendable (PostgresSession) async throws -> T
+    ) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             enqueue(atomic: atomic, body) { continuation.resume(with: $0) }
         }
@@ -172,7 +176,8 @@ final class PostgresWriter: Sendable {
                         JobStoreError.unavailable(target, "write", "no connection within \(timeout)")
                     },
                     lost: { [target] in
-                        JobStoreError.unavailable(target, "write", "the connection closed with the transaction unanswered")
+                        JobStoreError.unavailable(
+                            target, "write", "the connection closed with the transaction unanswered")
                     },
                     silent: { [target, silence] in JobStoreError.silent(target, "write", silence) }
                 ) { [self] connection, clock in
@@ -208,7 +213,9 @@ final class PostgresWriter: Sendable {
         case rejectedGroup([Int])
     }
 
-    private func transaction(_ batch: [Write], _ indices: [Int], solo: Set<Int>, _ session: PostgresSession) async throws -> Outcome {
+    private func transaction(
+        _ batch: [Write], _ indices: [Int], solo: Set<Int>, _ session: PostgresSession
+    ) async throws -> Outcome {
         try await session.execute("BEGIN")
         do {
             return try await writes(batch, indices, solo: solo, session)
@@ -219,7 +226,9 @@ final class PostgresWriter: Sendable {
         }
     }
 
-    private func writes(_ batch: [Write], _ indices: [Int], solo: Set<Int>, _ session: PostgresSession) async throws -> Outcome {
+    private func writes(
+        _ batch: [Write], _ indices: [Int], solo: Set<Int>, _ session: PostgresSession
+    ) async throws -> Outcome {
         var done: [(Int, @Sendable () -> Void)] = []
         done.reserveCapacity(indices.count)
         var group = PostgresBatchGroup()

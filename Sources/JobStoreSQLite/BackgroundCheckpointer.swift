@@ -1,9 +1,9 @@
 import Dispatch
 internal import GRDB
+import JobStore
+import JobValues
 import Locking
 import Synchronization
-import JobValues
-import JobStore
 
 /// Copies the WAL back into the database from a connection of its own,
 /// every `interval`, so that the writer — which SQLite would otherwise make

@@ -1,6 +1,6 @@
 import Foundation
-import JobStore
 internal import GRDBSQLite
+import JobStore
 
 /// A row of a table, read column by column with its SQLite type checked.
 ///
@@ -81,21 +81,25 @@ struct CheckedRow {
         Int(try integer(column, in: Self.counts))
     }
 
-    static let counts: ClosedRange<Int64> = 0 ... Int64(Int32.max)
+    static let counts: ClosedRange<Int64> = 0...Int64(Int32.max)
 
     func bool(_ column: Int32) throws -> Bool {
-        try integer(column, in: 0 ... 1) == 1
+        try integer(column, in: 0...1) == 1
     }
 
     /// A timestamp as ``Timestamp`` writes it; NULL is nil.
     func date(_ column: Int32) throws -> Date? {
         guard let text = try text(column) else { return nil }
-        guard let date = Timestamp.date(text) else { throw bad(column, expected: "a time such as 2026-01-31T09:30:00.000Z") }
+        guard let date = Timestamp.date(text) else {
+            throw bad(column, expected: "a time such as 2026-01-31T09:30:00.000Z")
+        }
         return date
     }
 
     func requiredDate(_ column: Int32) throws -> Date {
-        guard let date = try date(column) else { throw bad(column, expected: "a time such as 2026-01-31T09:30:00.000Z") }
+        guard let date = try date(column) else {
+            throw bad(column, expected: "a time such as 2026-01-31T09:30:00.000Z")
+        }
         return date
     }
 
@@ -131,7 +135,7 @@ struct CheckedRow {
     private static func describe(_ range: ClosedRange<Int64>) -> String {
         switch range {
         case .min ... .max: "an integer"
-        case 0 ... 1: "0 or 1"
+        case 0...1: "0 or 1"
         default: "an integer within \(range.lowerBound)…\(range.upperBound)"
         }
     }

@@ -1,8 +1,8 @@
 import Dispatch
 internal import GRDB
+import JobStore
 import Locking
 import Synchronization
-import JobStore
 
 /// Group commit: every write of the store goes through here, and writes
 /// that arrive while a transaction is running are committed together in the

@@ -1,7 +1,7 @@
 import Foundation
-import JobStore
 internal import GRDB
 internal import GRDBSQLite
+import JobStore
 
 /// SQLite's "copy this buffer now" destructor.
 private let transient = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
@@ -75,11 +75,13 @@ struct RawStatement {
     private func check(_ code: Int32, _ index: Int32) throws {
         guard code != SQLITE_OK else { return }
         let connection = sqlite3_db_handle(handle)
-        let reason = code == SQLITE_TOOBIG
+        let reason =
+            code == SQLITE_TOOBIG
             ? "string or blob too big (SQLite's limit is \(sqlite3_limit(connection, SQLITE_LIMIT_LENGTH, -1)) bytes)"
             : String(cString: sqlite3_errstr(code))
-        throw DatabaseError(resultCode: ResultCode(rawValue: code), message: "cannot bind parameter \(index): \(reason)",
-                            sql: statement.sql)
+        throw DatabaseError(
+            resultCode: ResultCode(rawValue: code), message: "cannot bind parameter \(index): \(reason)",
+            sql: statement.sql)
     }
 
     // MARK: Running

@@ -1,6 +1,6 @@
 import Foundation
-import JobStore
 internal import GRDB
+import JobStore
 
 /// Column lists and row decoding, in one place so that the SQL and the
 /// decoders cannot drift apart.
@@ -77,7 +77,7 @@ enum Columns {
             state: try row.state(4, StageState.self),
             value: row.value(5),
             error: try row.text(6),
-            exitCode: try row.optionalInteger(7, in: Int64(Int32.min) ... Int64(Int32.max)).map { Int32($0) },
+            exitCode: try row.optionalInteger(7, in: Int64(Int32.min)...Int64(Int32.max)).map { Int32($0) },
             attempts: try row.count(8),
             startedAt: try row.date(9),
             finishedAt: try row.date(10),

@@ -1,6 +1,6 @@
 import Foundation
-import JobStore
 internal import GRDB
+import JobStore
 
 extension JobStoreError {
     /// Turns whatever a database access threw into a ``JobStoreError`` that
@@ -103,7 +103,8 @@ extension JobStoreError {
             }
         }
         if access(folderText, W_OK | X_OK) != 0 {
-            throw permissionDenied(path: path, doing: "open the job database", detail: " (\(folderText): \(errnoText()))")
+            throw permissionDenied(
+                path: path, doing: "open the job database", detail: " (\(folderText): \(errnoText()))")
         }
     }
 

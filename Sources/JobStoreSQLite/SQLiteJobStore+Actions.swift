@@ -1,6 +1,6 @@
 import Foundation
-import JobStore
 internal import GRDB
+import JobStore
 
 extension SQLiteJobStore: JobActionStore {
     public func unfinishedAction(_ verb: ActionVerb, filter: String) async throws -> ActionRecord? {
@@ -16,7 +16,9 @@ extension SQLiteJobStore: JobActionStore {
         }
     }
 
-    public func countMatching(_ selection: JobSelection, for verb: ActionVerb, ids: ClosedRange<Int64>) async throws
+    public func countMatching(
+        _ selection: JobSelection, for verb: ActionVerb, ids: ClosedRange<Int64>
+    ) async throws
         -> (count: Int, highestID: Int64)
     {
         let (conditions, arguments) = Self.conditions(selection, verb)
@@ -29,7 +31,9 @@ extension SQLiteJobStore: JobActionStore {
         }
     }
 
-    public func idsMatching(_ selection: JobSelection, for verb: ActionVerb, after afterID: Int64, limit: Int) async throws
+    public func idsMatching(
+        _ selection: JobSelection, for verb: ActionVerb, after afterID: Int64, limit: Int
+    ) async throws
         -> [Int64]
     {
         try Self.require(limit > 0, "a page of ids holds at least one id, not \(limit)")
@@ -91,7 +95,9 @@ extension SQLiteJobStore: JobActionStore {
         }
     }
 
-    public func recordSingleAction(_ verb: ActionVerb, job id: Int64, by actor: ActionActor) async throws -> ActionRecord {
+    public func recordSingleAction(
+        _ verb: ActionVerb, job id: Int64, by actor: ActionActor
+    ) async throws -> ActionRecord {
         try await write(atomic: true) { db in
             let start = ActionStart(
                 verb: verb, actor: actor, filter: "job \(id)", selection: JobSelection(jobID: id), matched: 1,
@@ -164,7 +170,8 @@ extension SQLiteJobStore: JobActionStore {
                 RETURNING \(ActionColumns.list)
                 """,
             arguments: [
-                start.verb.rawValue, start.actor.name, start.actor.uid, start.actor.origin, start.filter, selection.jobID,
+                start.verb.rawValue, start.actor.name, start.actor.uid, start.actor.origin, start.filter,
+                selection.jobID,
                 JobSelection.statesText(selection.states), selection.definition, selection.key,
                 selection.createdSince.map(Timestamp.text), selection.createdUntil.map(Timestamp.text), selection.match,
                 start.matched, changed, finished ? start.highestID : 0, start.highestID, now, finished ? now : nil,
@@ -228,7 +235,8 @@ extension SQLiteJobStore: JobActionStore {
             for id in pending { try resolveStages(of: id, as: .cancelled, db) }
         }
         try db.execute(
-            sql: "UPDATE jobs SET cancel_requested = 1 WHERE state = 'running' AND id IN (\(Columns.placeholders(ids.count)))",
+            sql:
+                "UPDATE jobs SET cancel_requested = 1 WHERE state = 'running' AND id IN (\(Columns.placeholders(ids.count)))",
             arguments: StatementArguments(ids))
     }
 
@@ -248,7 +256,8 @@ extension SQLiteJobStore: JobActionStore {
                 INSERT INTO events (job_id, position, kind, message, created_at, action_id)
                 SELECT id, NULL, ?, ?, ?, ? FROM jobs WHERE id IN (\(Columns.placeholders(ids.count)))
                 """,
-            arguments: [ActionRecord.eventKind, action.eventMessage, Timestamp.now(), action.id] + StatementArguments(ids))
+            arguments: [ActionRecord.eventKind, action.eventMessage, Timestamp.now(), action.id]
+                + StatementArguments(ids))
     }
 }
 
@@ -267,7 +276,8 @@ enum ActionColumns {
             actor: ActionActor(name: row[2] ?? "", uid: row[3], origin: row[4] ?? ""),
             filter: row[5] ?? "",
             selection: JobSelection(
-                jobID: row[6], states: JobSelection.states(row[7]), definition: row[8], key: row[9], createdSince: date(row[10]),
+                jobID: row[6], states: JobSelection.states(row[7]), definition: row[8], key: row[9],
+                createdSince: date(row[10]),
                 createdUntil: date(row[11]), match: row[18]),
             matched: row[12] ?? 0, changed: row[13] ?? 0, lastID: row[14] ?? 0, highestID: row[15] ?? 0,
             startedAt: date(row[16]) ?? Date(timeIntervalSince1970: 0), finishedAt: date(row[17]))

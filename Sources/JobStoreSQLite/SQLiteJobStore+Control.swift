@@ -1,6 +1,6 @@
 import Foundation
-import JobStore
 internal import GRDB
+import JobStore
 import JobValues
 
 extension SQLiteJobStore {
@@ -72,7 +72,9 @@ extension SQLiteJobStore {
                     """,
                 arguments: [id])
             let runAt = Timestamp.text(now.addingTimeInterval(delay.timeInterval))
-            let update = try RawStatement(db, """
+            let update = try RawStatement(
+                db,
+                """
                 UPDATE jobs SET state = 'pending', attempt = attempt + 1, result = NULL, error = NULL,
                     cancel_requested = 0, lease_owner = NULL, lease_expires_at = NULL, run_at = ?,
                     started_at = NULL, finished_at = NULL

@@ -1,6 +1,6 @@
 import Foundation
-import JobStore
 internal import GRDB
+import JobStore
 
 /// Reads for the dashboard and the metrics (``JobReadStore``).
 extension SQLiteJobStore {
@@ -19,7 +19,7 @@ extension SQLiteJobStore {
             try statement.bind(2, endText)
             return try statement.rows { row -> ResolvedMinute? in
                 guard let minuteText = row.text(0), let stateText = row.text(1),
-                      let minute = Timestamp.date(minuteText + ":00Z"), let state = JobState(rawValue: stateText)
+                    let minute = Timestamp.date(minuteText + ":00Z"), let state = JobState(rawValue: stateText)
                 else { return nil }
                 return ResolvedMinute(minute: minute, state: state, count: row.int(2))
             }.compactMap { $0 }
@@ -43,7 +43,9 @@ extension SQLiteJobStore {
     public func jobCountsByPool() async throws -> [PoolJobCounts] {
         try await read(doing: "count the jobs of each pool") { db in
             var counts: [String: PoolJobCounts] = [:]
-            let pending = try RawStatement(db, """
+            let pending = try RawStatement(
+                db,
+                """
                 SELECT pool, count(*) FROM jobs INDEXED BY jobs_claim WHERE state = 'pending' GROUP BY pool
                 """)
             for (pool, count) in try pending.rows({ ($0.text(0) ?? "", $0.int(1)) }) {
@@ -101,17 +103,21 @@ extension SQLiteJobStore {
         let jobStatement = try RawStatement(db, "SELECT \(jobPageColumns) FROM jobs WHERE id = ?3")
         try bindCuts(jobStatement)
         try jobStatement.bind(3, query.id)
-        guard let job = try jobStatement.firstRow({ row -> Job in
-            let job = try Columns.job(row)
-            note(.input, row, 19, shown: job.input)
-            note(.result, row, 20, shown: job.result)
-            note(.error, row, 21, shown: job.error.map { Data($0.utf8) })
-            return job
-        }) else { return nil }
+        guard
+            let job = try jobStatement.firstRow({ row -> Job in
+                let job = try Columns.job(row)
+                note(.input, row, 19, shown: job.input)
+                note(.result, row, 20, shown: job.result)
+                note(.error, row, 21, shown: job.error.map { Data($0.utf8) })
+                return job
+            })
+        else { return nil }
 
         func stages(table: String, attempt: Int?) throws -> [Stage] {
             let attemptTerm = attempt == nil ? "" : " AND attempt = ?6"
-            let statement = try RawStatement(db, """
+            let statement = try RawStatement(
+                db,
+                """
                 SELECT \(stagePageColumns) FROM \(table)
                 WHERE job_id = ?3\(attemptTerm) AND position >= ?4 ORDER BY position LIMIT ?5
                 """)
@@ -123,7 +129,9 @@ extension SQLiteJobStore {
             return try statement.rows { row -> Stage in
                 let stage = try Columns.stage(row, table: table)
                 note(.stageValue(attempt: attempt, position: stage.position), row, 12, shown: stage.value)
-                note(.stageError(attempt: attempt, position: stage.position), row, 13, shown: stage.error.map { Data($0.utf8) })
+                note(
+                    .stageError(attempt: attempt, position: stage.position), row, 13,
+                    shown: stage.error.map { Data($0.utf8) })
                 return stage
             }
         }
@@ -136,7 +144,9 @@ extension SQLiteJobStore {
         let current = try stages(table: "stages", attempt: nil)
         let stageCount = try count("SELECT count(*) FROM stages WHERE job_id = ?1")
 
-        let attemptStatement = try RawStatement(db, """
+        let attemptStatement = try RawStatement(
+            db,
+            """
             SELECT job_id, attempt, state, substr(result, 1, ?1), substr(error, 1, ?1), started_at, finished_at,
                    length(CAST(result AS BLOB)), length(CAST(error AS BLOB))
             FROM job_attempts WHERE job_id = ?3 ORDER BY attempt DESC LIMIT ?4
@@ -163,7 +173,9 @@ extension SQLiteJobStore {
         }
         let attemptCount = try count("SELECT count(*) FROM job_attempts WHERE job_id = ?1")
 
-        let eventStatement = try RawStatement(db, """
+        let eventStatement = try RawStatement(
+            db,
+            """
             SELECT id, job_id, position, substr(kind, 1, ?2), substr(message, 1, ?2), created_at FROM events
             WHERE job_id = ?3 AND id < ?4 ORDER BY id DESC LIMIT ?5
             """)

@@ -1,6 +1,6 @@
 import Foundation
-import JobStore
 internal import GRDB
+import JobStore
 import Synchronization
 
 #if canImport(Glibc)
@@ -58,7 +58,6 @@ struct FileIdentity: Hashable, Sendable {
         }
     }
 }
-
 
 extension SQLiteJobStore {
     /// Throws ``JobStoreError/Code/databaseReplaced`` when the database's

@@ -1,6 +1,6 @@
 import Foundation
-import JobStore
 internal import GRDB
+import JobStore
 import JobValues
 
 extension SQLiteJobStore {
@@ -12,7 +12,9 @@ extension SQLiteJobStore {
             let expires = Timestamp.text(milliseconds: nowMs + duration.milliseconds)
             // Taken when free, expired, or already ours (then renewed);
             // `acquired_at` stays while the same owner keeps it.
-            let statement = try RawStatement(db, """
+            let statement = try RawStatement(
+                db,
+                """
                 INSERT INTO leaders (role, owner, expires_at, acquired_at) VALUES (?1, ?2, ?3, ?4)
                 ON CONFLICT (role) DO UPDATE
                 SET owner = excluded.owner, expires_at = excluded.expires_at,

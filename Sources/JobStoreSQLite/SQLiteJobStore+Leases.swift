@@ -1,8 +1,8 @@
 import Foundation
-import JobStore
-import JobValues
 internal import GRDB
 internal import GRDBSQLite
+import JobStore
+import JobValues
 
 extension SQLiteJobStore {
     public func claim(
@@ -11,10 +11,12 @@ extension SQLiteJobStore {
     ) {
         // Not in a savepoint (a hot path): the only change is the updates by
         // key at the end, which fail only in ways that roll back everything.
-        writer.enqueue(atomic: false, { db in
-            try JobStoreError.checkClaim(pool: pool, owner: owner, limit: limit, leaseDuration: leaseDuration)
-            return try Self.claim(pool: pool, owner: owner, limit: limit, leaseDuration: leaseDuration, db)
-        }, completion: completion)
+        writer.enqueue(
+            atomic: false,
+            { db in
+                try JobStoreError.checkClaim(pool: pool, owner: owner, limit: limit, leaseDuration: leaseDuration)
+                return try Self.claim(pool: pool, owner: owner, limit: limit, leaseDuration: leaseDuration, db)
+            }, completion: completion)
     }
 
     private static func claim(
@@ -31,11 +33,16 @@ extension SQLiteJobStore {
         // claim read 100,000 index entries.
         // Read the jobs, then take each by key: `RETURNING` would cost a
         // temporary table, and a second read is not needed to know the result.
-        let top = try RawStatement(db, "SELECT max(priority) FROM jobs INDEXED BY jobs_claim WHERE state = 'pending' AND pool = ?")
-        let below = try RawStatement(db, """
+        let top = try RawStatement(
+            db, "SELECT max(priority) FROM jobs INDEXED BY jobs_claim WHERE state = 'pending' AND pool = ?")
+        let below = try RawStatement(
+            db,
+            """
             SELECT max(priority) FROM jobs INDEXED BY jobs_claim WHERE state = 'pending' AND pool = ? AND priority < ?
             """)
-        let next = try RawStatement(db, """
+        let next = try RawStatement(
+            db,
+            """
             SELECT \(Columns.job) FROM jobs INDEXED BY jobs_claim
             WHERE state = 'pending' AND pool = ? AND priority = ? AND run_at <= ?
             ORDER BY run_at, id
@@ -89,7 +96,9 @@ extension SQLiteJobStore {
             guard jobs.count < limit else { break }
             level = try readLevel(below, under: priority)
         }
-        let take = try RawStatement(db, """
+        let take = try RawStatement(
+            db,
+            """
             UPDATE jobs
             SET state = 'running', lease_owner = ?, lease_expires_at = ?, claims = claims + 1,
                 started_at = coalesce(started_at, ?)
@@ -129,7 +138,9 @@ extension SQLiteJobStore {
     /// Rejects the pending jobs of `pool` whose priority is not an integer
     /// (see ``Quarantine``).
     private static func quarantineUnorderedPriorities(pool: String, now: String, _ db: Database) throws {
-        let select = try RawStatement(db, """
+        let select = try RawStatement(
+            db,
+            """
             SELECT id FROM jobs INDEXED BY jobs_claim
             WHERE state = 'pending' AND pool = ? AND typeof(priority) != 'integer'
             """)
@@ -151,7 +162,9 @@ extension SQLiteJobStore {
     @discardableResult
     static func quarantine(_ error: JobStoreError, jobID: Int64? = nil, now: String, _ db: Database) throws -> Bool {
         guard let id = jobID ?? error.jobID else { return false }
-        let reject = try RawStatement(db, """
+        let reject = try RawStatement(
+            db,
+            """
             UPDATE jobs SET state = 'rejected', lease_expires_at = NULL, finished_at = ?, error = ?
             WHERE id = ? AND state IN ('pending', 'running')
             """)
@@ -169,87 +182,98 @@ extension SQLiteJobStore {
         _ leases: [Lease], leaseDuration: Duration,
         completion: @escaping @Sendable (Result<LeaseRenewal, any Error>) -> Void
     ) {
-        writer.enqueue(atomic: true, { db in
-            try JobStoreError.checkLeaseDuration(leaseDuration)
-            let expiresMs = Timestamp.milliseconds(Date()) + leaseDuration.milliseconds
-            let expires = Timestamp.text(milliseconds: expiresMs)
-            let check = try RawStatement(
-                db, "SELECT cancel_requested FROM jobs WHERE id = ? AND state = 'running' AND lease_owner = ? AND claims = ?")
-            let extend = try RawStatement(db, "UPDATE jobs SET lease_expires_at = ? WHERE id = ?")
-            var renewal = LeaseRenewal(renewed: [], lost: [], cancellationRequested: [])
-            for lease in leases {
-                try check.bind(1, lease.jobID)
-                try check.bind(2, lease.owner)
-                try check.bind(3, lease.claim)
-                // A flag that cannot be read (written by hand) ends the lease:
-                // the run stops, and the requeue pass quarantines the job.
-                let flag = try check.firstRow { raw -> Bool? in
-                    var row = CheckedRow(raw, table: "jobs", names: ["cancel_requested"])
-                    row.identify([])
-                    return try? row.bool(0)
+        writer.enqueue(
+            atomic: true,
+            { db in
+                try JobStoreError.checkLeaseDuration(leaseDuration)
+                let expiresMs = Timestamp.milliseconds(Date()) + leaseDuration.milliseconds
+                let expires = Timestamp.text(milliseconds: expiresMs)
+                let check = try RawStatement(
+                    db,
+                    "SELECT cancel_requested FROM jobs WHERE id = ? AND state = 'running' AND lease_owner = ? AND claims = ?"
+                )
+                let extend = try RawStatement(db, "UPDATE jobs SET lease_expires_at = ? WHERE id = ?")
+                var renewal = LeaseRenewal(renewed: [], lost: [], cancellationRequested: [])
+                for lease in leases {
+                    try check.bind(1, lease.jobID)
+                    try check.bind(2, lease.owner)
+                    try check.bind(3, lease.claim)
+                    // A flag that cannot be read (written by hand) ends the lease:
+                    // the run stops, and the requeue pass quarantines the job.
+                    let flag = try check.firstRow { raw -> Bool? in
+                        var row = CheckedRow(raw, table: "jobs", names: ["cancel_requested"])
+                        row.identify([])
+                        return try? row.bool(0)
+                    }
+                    guard let flag, let cancel = flag else {
+                        renewal.lost.append(lease.jobID)
+                        continue
+                    }
+                    try extend.bind(1, expires)
+                    try extend.bind(2, lease.jobID)
+                    try extend.execute()
+                    var renewed = lease
+                    renewed.expiresAt = Timestamp.date(milliseconds: expiresMs)
+                    renewal.renewed.append(renewed)
+                    if cancel { renewal.cancellationRequested.append(lease.jobID) }
                 }
-                guard let flag, let cancel = flag else {
-                    renewal.lost.append(lease.jobID)
-                    continue
-                }
-                try extend.bind(1, expires)
-                try extend.bind(2, lease.jobID)
-                try extend.execute()
-                var renewed = lease
-                renewed.expiresAt = Timestamp.date(milliseconds: expiresMs)
-                renewal.renewed.append(renewed)
-                if cancel { renewal.cancellationRequested.append(lease.jobID) }
-            }
-            return renewal
-        }, completion: completion)
+                return renewal
+            }, completion: completion)
     }
 
     public func requeueExpiredLeases(
         sparing: [Lease], completion: @escaping @Sendable (Result<[Int64], any Error>) -> Void
     ) {
         let spared = Set(sparing.map(SparedLease.init))
-        writer.enqueue(atomic: true, { db in
-            let now = Timestamp.now()
-            let select = try RawStatement(db, """
-                SELECT id, cancel_requested, lease_owner, lease_expires_at, claims FROM jobs
-                WHERE state = 'running' AND lease_expires_at < ?
-                """)
-            try select.bind(1, now)
-            var unreadable: [JobStoreError] = []
-            let expired = try select.rows({ raw in
-                var row = CheckedRow(
-                    raw, table: "jobs", names: ["id", "cancel_requested", "lease_owner", "lease_expires_at", "claims"])
-                row.identify([0], jobColumn: 0)
-                return ExpiredLease(
-                    id: try row.integer(0), cancel: try row.bool(1), owner: try row.text(2) ?? "?",
-                    expiry: try row.text(3) ?? "?", claim: try row.count(4))
-            }, skipping: &unreadable)
-            .filter { !spared.contains(SparedLease(jobID: $0.id, owner: $0.owner, claim: $0.claim)) }
-            for error in unreadable { try Self.quarantine(error, now: now, db) }
-            for lease in expired {
-                let id = lease.id
-                if lease.cancel {
-                    try Self.resolveStages(of: id, as: .cancelled, db)
-                    try db.execute(
-                        sql: """
-                            UPDATE jobs SET state = 'cancelled', lease_expires_at = NULL, finished_at = ?,
-                                error = 'cancelled: its lease expired while a cancellation was requested'
-                            WHERE id = ?
-                            """,
-                        arguments: [now, id])
-                    try Self.insertEvent(.cancelledAtExpiry(id, owner: lease.owner, expiry: lease.expiry), db)
-                } else {
-                    try db.execute(
-                        sql: "UPDATE jobs SET state = 'pending', lease_expires_at = NULL WHERE id = ?",
-                        arguments: [id])
-                    try db.execute(
-                        sql: "UPDATE stages SET state = 'pending' WHERE job_id = ? AND state = 'running'",
-                        arguments: [id])
-                    try Self.insertEvent(.requeued(id, owner: lease.owner, expiry: lease.expiry), db)
+        writer.enqueue(
+            atomic: true,
+            { db in
+                let now = Timestamp.now()
+                let select = try RawStatement(
+                    db,
+                    """
+                    SELECT id, cancel_requested, lease_owner, lease_expires_at, claims FROM jobs
+                    WHERE state = 'running' AND lease_expires_at < ?
+                    """)
+                try select.bind(1, now)
+                var unreadable: [JobStoreError] = []
+                let expired = try select.rows(
+                    { raw in
+                        var row = CheckedRow(
+                            raw, table: "jobs",
+                            names: ["id", "cancel_requested", "lease_owner", "lease_expires_at", "claims"])
+                        row.identify([0], jobColumn: 0)
+                        return ExpiredLease(
+                            id: try row.integer(0), cancel: try row.bool(1), owner: try row.text(2) ?? "?",
+                            expiry: try row.text(3) ?? "?", claim: try row.count(4))
+                    }, skipping: &unreadable
+                )
+                .filter { !spared.contains(SparedLease(jobID: $0.id, owner: $0.owner, claim: $0.claim)) }
+                for error in unreadable { try Self.quarantine(error, now: now, db) }
+                for lease in expired {
+                    let id = lease.id
+                    if lease.cancel {
+                        try Self.resolveStages(of: id, as: .cancelled, db)
+                        try db.execute(
+                            sql: """
+                                UPDATE jobs SET state = 'cancelled', lease_expires_at = NULL, finished_at = ?,
+                                    error = 'cancelled: its lease expired while a cancellation was requested'
+                                WHERE id = ?
+                                """,
+                            arguments: [now, id])
+                        try Self.insertEvent(.cancelledAtExpiry(id, owner: lease.owner, expiry: lease.expiry), db)
+                    } else {
+                        try db.execute(
+                            sql: "UPDATE jobs SET state = 'pending', lease_expires_at = NULL WHERE id = ?",
+                            arguments: [id])
+                        try db.execute(
+                            sql: "UPDATE stages SET state = 'pending' WHERE job_id = ? AND state = 'running'",
+                            arguments: [id])
+                        try Self.insertEvent(.requeued(id, owner: lease.owner, expiry: lease.expiry), db)
+                    }
                 }
-            }
-            return expired.map(\.id)
-        }, completion: completion)
+                return expired.map(\.id)
+            }, completion: completion)
     }
 
     private struct ExpiredLease {
@@ -266,12 +290,15 @@ extension SQLiteJobStore {
     public func leaseOwners() async throws -> [String: Int] {
         try await read(doing: "read lease owners") { db in
             let statement = try RawStatement(
-                db, "SELECT lease_owner, count(*) FROM jobs WHERE state = 'running' AND lease_owner IS NOT NULL GROUP BY lease_owner")
+                db,
+                "SELECT lease_owner, count(*) FROM jobs WHERE state = 'running' AND lease_owner IS NOT NULL GROUP BY lease_owner"
+            )
             var unreadable: [JobStoreError] = []
-            let counts = try statement.rows({ raw in
-                let row = CheckedRow(raw, table: "jobs", names: ["lease_owner", "count(*)"])
-                return (try row.requiredText(0), Int(try row.integer(1)))
-            }, skipping: &unreadable)
+            let counts = try statement.rows(
+                { raw in
+                    let row = CheckedRow(raw, table: "jobs", names: ["lease_owner", "count(*)"])
+                    return (try row.requiredText(0), Int(try row.integer(1)))
+                }, skipping: &unreadable)
             // Distinct in SQL may still be one string in Swift (text and its
             // bytes in another encoding are distinct to SQLite): add them up.
             return Dictionary(counts, uniquingKeysWith: +)

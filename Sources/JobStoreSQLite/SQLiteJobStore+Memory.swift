@@ -1,6 +1,6 @@
-import JobStore
 internal import GRDB
 internal import GRDBSQLite
+import JobStore
 
 extension SQLiteJobStore: ReleasesIdleMemory {
     /// Read connections are closed once free (the next read opens one with

@@ -1,6 +1,6 @@
 import Foundation
-import JobStore
 internal import GRDB
+import JobStore
 
 extension SQLiteJobStore {
     public func job(_ id: Int64) async throws -> JobDetail? {
@@ -40,11 +40,12 @@ extension SQLiteJobStore {
             var unreadable: [JobStoreError] = []
             var read = 0
             var lastID: Int64?
-            let jobs = try statement.rows({ row -> Job in
-                read += 1
-                lastID = row.int64(0)
-                return try Columns.job(row)
-            }, skipping: &unreadable)
+            let jobs = try statement.rows(
+                { row -> Job in
+                    read += 1
+                    lastID = row.int64(0)
+                    return try Columns.job(row)
+                }, skipping: &unreadable)
             return JobPage(
                 jobs: jobs, nextCursor: read == limit ? lastID : nil, unreadable: unreadable.map(UnreadableRow.init))
         }
@@ -62,7 +63,8 @@ extension SQLiteJobStore {
         guard let states else {
             return (
                 "SELECT \(Columns.listed(values: query.values)) FROM jobs WHERE id < ? ORDER BY id DESC LIMIT ?",
-                [.int(before), .int(Int64(query.limit))])
+                [.int(before), .int(Int64(query.limit))]
+            )
         }
         var arguments: [Argument] = []
         let definitionTerm = query.definition == nil ? "" : " AND definition = ?"
@@ -70,7 +72,8 @@ extension SQLiteJobStore {
             arguments.append(.text(state.rawValue))
             if let definition = query.definition { arguments.append(.text(definition)) }
             arguments += [.int(before), .int(Int64(query.limit))]
-            return "SELECT * FROM (SELECT id FROM jobs WHERE state = ?\(definitionTerm) AND id < ? ORDER BY id DESC LIMIT ?)"
+            return
+                "SELECT * FROM (SELECT id FROM jobs WHERE state = ?\(definitionTerm) AND id < ? ORDER BY id DESC LIMIT ?)"
         }
         arguments.append(.int(Int64(query.limit)))
         let sql = """
@@ -91,7 +94,9 @@ extension SQLiteJobStore {
 
     public func attemptHistory(of jobID: Int64) async throws -> [JobAttempt] {
         try await read(doing: "read the attempts of job \(jobID)") { db in
-            let stagesOf = try RawStatement(db, """
+            let stagesOf = try RawStatement(
+                db,
+                """
                 SELECT \(Columns.stage), attempt
                 FROM stage_attempts WHERE job_id = ? ORDER BY attempt, position
                 """)
@@ -104,7 +109,9 @@ extension SQLiteJobStore {
             }) {
                 stagesByAttempt[attempt, default: []].append(stage)
             }
-            let attempts = try RawStatement(db, """
+            let attempts = try RawStatement(
+                db,
+                """
                 SELECT job_id, attempt, state, result, error, started_at, finished_at
                 FROM job_attempts WHERE job_id = ? ORDER BY attempt
                 """)

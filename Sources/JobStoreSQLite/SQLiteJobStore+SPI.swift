@@ -78,7 +78,9 @@ extension SQLiteJobStore {
             }
         }
         return try await read(doing: "explain") { db in
-            try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + sql, arguments: StatementArguments(values)).map { $0["detail"] }
+            try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + sql, arguments: StatementArguments(values)).map {
+                $0["detail"]
+            }
         }
     }
 }

@@ -1,20 +1,24 @@
 import Foundation
-import JobStore
 internal import GRDB
+import JobStore
 
 extension SQLiteJobStore {
     public func scheduleMarks() async throws -> [ScheduleMark] {
         try await read(doing: "read the schedules' marks") { db in
             let statement = try RawStatement(db, "SELECT definition, schedule, fired_through FROM schedule_marks")
             return try statement.rows { row in
-                ScheduleMark(definition: row.text(0) ?? "", schedule: row.text(1) ?? "", firedThrough: row.date(2) ?? .distantPast)
+                ScheduleMark(
+                    definition: row.text(0) ?? "", schedule: row.text(1) ?? "",
+                    firedThrough: row.date(2) ?? .distantPast)
             }
         }
     }
 
     public func startSchedule(definition: String, schedule: String, at: Date) async throws -> Date {
         try await write(atomic: true) { db in
-            let insert = try RawStatement(db, """
+            let insert = try RawStatement(
+                db,
+                """
                 INSERT INTO schedule_marks (definition, schedule, fired_through) VALUES (?, ?, ?)
                 ON CONFLICT (definition, schedule) DO NOTHING
                 """)
@@ -36,14 +40,17 @@ extension SQLiteJobStore {
             }
             if occurrence.overlap != .allow, let running = try Self.unendedScheduledJob(occurrence.definition, db) {
                 if occurrence.overlap == .queue { return .deferred }
-                try Self.insertEvent(NewEvent(jobID: running, kind: "schedule-skipped", message: occurrence.skippedMessage()), db)
+                try Self.insertEvent(
+                    NewEvent(jobID: running, kind: "schedule-skipped", message: occurrence.skippedMessage()), db)
                 try Self.setMark(occurrence.definition, occurrence.schedule, occurrence.at, db)
                 return .skipped(running: running)
             }
             let submission = try Self.insert([occurrence.job], db)[0]
             try Self.setMark(occurrence.definition, occurrence.schedule, occurrence.at, db)
             guard submission.created else {
-                let event = NewEvent(jobID: submission.id, kind: "schedule-skipped", message: occurrence.coincidedMessage(job: submission.id))
+                let event = NewEvent(
+                    jobID: submission.id, kind: "schedule-skipped",
+                    message: occurrence.coincidedMessage(job: submission.id))
                 try Self.insertEvent(event, db)
                 return .coincided(job: submission.id)
             }
@@ -62,7 +69,9 @@ extension SQLiteJobStore {
     public func latestScheduledJobs() async throws -> [String: Job] {
         try await read(doing: "read the latest scheduled jobs") { db in
             // One seek per definition into `jobs_schedule` (definition, scheduled_for).
-            let statement = try RawStatement(db, """
+            let statement = try RawStatement(
+                db,
+                """
                 SELECT \(Columns.job) FROM jobs
                 WHERE scheduled_for IS NOT NULL AND (definition, scheduled_for) IN (
                     SELECT definition, max(scheduled_for) FROM jobs WHERE scheduled_for IS NOT NULL GROUP BY definition)
@@ -76,7 +85,8 @@ extension SQLiteJobStore {
     }
 
     private static func mark(_ definition: String, _ schedule: String, _ db: Database) throws -> Date? {
-        let select = try RawStatement(db, "SELECT fired_through FROM schedule_marks WHERE definition = ? AND schedule = ?")
+        let select = try RawStatement(
+            db, "SELECT fired_through FROM schedule_marks WHERE definition = ? AND schedule = ?")
         try select.bind(1, definition)
         try select.bind(2, schedule)
         return try select.firstRow { $0.date(0) } ?? nil
@@ -86,7 +96,9 @@ extension SQLiteJobStore {
     /// jobd's timestamps (written by hand: `garbage` sorts after every
     /// date as text) is replaced, never kept as the larger.
     private static func setMark(_ definition: String, _ schedule: String, _ at: Date, _ db: Database) throws {
-        let upsert = try RawStatement(db, """
+        let upsert = try RawStatement(
+            db,
+            """
             INSERT INTO schedule_marks (definition, schedule, fired_through) VALUES (?, ?, ?)
             ON CONFLICT (definition, schedule) DO UPDATE SET fired_through = CASE
                 WHEN typeof(fired_through) = 'text' AND fired_through GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T*'
@@ -101,7 +113,9 @@ extension SQLiteJobStore {
 
     /// A scheduled job of `definition` that is pending or running, if any.
     private static func unendedScheduledJob(_ definition: String, _ db: Database) throws -> Int64? {
-        let select = try RawStatement(db, """
+        let select = try RawStatement(
+            db,
+            """
             SELECT id FROM jobs
             WHERE definition = ? AND state IN ('pending', 'running') AND scheduled_for IS NOT NULL
             ORDER BY id LIMIT 1

@@ -1,6 +1,6 @@
 import Foundation
-import JobStore
 internal import GRDB
+import JobStore
 
 extension SQLiteJobStore: JobSearchStore {
     /// Read from the FTS5 index in descending rowid (job id) order, so that a

@@ -1,9 +1,10 @@
 import Foundation
-import JobStore
 internal import GRDB
+import JobStore
 
 extension SQLiteJobStore: StageLogStore {
-    public func writeStageLog(_ batch: StageLogBatch, completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
+    public func writeStageLog(_ batch: StageLogBatch, completion: @escaping @Sendable (Result<Void, any Error>) -> Void)
+    {
         // Without a savepoint (they cost page copies): a batch cut short by
         // a failing statement leaves a log with lines missing, nothing worse.
         writer.enqueue(atomic: false, { db in try Self.write(batch, db) }, completion: completion)
@@ -57,7 +58,9 @@ extension SQLiteJobStore: StageLogStore {
             }
         }
         if let dropped = batch.dropped {
-            let upsert = try RawStatement(db, """
+            let upsert = try RawStatement(
+                db,
+                """
                 INSERT INTO stage_logs (job_id, job_attempt, position, attempt, seq, at, dropped_lines, dropped_bytes)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT (job_id, job_attempt, position, attempt, seq) DO UPDATE

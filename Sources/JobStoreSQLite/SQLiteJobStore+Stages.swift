@@ -1,33 +1,36 @@
 import Foundation
-import JobStore
 internal import GRDB
+import JobStore
 
 extension SQLiteJobStore {
-    public func recordStageStart(_ start: StageStart, completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
+    public func recordStageStart(_ start: StageStart, completion: @escaping @Sendable (Result<Void, any Error>) -> Void)
+    {
         let key = GroupCommitWriter.Key(job: start.lease.jobID, position: start.position)
-        writer.enqueue(key: key, deferred: start.deferrable, { db in
-            let lease = start.lease
-            try Self.checkLease(lease, position: start.position, doing: "record the start of", db)
-            // A deferrable start (nobody waited for it) never goes over a
-            // result: made again after a store error, it may arrive after
-            // the result of its own attempt. An awaited start is on disk
-            // before its attempt runs, so it only ever follows an earlier
-            // attempt's result, which it clears.
-            let statement = try RawStatement(db, start.deferrable ? Self.deferrableStartSQL : Self.startSQL)
-            try statement.bind(1, start.attempt)
-            try statement.bind(2, Timestamp.text(start.at))
-            try statement.bind(3, lease.jobID)
-            try statement.bind(4, start.position)
-            try statement.execute()
-            if db.changesCount == 0 {
-                let exists = try RawStatement(db, "SELECT 1 FROM stages WHERE job_id = ? AND position = ?")
-                try exists.bind(1, lease.jobID)
-                try exists.bind(2, start.position)
-                if try exists.firstRow({ _ in true }) == nil {
-                    throw try Self.fenceError(lease, position: start.position, doing: "record the start of", db)
+        writer.enqueue(
+            key: key, deferred: start.deferrable,
+            { db in
+                let lease = start.lease
+                try Self.checkLease(lease, position: start.position, doing: "record the start of", db)
+                // A deferrable start (nobody waited for it) never goes over a
+                // result: made again after a store error, it may arrive after
+                // the result of its own attempt. An awaited start is on disk
+                // before its attempt runs, so it only ever follows an earlier
+                // attempt's result, which it clears.
+                let statement = try RawStatement(db, start.deferrable ? Self.deferrableStartSQL : Self.startSQL)
+                try statement.bind(1, start.attempt)
+                try statement.bind(2, Timestamp.text(start.at))
+                try statement.bind(3, lease.jobID)
+                try statement.bind(4, start.position)
+                try statement.execute()
+                if db.changesCount == 0 {
+                    let exists = try RawStatement(db, "SELECT 1 FROM stages WHERE job_id = ? AND position = ?")
+                    try exists.bind(1, lease.jobID)
+                    try exists.bind(2, start.position)
+                    if try exists.firstRow({ _ in true }) == nil {
+                        throw try Self.fenceError(lease, position: start.position, doing: "record the start of", db)
+                    }
                 }
-            }
-        }, completion: completion)
+            }, completion: completion)
     }
 
     private static let startSQL = """
@@ -38,34 +41,40 @@ extension SQLiteJobStore {
         """
     private static let deferrableStartSQL = startSQL + " AND state IN ('pending', 'running')"
 
-    public func recordStageResult(_ result: StageResult, completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
+    public func recordStageResult(
+        _ result: StageResult, completion: @escaping @Sendable (Result<Void, any Error>) -> Void
+    ) {
         let cap = self.cap
         let key = GroupCommitWriter.Key(job: result.lease.jobID, position: result.position)
-        writer.enqueue(key: key, deferred: false, { db in
-            let lease = result.lease
-            let stored = try StoredStageResult(result, cap: cap)
-            try Self.checkLease(lease, position: result.position, doing: "record the result of", db)
-            let statement = try RawStatement(db, """
-                UPDATE stages
-                SET state = ?, value = ?, error = ?, exit_code = ?, attempts = ?,
-                    started_at = coalesce(?, started_at), finished_at = ?, error_code = ?
-                WHERE job_id = ? AND position = ?
-                """)
-            try statement.bind(1, stored.state.rawValue)
-            try statement.bind(2, value: stored.value)
-            try statement.bind(3, stored.error)
-            try statement.bind(4, result.exitCode.map { Int($0) })
-            try statement.bind(5, result.attempt)
-            try statement.bind(6, result.startedAt.map(Timestamp.text))
-            try statement.bind(7, Timestamp.text(result.at))
-            try statement.bind(8, stored.errorCode)
-            try statement.bind(9, lease.jobID)
-            try statement.bind(10, result.position)
-            try statement.execute()
-            if db.changesCount == 0 {
-                throw try Self.fenceError(lease, position: result.position, doing: "record the result of", db)
-            }
-        }, completion: completion)
+        writer.enqueue(
+            key: key, deferred: false,
+            { db in
+                let lease = result.lease
+                let stored = try StoredStageResult(result, cap: cap)
+                try Self.checkLease(lease, position: result.position, doing: "record the result of", db)
+                let statement = try RawStatement(
+                    db,
+                    """
+                    UPDATE stages
+                    SET state = ?, value = ?, error = ?, exit_code = ?, attempts = ?,
+                        started_at = coalesce(?, started_at), finished_at = ?, error_code = ?
+                    WHERE job_id = ? AND position = ?
+                    """)
+                try statement.bind(1, stored.state.rawValue)
+                try statement.bind(2, value: stored.value)
+                try statement.bind(3, stored.error)
+                try statement.bind(4, result.exitCode.map { Int($0) })
+                try statement.bind(5, result.attempt)
+                try statement.bind(6, result.startedAt.map(Timestamp.text))
+                try statement.bind(7, Timestamp.text(result.at))
+                try statement.bind(8, stored.errorCode)
+                try statement.bind(9, lease.jobID)
+                try statement.bind(10, result.position)
+                try statement.execute()
+                if db.changesCount == 0 {
+                    throw try Self.fenceError(lease, position: result.position, doing: "record the result of", db)
+                }
+            }, completion: completion)
     }
 
     public func finish(_ finish: JobFinish, completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
@@ -73,34 +82,42 @@ extension SQLiteJobStore {
         // Not in a savepoint (they cost page copies on this hot path): every
         // check comes before the first change, and the two updates by key
         // can only fail in ways that roll back the whole transaction.
-        writer.enqueue(atomic: false, { db in
-            let lease = finish.lease
-            let stored = try StoredJobFinish(finish, cap: cap)
-            try Self.checkLease(lease, position: nil, doing: "finish", db)
-            let statement = try RawStatement(db, """
-                UPDATE jobs
-                SET state = ?, result = ?, error = ?, finished_at = ?, lease_expires_at = NULL
-                WHERE id = ?
-                """)
-            try statement.bind(1, stored.state.rawValue)
-            try statement.bind(2, value: stored.result)
-            try statement.bind(3, stored.error)
-            try statement.bind(4, Timestamp.text(finish.at))
-            try statement.bind(5, lease.jobID)
-            try statement.execute()
-            try Self.resolveStages(of: lease.jobID, as: stored.state, db)
-        }, completion: completion)
+        writer.enqueue(
+            atomic: false,
+            { db in
+                let lease = finish.lease
+                let stored = try StoredJobFinish(finish, cap: cap)
+                try Self.checkLease(lease, position: nil, doing: "finish", db)
+                let statement = try RawStatement(
+                    db,
+                    """
+                    UPDATE jobs
+                    SET state = ?, result = ?, error = ?, finished_at = ?, lease_expires_at = NULL
+                    WHERE id = ?
+                    """)
+                try statement.bind(1, stored.state.rawValue)
+                try statement.bind(2, value: stored.result)
+                try statement.bind(3, stored.error)
+                try statement.bind(4, Timestamp.text(finish.at))
+                try statement.bind(5, lease.jobID)
+                try statement.execute()
+                try Self.resolveStages(of: lease.jobID, as: stored.state, db)
+            }, completion: completion)
     }
 
     public func recordEvent(_ event: NewEvent, completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
         let cap = self.cap
-        writer.enqueue(atomic: false, { db in
-            try StoredValue.check(event.message, "the message of a \(event.kind) event", cap: cap, jobID: event.jobID)
-            if let jobID = event.jobID, try !Self.jobExists(jobID, db) {
-                throw JobStoreError(.jobNotFound, "cannot record a \(event.kind) event: there is no job \(jobID)", jobID: jobID)
-            }
-            try Self.insertEvent(event, db)
-        }, completion: completion)
+        writer.enqueue(
+            atomic: false,
+            { db in
+                try StoredValue.check(
+                    event.message, "the message of a \(event.kind) event", cap: cap, jobID: event.jobID)
+                if let jobID = event.jobID, try !Self.jobExists(jobID, db) {
+                    throw JobStoreError(
+                        .jobNotFound, "cannot record a \(event.kind) event: there is no job \(jobID)", jobID: jobID)
+                }
+                try Self.insertEvent(event, db)
+            }, completion: completion)
     }
 
     static func jobExists(_ id: Int64, _ db: Database) throws -> Bool {
@@ -123,7 +140,9 @@ extension SQLiteJobStore {
     /// A resolved job has no pending or running stage: the ones never reached
     /// are skipped, and one cut short is rejected.
     static func resolveStages(of jobID: Int64, as state: JobState, _ db: Database) throws {
-        let statement = try RawStatement(db, """
+        let statement = try RawStatement(
+            db,
+            """
             UPDATE stages
             SET state = CASE state WHEN 'pending' THEN 'skipped' ELSE 'rejected' END,
                 error = CASE state WHEN 'running' THEN ? ELSE error END,
@@ -159,7 +178,8 @@ extension SQLiteJobStore {
             return (try row.requiredText(1), try row.text(2), try row.count(3))
         }
         if let error = JobStoreError.fence(lease, position: position, doing: what, job: job) { return error }
-        let count = try Int.fetchOne(db, sql: "SELECT count(*) FROM stages WHERE job_id = ?", arguments: [lease.jobID]) ?? 0
+        let count =
+            try Int.fetchOne(db, sql: "SELECT count(*) FROM stages WHERE job_id = ?", arguments: [lease.jobID]) ?? 0
         return JobStoreError.noSuchStage(lease, position: position, doing: what, count: count)
     }
 }

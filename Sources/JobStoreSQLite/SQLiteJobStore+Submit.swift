@@ -1,6 +1,6 @@
 import Foundation
-import JobStore
 internal import GRDB
+import JobStore
 
 extension SQLiteJobStore {
     public func submit(_ jobs: [NewJob]) async throws -> [Submission] {
@@ -15,7 +15,9 @@ extension SQLiteJobStore {
         let now = Timestamp.now()
         let findKey = try RawStatement(db, "SELECT id FROM jobs WHERE definition = ? AND idempotency_key = ?")
         let findOccurrence = try RawStatement(db, "SELECT id FROM jobs WHERE definition = ? AND scheduled_for = ?")
-        let insertJob = try RawStatement(db, """
+        let insertJob = try RawStatement(
+            db,
+            """
             INSERT INTO jobs (definition, pool, priority, idempotency_key, input, run_at, created_at, scheduled_for)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?)
             """)

@@ -1,7 +1,7 @@
 import Foundation
-import JobStore
 internal import GRDB
 internal import GRDBSQLite
+import JobStore
 import JobValues
 
 #if canImport(Glibc)
@@ -69,7 +69,8 @@ public final class SQLiteJobStore: JobStore {
             // large table (indexes, recent jobs) in memory: by default 64 MiB
             // for the writer, 16 MiB for each reader (they fill only as they
             // are used).
-            let cacheKiB = max(64, db.configuration.readonly ? configuration.readerCacheKiB : configuration.writerCacheKiB)
+            let cacheKiB = max(
+                64, db.configuration.readonly ? configuration.readerCacheKiB : configuration.writerCacheKiB)
             try db.execute(sql: "PRAGMA cache_size = -\(cacheKiB)")
             // The BackgroundCheckpointer copies the WAL back; a connection
             // checkpoints by itself only past ~40 MB of WAL (instead of
@@ -91,10 +92,11 @@ public final class SQLiteJobStore: JobStore {
         var opened: (any DatabaseWriter)?
         while opened == nil {
             do {
-                let candidate: any DatabaseWriter = switch configuration.connections {
-                case .pool: try DatabasePool(path: path, configuration: grdb)
-                case .single: try DatabaseQueue(path: path, configuration: grdb)
-                }
+                let candidate: any DatabaseWriter =
+                    switch configuration.connections {
+                    case .pool: try DatabasePool(path: path, configuration: grdb)
+                    case .single: try DatabaseQueue(path: path, configuration: grdb)
+                    }
                 try candidate.writeWithoutTransaction { db in
                     if configuration.connections == .single {
                         // A pool sets WAL mode itself. Persistent, and a read when already set.
@@ -113,7 +115,8 @@ public final class SQLiteJobStore: JobStore {
                     try Schema.migrate(db, path: path, migrations: migrations)
                 }
                 opened = candidate
-            } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY && ContinuousClock.now < deadline {
+            } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY && ContinuousClock.now < deadline
+            {
                 Thread.sleep(forTimeInterval: 0.02)
             } catch {
                 throw JobStoreError.wrap(error, path: path, doing: "open the job database")
@@ -175,11 +178,13 @@ public final class SQLiteJobStore: JobStore {
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o660)
         if fd < 0 {
             if errno == EEXIST { return }
-            throw JobStoreError(.cannotOpen, "could not create the job database \(path): \(String(cString: strerror(errno)))")
+            throw JobStoreError(
+                .cannotOpen, "could not create the job database \(path): \(String(cString: strerror(errno)))")
         }
         defer { Glibc.close(fd) }
         guard fchmod(fd, 0o660) == 0 else {
-            throw JobStoreError(.cannotOpen, "could not set the mode of the job database \(path): \(String(cString: strerror(errno)))")
+            throw JobStoreError(
+                .cannotOpen, "could not set the mode of the job database \(path): \(String(cString: strerror(errno)))")
         }
     }
 

@@ -1,5 +1,5 @@
-import JobValues
 import JobStore
+import JobValues
 
 /// How to open a ``SQLiteJobStore``.
 public struct SQLiteJobStoreConfiguration: Sendable {

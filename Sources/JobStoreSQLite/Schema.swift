@@ -40,7 +40,8 @@ package enum Schema {
                 throw JobStoreError(
                     .schemaTooNew,
                     "the database at \(path) has schema version \(current), newer than this jobd's \(latest): "
-                        + "it was upgraded by a newer jobd. Use that version, or restore a backup made before the upgrade.")
+                        + "it was upgraded by a newer jobd. Use that version, or restore a backup made before the upgrade."
+                )
             }
             for migration in migrations where migration.version > current {
                 try db.execute(sql: migration.sql)

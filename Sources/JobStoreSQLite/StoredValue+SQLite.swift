@@ -1,6 +1,6 @@
 import Foundation
-import JobStore
 package import GRDB
+import JobStore
 
 /// A value as a SQLite column: TEXT or a BLOB, as ``StoredValue`` says.
 extension StoredValue {

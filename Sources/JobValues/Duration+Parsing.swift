@@ -53,7 +53,8 @@ extension Duration {
                 index += 1
             }
             if index == numberStart {
-                throw fail(.malformed, "expected a number at \"\(String(decoding: body[index...], as: UTF8.self))\"; \(hint)")
+                throw fail(
+                    .malformed, "expected a number at \"\(String(decoding: body[index...], as: UTF8.self))\"; \(hint)")
             }
             // The unit.
             let unitStart = index
@@ -125,7 +126,7 @@ extension StringProtocol {
     package var trimmingWhitespace: Substring {
         let scalars = String(self).unicodeScalars
         guard let first = scalars.firstIndex(where: { !$0.properties.isWhitespace }),
-              let last = scalars.lastIndex(where: { !$0.properties.isWhitespace })
+            let last = scalars.lastIndex(where: { !$0.properties.isWhitespace })
         else { return "" }
         return Substring(scalars[first...last])
     }

@@ -1,4 +1,3 @@
-
 /// Who may use the dashboard, and how they prove it: `http:` keys beside `listen`.
 ///
 /// ```yaml

@@ -21,10 +21,13 @@ public enum HTTPListenAddress: Sendable, Hashable, CustomStringConvertible {
 
     /// Parses `text`; a relative unix socket path is resolved against
     /// `folder` (the config file's) when one is given.
-    public static func parse(_ text: String, relativeTo folder: String? = nil) throws(HTTPListenAddressError) -> HTTPListenAddress {
+    public static func parse(
+        _ text: String, relativeTo folder: String? = nil
+    ) throws(HTTPListenAddressError) -> HTTPListenAddress {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         guard !trimmed.isEmpty else {
-            throw HTTPListenAddressError(.empty, text, "is empty; give 127.0.0.1:9464, [::1]:9464 or unix:/run/jobd/http.sock")
+            throw HTTPListenAddressError(
+                .empty, text, "is empty; give 127.0.0.1:9464, [::1]:9464 or unix:/run/jobd/http.sock")
         }
         if let scheme = trimmed.range(of: "://") {
             let rest = trimmed[scheme.upperBound...].split(separator: "/", maxSplits: 1).first.map(String.init) ?? ""
@@ -34,7 +37,8 @@ public enum HTTPListenAddress: Sendable, Hashable, CustomStringConvertible {
         if trimmed.hasPrefix("unix:") {
             return try parseUnix(String(trimmed.dropFirst(5)), text: text, folder: folder)
         }
-        let host: String, portText: String
+        let host: String
+        let portText: String
         if trimmed.hasPrefix("[") {
             guard let close = trimmed.firstIndex(of: "]") else {
                 throw HTTPListenAddressError(.badHost, text, "has no ']' after the IPv6 address; write [::1]:9464")
@@ -65,13 +69,16 @@ public enum HTTPListenAddress: Sendable, Hashable, CustomStringConvertible {
                     "'\(host)' is not an IP address; give an address (127.0.0.1, 0.0.0.0, [::1], [::]) or localhost")
             }
         }
-        guard portText.allSatisfy({ $0.isASCII && $0.isNumber }), let port = Int(portText), (1...65_535).contains(port) else {
+        guard portText.allSatisfy({ $0.isASCII && $0.isNumber }), let port = Int(portText), (1...65_535).contains(port)
+        else {
             throw HTTPListenAddressError(.badPort, text, "'\(portText)' is not a port: give a number within 1…65535")
         }
         return .tcp(host: host == "localhost" ? "127.0.0.1" : host, port: port)
     }
 
-    private static func parseUnix(_ path: String, text: String, folder: String?) throws(HTTPListenAddressError) -> HTTPListenAddress {
+    private static func parseUnix(
+        _ path: String, text: String, folder: String?
+    ) throws(HTTPListenAddressError) -> HTTPListenAddress {
         guard !path.isEmpty else {
             throw HTTPListenAddressError(.badPath, text, "names no path; write unix:/run/jobd/http.sock")
         }
@@ -88,12 +95,14 @@ public enum HTTPListenAddress: Sendable, Hashable, CustomStringConvertible {
             || (FileManager.default.fileExists(atPath: full, isDirectory: &isFolder) && isFolder.boolValue)
         {
             let folderPath = full.hasSuffix("/") ? full : full + "/"
-            throw HTTPListenAddressError(.badPath, text, "names a folder; name the socket file: unix:\(folderPath)http.sock")
+            throw HTTPListenAddressError(
+                .badPath, text, "names a folder; name the socket file: unix:\(folderPath)http.sock")
         }
         guard full.utf8.count <= maxUnixPathBytes else {
             throw HTTPListenAddressError(
                 .badPath, text,
-                "has a path of \(full.utf8.count) bytes; a unix socket path has at most \(maxUnixPathBytes): use a shorter one")
+                "has a path of \(full.utf8.count) bytes; a unix socket path has at most \(maxUnixPathBytes): use a shorter one"
+            )
         }
         return .unix(path: full)
     }

@@ -65,11 +65,13 @@ public struct PostgresURL: Sendable, CustomStringConvertible {
     public static func mistypedURLProblem(_ text: String) -> String? {
         guard !isURL(text) else { return nil }
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
-        let hint = "a PostgreSQL URL starts with postgres:// or postgresql:// (lowercase), as in "
+        let hint =
+            "a PostgreSQL URL starts with postgres:// or postgresql:// (lowercase), as in "
             + "postgres://USER@HOST/DATABASE; a SQLite database is a file path"
         if trimmed != text, isURL(trimmed) { return "it has white space around the PostgreSQL URL; remove it" }
         let scheme = trimmed.firstIndex(of: ":").map { trimmed[..<$0].lowercased() } ?? ""
-        let isScheme = !scheme.isEmpty && scheme.first!.isLetter
+        let isScheme =
+            !scheme.isEmpty && scheme.first!.isLetter
             && scheme.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) }
         if isScheme && (scheme.hasPrefix("postg") || scheme == "pg" || scheme == "pgsql") {
             return "it starts like a PostgreSQL URL but is not one: \(hint)"
@@ -137,7 +139,8 @@ public struct PostgresURL: Sendable, CustomStringConvertible {
     /// Refuses a schema name jobd could not use unquoted in every statement.
     public static func checkSchemaName(_ schema: String) throws(PostgresURLError) {
         let bytes = Array(schema.utf8)
-        let valid = !bytes.isEmpty && bytes.count <= 58 && !(48...57).contains(bytes[0])
+        let valid =
+            !bytes.isEmpty && bytes.count <= 58 && !(48...57).contains(bytes[0])
             && bytes.allSatisfy { (97...122).contains($0) || (48...57).contains($0) || $0 == UInt8(ascii: "_") }
         if !valid {
             throw PostgresURLError(
@@ -161,7 +164,8 @@ public struct PostgresURL: Sendable, CustomStringConvertible {
     ) -> String {
         var text = "postgres://\(user)\(hasPassword ? ":***" : "")@"
         switch endpoint {
-        case let .tcp(host, port): text += (host.contains(":") ? "[\(host)]" : host) + ":\(port)/\(database)?sslmode=\(sslMode.rawValue)&"
+        case let .tcp(host, port):
+            text += (host.contains(":") ? "[\(host)]" : host) + ":\(port)/\(database)?sslmode=\(sslMode.rawValue)&"
         case let .unixSocket(path):
             text += "/\(database)?host=\((path as NSString).deletingLastPathComponent)&"
             let file = (path as NSString).lastPathComponent
@@ -245,12 +249,15 @@ struct PostgresURLParts {
             }
             hostPart = authority[authority.index(after: authority.startIndex)..<close]
             let after = authority[authority.index(after: close)...]
-            if after.hasPrefix(":") { port = String(after.dropFirst()) } else if !after.isEmpty {
+            if after.hasPrefix(":") {
+                port = String(after.dropFirst())
+            } else if !after.isEmpty {
                 throw PostgresURLError.bad("'\(after)' after the IPv6 address is not :PORT")
             }
         } else if authority.filter({ $0 == ":" }).count > 1 {
             throw PostgresURLError.bad(
-                "the host looks like an IPv6 address without brackets: write it in brackets, postgres://USER@[::1]:5432/DATABASE")
+                "the host looks like an IPv6 address without brackets: write it in brackets, postgres://USER@[::1]:5432/DATABASE"
+            )
         } else if let colon = authority.lastIndex(of: ":") {
             hostPart = authority[..<colon]
             port = String(authority[authority.index(after: colon)...])
@@ -287,7 +294,7 @@ struct PostgresURLParts {
             if byte == UInt8(ascii: "%") {
                 let first = utf8.index(after: index)
                 guard first < utf8.endIndex, utf8.index(after: first) < utf8.endIndex,
-                      let high = hexValue(utf8[first]), let low = hexValue(utf8[utf8.index(after: first)])
+                    let high = hexValue(utf8[first]), let low = hexValue(utf8[utf8.index(after: first)])
                 else {
                     throw PostgresURLError.bad("\(what) has a % that is not followed by two hex digits")
                 }

@@ -104,4 +104,3 @@ final class SealedBox<T>: Box<T>, @unchecked Sendable {
         self.value = value
     }
 }
-

@@ -10,7 +10,10 @@ extension CatchMixin {
     @inlinable
     @inline(never)
     @discardableResult
-    public func `catch`(on: DispatchQueue? = conf.Q.return, flags: DispatchWorkItemFlags? = nil, policy: CatchPolicy = conf.catchPolicy, _ body: @escaping (any Error) -> Void) -> PMKFinalizer {
+    public func `catch`(
+        on: DispatchQueue? = conf.Q.return, flags: DispatchWorkItemFlags? = nil, policy: CatchPolicy = conf.catchPolicy,
+        _ body: @escaping (any Error) -> Void
+    ) -> PMKFinalizer {
         let finalizer = PMKFinalizer()
         pipe { result in
             switch result {
@@ -32,7 +35,10 @@ extension CatchMixin {
     /// `conf.Q.map` by default.
     @inlinable
     @inline(never)
-    public func recover<U: Thenable>(on: DispatchQueue? = conf.Q.map, flags: DispatchWorkItemFlags? = nil, policy: CatchPolicy = conf.catchPolicy, _ body: @escaping (any Error) throws -> U) -> Promise<T> where U.T == T {
+    public func recover<U: Thenable>(
+        on: DispatchQueue? = conf.Q.map, flags: DispatchWorkItemFlags? = nil, policy: CatchPolicy = conf.catchPolicy,
+        _ body: @escaping (any Error) throws -> U
+    ) -> Promise<T> where U.T == T {
         let (rp, rpbox) = Promise<T>.makePending()
         pipe { result in
             switch result {
@@ -61,7 +67,10 @@ extension CatchMixin {
     @inlinable
     @inline(never)
     @discardableResult
-    public func recover(on: DispatchQueue? = conf.Q.map, flags: DispatchWorkItemFlags? = nil, _ body: @escaping (any Error) -> Guarantee<T>) -> Guarantee<T> {
+    public func recover(
+        on: DispatchQueue? = conf.Q.map, flags: DispatchWorkItemFlags? = nil,
+        _ body: @escaping (any Error) -> Guarantee<T>
+    ) -> Guarantee<T> {
         let (rg, rgbox) = Guarantee<T>.makePending()
         pipe { result in
             switch result {
@@ -81,7 +90,9 @@ extension CatchMixin {
     /// `conf.Q.return` by default.
     @inlinable
     @inline(never)
-    public func ensure(on: DispatchQueue? = conf.Q.return, flags: DispatchWorkItemFlags? = nil, _ body: @escaping () -> Void) -> Promise<T> {
+    public func ensure(
+        on: DispatchQueue? = conf.Q.return, flags: DispatchWorkItemFlags? = nil, _ body: @escaping () -> Void
+    ) -> Promise<T> {
         let (rp, rpbox) = Promise<T>.makePending()
         pipe { result in
             func step() {
@@ -97,7 +108,9 @@ extension CatchMixin {
     /// returns.
     @inlinable
     @inline(never)
-    public func ensureThen(on: DispatchQueue? = conf.Q.return, flags: DispatchWorkItemFlags? = nil, _ body: @escaping () -> Guarantee<Void>) -> Promise<T> {
+    public func ensureThen(
+        on: DispatchQueue? = conf.Q.return, flags: DispatchWorkItemFlags? = nil, _ body: @escaping () -> Guarantee<Void>
+    ) -> Promise<T> {
         let (rp, rpbox) = Promise<T>.makePending()
         pipe { result in
             func step() {
@@ -126,7 +139,9 @@ extension CatchMixin where T == Void {
     @inlinable
     @inline(never)
     @discardableResult
-    public func recover(on: DispatchQueue? = conf.Q.map, flags: DispatchWorkItemFlags? = nil, _ body: @escaping (any Error) -> Void) -> Guarantee<Void> {
+    public func recover(
+        on: DispatchQueue? = conf.Q.map, flags: DispatchWorkItemFlags? = nil, _ body: @escaping (any Error) -> Void
+    ) -> Guarantee<Void> {
         let (rg, rgbox) = Guarantee<Void>.makePending()
         pipe { result in
             switch result {
@@ -146,7 +161,10 @@ extension CatchMixin where T == Void {
     /// Handles the rejections the policy selects; a thrown error rejects.
     @inlinable
     @inline(never)
-    public func recover(on: DispatchQueue? = conf.Q.map, flags: DispatchWorkItemFlags? = nil, policy: CatchPolicy = conf.catchPolicy, _ body: @escaping (any Error) throws -> Void) -> Promise<Void> {
+    public func recover(
+        on: DispatchQueue? = conf.Q.map, flags: DispatchWorkItemFlags? = nil, policy: CatchPolicy = conf.catchPolicy,
+        _ body: @escaping (any Error) throws -> Void
+    ) -> Promise<Void> {
         let (rp, rpbox) = Promise<Void>.makePending()
         pipe { result in
             switch result {
@@ -185,7 +203,9 @@ public final class PMKFinalizer {
     /// `conf.Q.return` by default.
     @inlinable
     @inline(never)
-    public func finally(on: DispatchQueue? = conf.Q.return, flags: DispatchWorkItemFlags? = nil, _ body: @escaping () -> Void) {
+    public func finally(
+        on: DispatchQueue? = conf.Q.return, flags: DispatchWorkItemFlags? = nil, _ body: @escaping () -> Void
+    ) {
         pending.guarantee.done(on: on, flags: flags) { body() }
     }
 }

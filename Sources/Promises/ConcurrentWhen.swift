@@ -5,7 +5,8 @@ import Synchronization
 /// the next as each fulfills; fulfills with all values in iterator order, or
 /// rejects with the first rejection and pulls no more. A limit below 1
 /// rejects with `PMKError.badInput`.
-public func when<It: IteratorProtocol>(fulfilled promiseIterator: It, concurrently: Int) -> Promise<[It.Element.T]> where It.Element: Thenable {
+public func when<It: IteratorProtocol>(fulfilled promiseIterator: It, concurrently: Int) -> Promise<[It.Element.T]>
+where It.Element: Thenable {
     guard concurrently > 0 else {
         return Promise(error: PMKError.badInput)
     }
@@ -13,10 +14,14 @@ public func when<It: IteratorProtocol>(fulfilled promiseIterator: It, concurrent
     let run = ConcurrentWhen(promiseIterator, failsFast: true) { outcome in
         switch outcome {
         case .fulfilled(let results):
-            box.settle(.fulfilled(results.map { result in
-                guard case .fulfilled(let value) = result else { preconditionFailure("Promises: a rejection in a fulfilled when") }
-                return value
-            }))
+            box.settle(
+                .fulfilled(
+                    results.map { result in
+                        guard case .fulfilled(let value) = result else {
+                            preconditionFailure("Promises: a rejection in a fulfilled when")
+                        }
+                        return value
+                    }))
         case .rejected(let error):
             box.settle(.rejected(error))
         }
@@ -29,7 +34,9 @@ public func when<It: IteratorProtocol>(fulfilled promiseIterator: It, concurrent
 /// the next as each resolves, fulfilled or not; never fails. The results
 /// keep iterator order. A limit below 1 gives the one result
 /// `.rejected(PMKError.badInput)`, as in PromiseKit.
-public func when<It: IteratorProtocol>(resolved promiseIterator: It, concurrently: Int) -> Guarantee<[Result<It.Element.T>]> where It.Element: Thenable {
+public func when<It: IteratorProtocol>(
+    resolved promiseIterator: It, concurrently: Int
+) -> Guarantee<[Result<It.Element.T>]> where It.Element: Thenable {
     guard concurrently > 0 else {
         return .value([.rejected(PMKError.badInput)])
     }

@@ -68,7 +68,9 @@ class EmptyBox<State: SealantStorage>: Box<State.Value>, @unchecked Sendable {
     /// which has no resolver object to notice the leak.
     @inlinable
     init(file: StaticString, line: UInt, reportsLeak: Bool = false) {
-        flags = Atomic(UInt16(truncatingIfNeeded: ThreadDrainState.locationID(file: file, line: line)) | (reportsLeak ? BoxFlags.reportsLeak : 0))
+        flags = Atomic(
+            UInt16(truncatingIfNeeded: ThreadDrainState.locationID(file: file, line: line))
+                | (reportsLeak ? BoxFlags.reportsLeak : 0))
     }
 
     /// A box made where no caller said (its location is unknown).
@@ -79,7 +81,8 @@ class EmptyBox<State: SealantStorage>: Box<State.Value>, @unchecked Sendable {
 
     deinit {
         if flags.load(ordering: .relaxed) & (BoxFlags.reportsLeak | BoxFlags.sealed) == BoxFlags.reportsLeak {
-            ConfigurationStore.report(PMKLeakReport(event: .pendingGuaranteeDeallocated, location: location, rejecter: nil))
+            ConfigurationStore.report(
+                PMKLeakReport(event: .pendingGuaranteeDeallocated, location: location, rejecter: nil))
         }
     }
 

@@ -8,7 +8,10 @@ extension Guarantee where T: Sequence {
     /// their order.
     @inlinable
     @inline(never)
-    public func thenMap<U>(on: DispatchQueue? = conf.Q.map, flags: DispatchWorkItemFlags? = nil, _ transform: @escaping (T.Iterator.Element) -> Guarantee<U>) -> Guarantee<[U]> {
+    public func thenMap<U>(
+        on: DispatchQueue? = conf.Q.map, flags: DispatchWorkItemFlags? = nil,
+        _ transform: @escaping (T.Iterator.Element) -> Guarantee<U>
+    ) -> Guarantee<[U]> {
         then(on: on, flags: flags) { when(guarantees: $0.map(transform)) }
     }
 
@@ -17,7 +20,10 @@ extension Guarantee where T: Sequence {
     /// rejects is a programming error: it stops the process, with the error.
     @inlinable
     @inline(never)
-    public func thenFlatMap<U: Thenable>(on: DispatchQueue? = conf.Q.map, flags: DispatchWorkItemFlags? = nil, _ transform: @escaping (T.Iterator.Element) -> U) -> Guarantee<[U.T.Iterator.Element]> where U.T: Sequence {
+    public func thenFlatMap<U: Thenable>(
+        on: DispatchQueue? = conf.Q.map, flags: DispatchWorkItemFlags? = nil,
+        _ transform: @escaping (T.Iterator.Element) -> U
+    ) -> Guarantee<[U.T.Iterator.Element]> where U.T: Sequence {
         let all: Promise<[U.T]> = then(on: on, flags: flags) { when(fulfilled: $0.map(transform)) }
         return all.map(on: nil) {
             $0.flatMap { $0 }
@@ -29,35 +35,50 @@ extension Guarantee where T: Sequence {
     /// `map` of each element.
     @inlinable
     @inline(never)
-    public func mapValues<U>(on: DispatchQueue? = conf.Q.map, flags: DispatchWorkItemFlags? = nil, _ transform: @escaping (T.Iterator.Element) -> U) -> Guarantee<[U]> {
+    public func mapValues<U>(
+        on: DispatchQueue? = conf.Q.map, flags: DispatchWorkItemFlags? = nil,
+        _ transform: @escaping (T.Iterator.Element) -> U
+    ) -> Guarantee<[U]> {
         map(on: on, flags: flags) { $0.map(transform) }
     }
 
     /// `flatMap` of each element.
     @inlinable
     @inline(never)
-    public func flatMapValues<U: Sequence>(on: DispatchQueue? = conf.Q.map, flags: DispatchWorkItemFlags? = nil, _ transform: @escaping (T.Iterator.Element) -> U) -> Guarantee<[U.Iterator.Element]> {
+    public func flatMapValues<U: Sequence>(
+        on: DispatchQueue? = conf.Q.map, flags: DispatchWorkItemFlags? = nil,
+        _ transform: @escaping (T.Iterator.Element) -> U
+    ) -> Guarantee<[U.Iterator.Element]> {
         map(on: on, flags: flags) { $0.flatMap(transform) }
     }
 
     /// `compactMap` of each element.
     @inlinable
     @inline(never)
-    public func compactMapValues<U>(on: DispatchQueue? = conf.Q.map, flags: DispatchWorkItemFlags? = nil, _ transform: @escaping (T.Iterator.Element) -> U?) -> Guarantee<[U]> {
+    public func compactMapValues<U>(
+        on: DispatchQueue? = conf.Q.map, flags: DispatchWorkItemFlags? = nil,
+        _ transform: @escaping (T.Iterator.Element) -> U?
+    ) -> Guarantee<[U]> {
         map(on: on, flags: flags) { $0.compactMap(transform) }
     }
 
     /// The elements `isIncluded` keeps.
     @inlinable
     @inline(never)
-    public func filterValues(on: DispatchQueue? = conf.Q.map, flags: DispatchWorkItemFlags? = nil, _ isIncluded: @escaping (T.Iterator.Element) -> Bool) -> Guarantee<[T.Iterator.Element]> {
+    public func filterValues(
+        on: DispatchQueue? = conf.Q.map, flags: DispatchWorkItemFlags? = nil,
+        _ isIncluded: @escaping (T.Iterator.Element) -> Bool
+    ) -> Guarantee<[T.Iterator.Element]> {
         map(on: on, flags: flags) { $0.filter(isIncluded) }
     }
 
     /// The elements, sorted by `areInIncreasingOrder`.
     @inlinable
     @inline(never)
-    public func sortedValues(on: DispatchQueue? = conf.Q.map, flags: DispatchWorkItemFlags? = nil, _ areInIncreasingOrder: @escaping (T.Iterator.Element, T.Iterator.Element) -> Bool) -> Guarantee<[T.Iterator.Element]> {
+    public func sortedValues(
+        on: DispatchQueue? = conf.Q.map, flags: DispatchWorkItemFlags? = nil,
+        _ areInIncreasingOrder: @escaping (T.Iterator.Element, T.Iterator.Element) -> Bool
+    ) -> Guarantee<[T.Iterator.Element]> {
         map(on: on, flags: flags) { $0.sorted(by: areInIncreasingOrder) }
     }
 }
@@ -66,7 +87,9 @@ extension Guarantee where T: Sequence, T.Iterator.Element: Comparable {
     /// The elements, sorted.
     @inlinable
     @inline(never)
-    public func sortedValues(on: DispatchQueue? = conf.Q.map, flags: DispatchWorkItemFlags? = nil) -> Guarantee<[T.Iterator.Element]> {
+    public func sortedValues(
+        on: DispatchQueue? = conf.Q.map, flags: DispatchWorkItemFlags? = nil
+    ) -> Guarantee<[T.Iterator.Element]> {
         map(on: on, flags: flags) { $0.sorted() }
     }
 }

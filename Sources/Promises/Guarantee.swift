@@ -20,7 +20,9 @@ public final class Guarantee<T>: Thenable {
     /// (which may be called from any thread; later calls do nothing).
     /// `file` and `line` say where it was made, for leak reports.
     @inlinable
-    public convenience init(file: StaticString = #fileID, line: UInt = #line, resolver body: (@escaping @Sendable (T) -> Void) -> Void) {
+    public convenience init(
+        file: StaticString = #fileID, line: UInt = #line, resolver body: (@escaping @Sendable (T) -> Void) -> Void
+    ) {
         self.init(resolving: EmptyBox(file: file, line: line, reportsLeak: true), body)
     }
 
@@ -60,7 +62,9 @@ public final class Guarantee<T>: Thenable {
     /// thread; later calls do nothing). `file` and `line` say where it was
     /// made, for leak reports. For `marker`, see `Promise.pending()`.
     @inlinable
-    public class func pending<Marker: _PMKCallSiteMarker>(file: StaticString = #fileID, line: UInt = #line, _ marker: Marker = _PMKCallSite()) -> (guarantee: Guarantee<T>, resolve: @Sendable (T) -> Void) {
+    public class func pending<Marker: _PMKCallSiteMarker>(
+        file: StaticString = #fileID, line: UInt = #line, _ marker: Marker = _PMKCallSite()
+    ) -> (guarantee: Guarantee<T>, resolve: @Sendable (T) -> Void) {
         let box = EmptyBox<Sealant<T>>(file: file, line: line, reportsLeak: true)
         return (Guarantee(box: box), resolveFunction(box))
     }
@@ -126,7 +130,9 @@ extension Guarantee {
     @inlinable
     @inline(never)
     @discardableResult
-    public func done(on: DispatchQueue? = conf.Q.return, flags: DispatchWorkItemFlags? = nil, _ body: @escaping (T) -> Void) -> Guarantee<Void> {
+    public func done(
+        on: DispatchQueue? = conf.Q.return, flags: DispatchWorkItemFlags? = nil, _ body: @escaping (T) -> Void
+    ) -> Guarantee<Void> {
         let (rg, rgbox) = Guarantee<Void>.makePending()
         box.pipe { value in
             func step() {
@@ -141,7 +147,9 @@ extension Guarantee {
     /// Runs `body` with the value, then passes the value on.
     @inlinable
     @inline(never)
-    public func get(on: DispatchQueue? = conf.Q.return, flags: DispatchWorkItemFlags? = nil, _ body: @escaping (T) -> Void) -> Guarantee<T> {
+    public func get(
+        on: DispatchQueue? = conf.Q.return, flags: DispatchWorkItemFlags? = nil, _ body: @escaping (T) -> Void
+    ) -> Guarantee<T> {
         map(on: on, flags: flags) {
             body($0)
             return $0
@@ -151,7 +159,9 @@ extension Guarantee {
     /// A guarantee of `body`'s result (run on `conf.Q.map` by default).
     @inlinable
     @inline(never)
-    public func map<U>(on: DispatchQueue? = conf.Q.map, flags: DispatchWorkItemFlags? = nil, _ body: @escaping (T) -> U) -> Guarantee<U> {
+    public func map<U>(
+        on: DispatchQueue? = conf.Q.map, flags: DispatchWorkItemFlags? = nil, _ body: @escaping (T) -> U
+    ) -> Guarantee<U> {
         let (rg, rgbox) = Guarantee<U>.makePending()
         box.pipe { value in
             func step() {
@@ -166,7 +176,9 @@ extension Guarantee {
     @inlinable
     @inline(never)
     @discardableResult
-    public func then<U>(on: DispatchQueue? = conf.Q.map, flags: DispatchWorkItemFlags? = nil, _ body: @escaping (T) -> Guarantee<U>) -> Guarantee<U> {
+    public func then<U>(
+        on: DispatchQueue? = conf.Q.map, flags: DispatchWorkItemFlags? = nil, _ body: @escaping (T) -> Guarantee<U>
+    ) -> Guarantee<U> {
         let (rg, rgbox) = Guarantee<U>.makePending()
         box.pipe { value in
             func step() {

@@ -80,7 +80,9 @@ public final class Promise<T>: Thenable, CatchMixin {
     /// that throws rejects the promise. `file` and `line` say where the
     /// promise was made, for leak reports.
     @inlinable
-    public convenience init(file: StaticString = #fileID, line: UInt = #line, resolver body: (Resolver<T>) throws -> Void) {
+    public convenience init(
+        file: StaticString = #fileID, line: UInt = #line, resolver body: (Resolver<T>) throws -> Void
+    ) {
         self.init(resolving: EmptyBox(file: file, line: line), body)
     }
 
@@ -124,7 +126,9 @@ public final class Promise<T>: Thenable, CatchMixin {
     /// parameter pack would do the same, but crashes the Swift 6.3.1
     /// optimiser in release builds of some callers.)
     @inlinable
-    public class func pending<Marker: _PMKCallSiteMarker>(file: StaticString = #fileID, line: UInt = #line, _ marker: Marker = _PMKCallSite()) -> (promise: Promise<T>, resolver: Resolver<T>) {
+    public class func pending<Marker: _PMKCallSiteMarker>(
+        file: StaticString = #fileID, line: UInt = #line, _ marker: Marker = _PMKCallSite()
+    ) -> (promise: Promise<T>, resolver: Resolver<T>) {
         let box = EmptyBox<Sealant<Result<T>>>(file: file, line: line)
         return (Promise(box: box), Resolver(box))
     }

@@ -17,10 +17,11 @@ public final class Resolver<T> {
         // on every resolver's way out.
         if Unmanaged.passUnretained(box)._withUnsafeGuaranteedRef({ $0.isPending }) {
             let orphan = UncheckedSendable(box)
-            ConfigurationStore.report(PMKLeakReport(
-                event: .pendingPromiseDeallocated,
-                location: box.location,
-                rejecter: { orphan.value.seal(.rejected($0)) }))
+            ConfigurationStore.report(
+                PMKLeakReport(
+                    event: .pendingPromiseDeallocated,
+                    location: box.location,
+                    rejecter: { orphan.value.seal(.rejected($0)) }))
         }
     }
 

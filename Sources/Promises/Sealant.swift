@@ -144,4 +144,3 @@ final class HandlerList<R> {
     @inlinable
     init(_ bodies: [(R) -> Void]) { self.bodies = bodies }
 }
-

@@ -4,21 +4,30 @@ extension Thenable where T: Sequence {
     /// `map` of each element.
     @inlinable
     @inline(never)
-    public func mapValues<U>(on: DispatchQueue? = conf.Q.map, flags: DispatchWorkItemFlags? = nil, _ transform: @escaping (T.Iterator.Element) throws -> U) -> Promise<[U]> {
+    public func mapValues<U>(
+        on: DispatchQueue? = conf.Q.map, flags: DispatchWorkItemFlags? = nil,
+        _ transform: @escaping (T.Iterator.Element) throws -> U
+    ) -> Promise<[U]> {
         map(on: on, flags: flags) { try $0.map(transform) }
     }
 
     /// `flatMap` of each element.
     @inlinable
     @inline(never)
-    public func flatMapValues<U: Sequence>(on: DispatchQueue? = conf.Q.map, flags: DispatchWorkItemFlags? = nil, _ transform: @escaping (T.Iterator.Element) throws -> U) -> Promise<[U.Iterator.Element]> {
+    public func flatMapValues<U: Sequence>(
+        on: DispatchQueue? = conf.Q.map, flags: DispatchWorkItemFlags? = nil,
+        _ transform: @escaping (T.Iterator.Element) throws -> U
+    ) -> Promise<[U.Iterator.Element]> {
         map(on: on, flags: flags) { try $0.flatMap(transform) }
     }
 
     /// `compactMap` of each element.
     @inlinable
     @inline(never)
-    public func compactMapValues<U>(on: DispatchQueue? = conf.Q.map, flags: DispatchWorkItemFlags? = nil, _ transform: @escaping (T.Iterator.Element) throws -> U?) -> Promise<[U]> {
+    public func compactMapValues<U>(
+        on: DispatchQueue? = conf.Q.map, flags: DispatchWorkItemFlags? = nil,
+        _ transform: @escaping (T.Iterator.Element) throws -> U?
+    ) -> Promise<[U]> {
         map(on: on, flags: flags) { try $0.compactMap(transform) }
     }
 
@@ -26,14 +35,20 @@ extension Thenable where T: Sequence {
     /// (`when(fulfilled:)`), keeping their order.
     @inlinable
     @inline(never)
-    public func thenMap<U: Thenable>(on: DispatchQueue? = conf.Q.map, flags: DispatchWorkItemFlags? = nil, _ transform: @escaping (T.Iterator.Element) throws -> U) -> Promise<[U.T]> {
+    public func thenMap<U: Thenable>(
+        on: DispatchQueue? = conf.Q.map, flags: DispatchWorkItemFlags? = nil,
+        _ transform: @escaping (T.Iterator.Element) throws -> U
+    ) -> Promise<[U.T]> {
         then(on: on, flags: flags) { when(fulfilled: try $0.map(transform)) }
     }
 
     /// Like `thenMap`, then flattens the sequences the thenables produce.
     @inlinable
     @inline(never)
-    public func thenFlatMap<U: Thenable>(on: DispatchQueue? = conf.Q.map, flags: DispatchWorkItemFlags? = nil, _ transform: @escaping (T.Iterator.Element) throws -> U) -> Promise<[U.T.Iterator.Element]> where U.T: Sequence {
+    public func thenFlatMap<U: Thenable>(
+        on: DispatchQueue? = conf.Q.map, flags: DispatchWorkItemFlags? = nil,
+        _ transform: @escaping (T.Iterator.Element) throws -> U
+    ) -> Promise<[U.T.Iterator.Element]> where U.T: Sequence {
         then(on: on, flags: flags) {
             when(fulfilled: try $0.map(transform))
         }.map(on: nil) {
@@ -44,14 +59,20 @@ extension Thenable where T: Sequence {
     /// The elements `isIncluded` keeps.
     @inlinable
     @inline(never)
-    public func filterValues(on: DispatchQueue? = conf.Q.map, flags: DispatchWorkItemFlags? = nil, _ isIncluded: @escaping (T.Iterator.Element) -> Bool) -> Promise<[T.Iterator.Element]> {
+    public func filterValues(
+        on: DispatchQueue? = conf.Q.map, flags: DispatchWorkItemFlags? = nil,
+        _ isIncluded: @escaping (T.Iterator.Element) -> Bool
+    ) -> Promise<[T.Iterator.Element]> {
         map(on: on, flags: flags) { $0.filter(isIncluded) }
     }
 
     /// The first element `test` accepts; `PMKError.emptySequence` if none.
     @inlinable
     @inline(never)
-    public func firstValue(on: DispatchQueue? = conf.Q.map, flags: DispatchWorkItemFlags? = nil, where test: @escaping (T.Iterator.Element) -> Bool) -> Promise<T.Iterator.Element> {
+    public func firstValue(
+        on: DispatchQueue? = conf.Q.map, flags: DispatchWorkItemFlags? = nil,
+        where test: @escaping (T.Iterator.Element) -> Bool
+    ) -> Promise<T.Iterator.Element> {
         map(on: on, flags: flags) {
             for element in $0 where test(element) {
                 return element
@@ -101,7 +122,9 @@ extension Thenable where T: Sequence, T.Iterator.Element: Comparable {
     /// The elements, sorted.
     @inlinable
     @inline(never)
-    public func sortedValues(on: DispatchQueue? = conf.Q.map, flags: DispatchWorkItemFlags? = nil) -> Promise<[T.Iterator.Element]> {
+    public func sortedValues(
+        on: DispatchQueue? = conf.Q.map, flags: DispatchWorkItemFlags? = nil
+    ) -> Promise<[T.Iterator.Element]> {
         map(on: on, flags: flags) { $0.sorted() }
     }
 }

@@ -36,21 +36,27 @@ extension Thenable {
     /// of this file).
     @inlinable
     @inline(__always)
-    public func then<U: Thenable>(on: DispatchQueue? = conf.Q.map, flags: DispatchWorkItemFlags? = nil, _ body: @escaping (T) throws -> U) -> Promise<U.T> {
+    public func then<U: Thenable>(
+        on: DispatchQueue? = conf.Q.map, flags: DispatchWorkItemFlags? = nil, _ body: @escaping (T) throws -> U
+    ) -> Promise<U.T> {
         Promise(box: thenBox(on: on, flags: flags, body))
     }
 
     /// The box of the promise `then` returns.
     @inlinable
     @inline(never)
-    func thenBox<U: Thenable>(on: DispatchQueue?, flags: DispatchWorkItemFlags?, _ body: consuming @escaping (T) throws -> U) -> Box<Result<U.T>> {
+    func thenBox<U: Thenable>(
+        on: DispatchQueue?, flags: DispatchWorkItemFlags?, _ body: consuming @escaping (T) throws -> U
+    ) -> Box<Result<U.T>> {
         chainBox(ThenStep(queue: on, flags: flags, body: body))
     }
 
     /// A promise of `transform`'s result (a thrown error rejects it).
     @inlinable
     @inline(__always)
-    public func map<U>(on: DispatchQueue? = conf.Q.map, flags: DispatchWorkItemFlags? = nil, _ transform: @escaping (T) throws -> U) -> Promise<U> {
+    public func map<U>(
+        on: DispatchQueue? = conf.Q.map, flags: DispatchWorkItemFlags? = nil, _ transform: @escaping (T) throws -> U
+    ) -> Promise<U> {
         mapPromise(on: on, flags: flags, transform)
     }
 
@@ -60,7 +66,9 @@ extension Thenable {
     /// not a promise around a box.
     @inlinable
     @inline(never)
-    func mapPromise<U>(on: DispatchQueue?, flags: DispatchWorkItemFlags?, _ transform: consuming @escaping (T) throws -> U) -> Promise<U> {
+    func mapPromise<U>(
+        on: DispatchQueue?, flags: DispatchWorkItemFlags?, _ transform: consuming @escaping (T) throws -> U
+    ) -> Promise<U> {
         if on == nil, let result = sealedResult {
             // Already resolved, inline: the returned promise is born sealed.
             switch result {
@@ -80,7 +88,9 @@ extension Thenable {
     /// Like `map`, but `nil` rejects with `PMKError.compactMap`.
     @inlinable
     @inline(never)
-    public func compactMap<U>(on: DispatchQueue? = conf.Q.map, flags: DispatchWorkItemFlags? = nil, _ transform: @escaping (T) throws -> U?) -> Promise<U> {
+    public func compactMap<U>(
+        on: DispatchQueue? = conf.Q.map, flags: DispatchWorkItemFlags? = nil, _ transform: @escaping (T) throws -> U?
+    ) -> Promise<U> {
         map(on: on, flags: flags) { value in
             guard let rv = try transform(value) else {
                 throw PMKError.compactMap(value, U.self)
@@ -93,14 +103,18 @@ extension Thenable {
     /// `conf.Q.return` by default. (Made in two parts: see `then`.)
     @inlinable
     @inline(__always)
-    public func done(on: DispatchQueue? = conf.Q.return, flags: DispatchWorkItemFlags? = nil, _ body: @escaping (T) throws -> Void) -> Promise<Void> {
+    public func done(
+        on: DispatchQueue? = conf.Q.return, flags: DispatchWorkItemFlags? = nil, _ body: @escaping (T) throws -> Void
+    ) -> Promise<Void> {
         Promise(box: doneBox(on: on, flags: flags, body))
     }
 
     /// The box of the promise `done` returns.
     @inlinable
     @inline(never)
-    func doneBox(on: DispatchQueue?, flags: DispatchWorkItemFlags?, _ body: consuming @escaping (T) throws -> Void) -> Box<Result<Void>> {
+    func doneBox(
+        on: DispatchQueue?, flags: DispatchWorkItemFlags?, _ body: consuming @escaping (T) throws -> Void
+    ) -> Box<Result<Void>> {
         if on == nil, let result = sealedResult {
             // Already resolved, inline: see `map`.
             switch result {
@@ -122,7 +136,9 @@ extension Thenable {
     /// rejects. Runs on `conf.Q.return` by default.
     @inlinable
     @inline(never)
-    public func get(on: DispatchQueue? = conf.Q.return, flags: DispatchWorkItemFlags? = nil, _ body: @escaping (T) throws -> Void) -> Promise<T> {
+    public func get(
+        on: DispatchQueue? = conf.Q.return, flags: DispatchWorkItemFlags? = nil, _ body: @escaping (T) throws -> Void
+    ) -> Promise<T> {
         map(on: on, flags: flags) {
             try body($0)
             return $0
@@ -133,7 +149,9 @@ extension Thenable {
     /// unchanged. Runs on `conf.Q.map` by default.
     @inlinable
     @inline(never)
-    public func tap(on: DispatchQueue? = conf.Q.map, flags: DispatchWorkItemFlags? = nil, _ body: @escaping (Result<T>) -> Void) -> Promise<T> {
+    public func tap(
+        on: DispatchQueue? = conf.Q.map, flags: DispatchWorkItemFlags? = nil, _ body: @escaping (Result<T>) -> Void
+    ) -> Promise<T> {
         let (rp, rpbox) = Promise<T>.makePending()
         pipe { result in
             func step() {

@@ -179,7 +179,8 @@ final class ThreadDrainState {
         let address = UInt(bitPattern: file.utf8Start)
         let id = LocationTable.id(file: file, line: line)
         current._withUnsafeGuaranteedRef { state in
-            state.recentLocations[slotIndex(address: address, line: line)] = RecentLocation(address: address, line: line, id: id)
+            state.recentLocations[slotIndex(address: address, line: line)] = RecentLocation(
+                address: address, line: line, id: id)
         }
         return id
     }

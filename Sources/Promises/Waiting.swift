@@ -30,7 +30,8 @@ extension Promise {
     /// Suspends until the promise resolves; returns the value or throws the
     /// error. Blocks no thread.
     public func async() async throws -> T {
-        let transfer = try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<UncheckedSendable<T>, any Error>) in
+        let transfer = try await withUnsafeThrowingContinuation {
+            (continuation: UnsafeContinuation<UncheckedSendable<T>, any Error>) in
             pipe { result in
                 switch result {
                 case .fulfilled(let value): continuation.resume(returning: UncheckedSendable(value))
@@ -82,7 +83,10 @@ public enum PMKNamespacer {
 extension DispatchQueue {
     /// Runs `body` on this queue and returns a promise of its result; a
     /// thrown error rejects.
-    public func async<T>(_: PMKNamespacer, group: DispatchGroup? = nil, qos: DispatchQoS = .default, flags: DispatchWorkItemFlags = [], execute body: @escaping () throws -> T) -> Promise<T> {
+    public func async<T>(
+        _: PMKNamespacer, group: DispatchGroup? = nil, qos: DispatchQoS = .default, flags: DispatchWorkItemFlags = [],
+        execute body: @escaping () throws -> T
+    ) -> Promise<T> {
         let (promise, box) = Promise<T>.makePending()
         let work = UncheckedSendable((body, box))
         async(group: group, qos: qos, flags: flags) {
@@ -96,7 +100,10 @@ extension DispatchQueue {
     }
 
     /// Runs `body` on this queue and returns a guarantee of its result.
-    public func async<T>(_: PMKNamespacer, group: DispatchGroup? = nil, qos: DispatchQoS = .default, flags: DispatchWorkItemFlags = [], execute body: @escaping () -> T) -> Guarantee<T> {
+    public func async<T>(
+        _: PMKNamespacer, group: DispatchGroup? = nil, qos: DispatchQoS = .default, flags: DispatchWorkItemFlags = [],
+        execute body: @escaping () -> T
+    ) -> Guarantee<T> {
         let (guarantee, box) = Guarantee<T>.makePending()
         let work = UncheckedSendable((body, box))
         async(group: group, qos: qos, flags: flags) {

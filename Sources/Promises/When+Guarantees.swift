@@ -85,7 +85,9 @@ public func when<U, V, W>(guarantees gu: Guarantee<U>, _ gv: Guarantee<V>, _ gw:
 /// Waits for four guarantees.
 @inlinable
 @inline(never)
-public func when<U, V, W, X>(guarantees gu: Guarantee<U>, _ gv: Guarantee<V>, _ gw: Guarantee<W>, _ gx: Guarantee<X>) -> Guarantee<(U, V, W, X)> {
+public func when<U, V, W, X>(
+    guarantees gu: Guarantee<U>, _ gv: Guarantee<V>, _ gw: Guarantee<W>, _ gx: Guarantee<X>
+) -> Guarantee<(U, V, W, X)> {
     when(guarantees: [gu.asVoid(), gv.asVoid(), gw.asVoid(), gx.asVoid()]).map(on: nil) {
         (gu.value!, gv.value!, gw.value!, gx.value!)
     }
@@ -94,7 +96,9 @@ public func when<U, V, W, X>(guarantees gu: Guarantee<U>, _ gv: Guarantee<V>, _ 
 /// Waits for five guarantees.
 @inlinable
 @inline(never)
-public func when<U, V, W, X, Y>(guarantees gu: Guarantee<U>, _ gv: Guarantee<V>, _ gw: Guarantee<W>, _ gx: Guarantee<X>, _ gy: Guarantee<Y>) -> Guarantee<(U, V, W, X, Y)> {
+public func when<U, V, W, X, Y>(
+    guarantees gu: Guarantee<U>, _ gv: Guarantee<V>, _ gw: Guarantee<W>, _ gx: Guarantee<X>, _ gy: Guarantee<Y>
+) -> Guarantee<(U, V, W, X, Y)> {
     when(guarantees: [gu.asVoid(), gv.asVoid(), gw.asVoid(), gx.asVoid(), gy.asVoid()]).map(on: nil) {
         (gu.value!, gv.value!, gw.value!, gx.value!, gy.value!)
     }

@@ -123,7 +123,9 @@ public func when<U: Thenable, V: Thenable, W: Thenable>(fulfilled pu: U, _ pv: V
 /// Waits for four thenables; rejects with the first rejection.
 @inlinable
 @inline(never)
-public func when<U: Thenable, V: Thenable, W: Thenable, X: Thenable>(fulfilled pu: U, _ pv: V, _ pw: W, _ px: X) -> Promise<(U.T, V.T, W.T, X.T)> {
+public func when<U: Thenable, V: Thenable, W: Thenable, X: Thenable>(
+    fulfilled pu: U, _ pv: V, _ pw: W, _ px: X
+) -> Promise<(U.T, V.T, W.T, X.T)> {
     when(fulfilled: [pu.asVoid(), pv.asVoid(), pw.asVoid(), px.asVoid()]).map(on: nil) {
         (pu.value!, pv.value!, pw.value!, px.value!)
     }
@@ -132,7 +134,9 @@ public func when<U: Thenable, V: Thenable, W: Thenable, X: Thenable>(fulfilled p
 /// Waits for five thenables; rejects with the first rejection.
 @inlinable
 @inline(never)
-public func when<U: Thenable, V: Thenable, W: Thenable, X: Thenable, Y: Thenable>(fulfilled pu: U, _ pv: V, _ pw: W, _ px: X, _ py: Y) -> Promise<(U.T, V.T, W.T, X.T, Y.T)> {
+public func when<U: Thenable, V: Thenable, W: Thenable, X: Thenable, Y: Thenable>(
+    fulfilled pu: U, _ pv: V, _ pw: W, _ px: X, _ py: Y
+) -> Promise<(U.T, V.T, W.T, X.T, Y.T)> {
     when(fulfilled: [pu.asVoid(), pv.asVoid(), pw.asVoid(), px.asVoid(), py.asVoid()]).map(on: nil) {
         (pu.value!, pv.value!, pw.value!, px.value!, py.value!)
     }

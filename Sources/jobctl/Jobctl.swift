@@ -44,7 +44,8 @@ enum JobctlMain {
         let console = Console.current()
         let command: any ParsableCommand
         do {
-            command = try Jobctl.parseAsRoot(GlobalOptions.leadingOptionsMoved(Array(CommandLine.arguments.dropFirst())))
+            command = try Jobctl.parseAsRoot(
+                GlobalOptions.leadingOptionsMoved(Array(CommandLine.arguments.dropFirst())))
         } catch {
             // Help, --version and completion scripts are "errors" that exit 0.
             guard Jobctl.exitCode(for: error) != .success else { Jobctl.exit(withError: error) }

@@ -21,7 +21,8 @@ import Testing
             let outside = target.dependencies.filter { !mayImport.contains($0) }
             #expect(
                 outside.isEmpty,
-                "\(target.name) depends on \(outside.joined(separator: ", ")), which its row in docs/architecture.md does not allow")
+                "\(target.name) depends on \(outside.joined(separator: ", ")), which its row in docs/architecture.md does not allow"
+            )
         }
         let names = Set(targets.map(\.name))
         for documented in allowed.keys.sorted() where !names.contains(documented) {
@@ -44,7 +45,9 @@ import Testing
             return seen
         }
         let databases: Set = ["GRDB", "GRDBSQLite", "PostgresNIO"]
-        #expect(closure("JobStore").isDisjoint(with: databases), "JobStore reaches \(closure("JobStore").intersection(databases))")
+        #expect(
+            closure("JobStore").isDisjoint(with: databases),
+            "JobStore reaches \(closure("JobStore").intersection(databases))")
         let stores = closure("JobConfig").filter { $0.hasPrefix("JobStore") || $0 == "JobDatabase" }
         #expect(stores.isEmpty, "JobConfig reaches \(stores.sorted())")
         #expect(!closure("JobHTTP").contains("JobConfig"), "JobHTTP links JobConfig")
@@ -103,7 +106,9 @@ enum Manifest {
                 rest = text[body.endIndex...]
                 guard let name = firstQuoted(after: "name:", in: body) else { continue }
                 var dependencies: [String] = []
-                if let list = body.range(of: "dependencies:"), let bracket = body[list.upperBound...].firstIndex(of: "[") {
+                if let list = body.range(of: "dependencies:"),
+                    let bracket = body[list.upperBound...].firstIndex(of: "[")
+                {
                     var items = balanced(body[body.index(after: bracket)...], open: "[", close: "]")
                     while let quote = items.firstIndex(of: "\"") {
                         let before = items[..<quote]

@@ -1,6 +1,7 @@
 import Foundation
 import Spawn
 import Testing
+
 @testable import JobCalendar
 
 /// Calendar events against `systemd-analyze calendar` (systemd 252): the
@@ -40,24 +41,29 @@ import Testing
 
     /// Compares every expression from every base time in every zone;
     /// returns how many runs agreed and the disagreements.
-    static func compare(_ expressions: [String], zones: [String], iterations: Int,
-                        bases: (TimeZone) -> [Int64] = baseTimes) throws -> (agreed: Int, elapses: Int, [Mismatch]) {
+    static func compare(
+        _ expressions: [String], zones: [String], iterations: Int,
+        bases: (TimeZone) -> [Int64] = baseTimes
+    ) throws -> (agreed: Int, elapses: Int, [Mismatch]) {
         var mismatches: [Mismatch] = []
         var agreed = 0
         var elapses = 0
         for zoneName in zones {
             let zone = try #require(TimeZone(identifier: zoneName))
             for base in bases(zone) {
-                let theirs = try SystemdCalendarOracle.evaluate(expressions, zone: zoneName, base: base,
-                                                                iterations: iterations)
+                let theirs = try SystemdCalendarOracle.evaluate(
+                    expressions, zone: zoneName, base: base,
+                    iterations: iterations)
                 for (expression, their) in zip(expressions, theirs) {
                     let ours = SystemdCalendarOracle.ours(expression, zone: zone, base: base, iterations: iterations)
                     if ours.normalized == their.normalized && ours.times == their.times {
                         agreed += 1
                         elapses += ours.times.count
                     } else {
-                        mismatches.append(Mismatch(expression: expression, zone: zoneName, base: base, ours: ours,
-                                                   theirs: their))
+                        mismatches.append(
+                            Mismatch(
+                                expression: expression, zone: zoneName, base: base, ours: ours,
+                                theirs: their))
                     }
                 }
             }
@@ -101,7 +107,9 @@ import Testing
             "*-1..3/2-01", "yearly", "quarterly", "semiannually", "monthly", "weekly", "Mon..Fri *-*-* 09:00",
             "*-*-* 00:00:00.5", "*:*:0/0.25", "@1900000000", "@1800000000", "20..30-06-15", "Wed..Sun,Mon 01:02:03",
         ]
-        let bases: @Sendable (TimeZone) -> [Int64] = { _ in [1_830_297_600 /* 2027-12-31T21:20Z */, 1_835_380_800, 7_226_000_000] }
+        let bases: @Sendable (TimeZone) -> [Int64] = { _ in
+            [1_830_297_600 /* 2027-12-31T21:20Z */, 1_835_380_800, 7_226_000_000]
+        }
         let (agreed, elapses, mismatches) = try await onOwnThread {
             try Self.compare(expressions, zones: Self.zones, iterations: 8, bases: bases)
         }

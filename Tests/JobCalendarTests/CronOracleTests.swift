@@ -1,6 +1,7 @@
 import Foundation
 import Spawn
 import Testing
+
 @testable import JobCalendar
 
 /// Cron expressions against croniter 6.2.4: the next 20 fire times from
@@ -10,11 +11,11 @@ import Testing
 @Suite struct CronOracleTests {
     static let zones = ["UTC", "Asia/Tokyo", "Asia/Kolkata", "Asia/Kathmandu", "Europe/Berlin", "America/New_York"]
     static let starts: [Int64] = [
-        1_795_533_825, // 2026-11-24T12:43:45Z
-        1_803_772_770, // 2027-02-27T23:59:30Z, before a month's end
-        1_835_395_200, // 2028-02-29T00:00:00Z, a leap day, on a minute
-        1_924_988_399, // 2030-12-31T23:59:59Z, a year's end
-        1_812_844_800, // 2027-06-12T00:00:00Z
+        1_795_533_825,  // 2026-11-24T12:43:45Z
+        1_803_772_770,  // 2027-02-27T23:59:30Z, before a month's end
+        1_835_395_200,  // 2028-02-29T00:00:00Z, a leap day, on a minute
+        1_924_988_399,  // 2030-12-31T23:59:59Z, a year's end
+        1_812_844_800,  // 2027-06-12T00:00:00Z
     ]
 
     /// Compares the runs; runs in a zone whose offset changes within them
@@ -33,8 +34,10 @@ import Testing
             }
             let zone = try #require(TimeZone(identifier: run.zone))
             let last = max(ours.last ?? run.start, expected.last ?? run.start)
-            if let change = zone.nextDaylightSavingTimeTransition(after: Date(timeIntervalSince1970: TimeInterval(run.start))),
-               Int64(change.timeIntervalSince1970) <= last {
+            if let change = zone.nextDaylightSavingTimeTransition(
+                after: Date(timeIntervalSince1970: TimeInterval(run.start))),
+                Int64(change.timeIntervalSince1970) <= last
+            {
                 skipped += 1
                 continue
             }
@@ -42,8 +45,9 @@ import Testing
                 agreed += 1
                 times += ours.count
             } else {
-                mismatches.append("\(run.expr) in \(run.zone) from \(rfc3339(run.start)): ours \(ours.map(rfc3339)), "
-                                      + "croniter \(expected.map(rfc3339))")
+                mismatches.append(
+                    "\(run.expr) in \(run.zone) from \(rfc3339(run.start)): ours \(ours.map(rfc3339)), "
+                        + "croniter \(expected.map(rfc3339))")
             }
         }
         return (agreed, times, skipped, mismatches)
@@ -60,8 +64,10 @@ import Testing
                 continue
             }
             for _ in 0..<3 {
-                runs.append(CronOracle.Run(expr: expression, zone: generator.random.pick(Self.zones),
-                                           start: generator.random.pick(Self.starts), count: 20))
+                runs.append(
+                    CronOracle.Run(
+                        expr: expression, zone: generator.random.pick(Self.zones),
+                        start: generator.random.pick(Self.starts), count: 20))
             }
         }
         #expect(refused.isEmpty, "the generator writes only valid expressions: \(refused.prefix(10))")
@@ -70,7 +76,9 @@ import Testing
         let count = mismatches.count
         #expect(count == 0, "\(count) runs differ, \(agreed) agree:\n\(report)")
         #expect(agreed > 1_000 && times > 20_000, "\(agreed) runs, \(times) fire times, \(skipped) skipped")
-        print("cron oracle: \(agreed) runs agree with croniter (\(times) fire times; \(skipped) across a clock change left out)")
+        print(
+            "cron oracle: \(agreed) runs agree with croniter (\(times) fire times; \(skipped) across a clock change left out)"
+        )
     }
 
     /// The day fields' rule in every form croniter reads differently, month

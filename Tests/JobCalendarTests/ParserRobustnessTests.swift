@@ -1,15 +1,26 @@
 import Foundation
 import Testing
+
 @testable import JobCalendar
 
 /// Any text, however mangled, parses or throws a ScheduleParseError whose
 /// column lies within it: never a crash.
 @Suite struct ParserRobustnessTests {
     static let alphabets: [(ScheduleKind, [String])] = [
-        (.cron, ["*", "/", "-", ",", " ", "\t", "0", "1", "5", "7", "12", "31", "59", "60", "mon", "SUN", "jan", "L",
-                 "W", "#", "?", "@", "@daily", "x", "é"]),
-        (.calendar, ["*", "/", "-", "~", ",", ".", "..", ":", " ", "0", "1", "5", "12", "29", "2024", "Mon", "fri",
-                     "daily", "UTC", "Europe/Berlin", "Nowhere/Land", "@", "0.5", "é", "9999999999"]),
+        (
+            .cron,
+            [
+                "*", "/", "-", ",", " ", "\t", "0", "1", "5", "7", "12", "31", "59", "60", "mon", "SUN", "jan", "L",
+                "W", "#", "?", "@", "@daily", "x", "é",
+            ]
+        ),
+        (
+            .calendar,
+            [
+                "*", "/", "-", "~", ",", ".", "..", ":", " ", "0", "1", "5", "12", "29", "2024", "Mon", "fri",
+                "daily", "UTC", "Europe/Berlin", "Nowhere/Land", "@", "0.5", "é", "9999999999",
+            ]
+        ),
         (.every, ["1", "0", "15", "m", "s", "h", "d", "ms", " ", ".", "-", "x", "99999999999999999999"]),
     ]
 

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import JobCalendar
+import Testing
 
 /// RFC 3339 times: what `jobctl calendar --from` reads and jobd's log prints.
 @Suite struct RFC3339Tests {

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import JobCalendar
 
 @Suite struct ScheduleExpressionTests {
@@ -8,17 +9,21 @@ import Testing
 
     // MARK: every
 
-    @Test(arguments: [("15m", 900_000), ("1h30m", 5_400_000), ("90s", 90_000), ("1d", 86_400_000),
-                      ("1500ms", 1_500), (" 2h ", 7_200_000), ("1s", 1_000)])
+    @Test(arguments: [
+        ("15m", 900_000), ("1h30m", 5_400_000), ("90s", 90_000), ("1d", 86_400_000),
+        ("1500ms", 1_500), (" 2h ", 7_200_000), ("1s", 1_000),
+    ])
     func everyParsesJobdDurations(_ example: (String, Int64)) throws {
         let expression = try ScheduleExpression.parse(kind: .every, text: example.0)
         #expect(expression == .every(.milliseconds(example.1)))
         #expect(expression.kind == .every)
     }
 
-    @Test(arguments: [("", "it is empty"), ("500ms", "at least 1s"), ("0s", "at least 1s"), ("15", "needs a unit"),
-                      ("1.5m", "fractions"), ("5x", "unknown unit \"x\""), ("30s1m", "largest to smallest"),
-                      ("-5m", "cannot be negative"), ("99999999999999999999s", "too long")])
+    @Test(arguments: [
+        ("", "it is empty"), ("500ms", "at least 1s"), ("0s", "at least 1s"), ("15", "needs a unit"),
+        ("1.5m", "fractions"), ("5x", "unknown unit \"x\""), ("30s1m", "largest to smallest"),
+        ("-5m", "cannot be negative"), ("99999999999999999999s", "too long"),
+    ])
     func everyRefusals(_ example: (String, String)) {
         #expect {
             _ = try ScheduleExpression.parse(kind: .every, text: example.0)
@@ -31,13 +36,16 @@ import Testing
     @Test func everyFiresAtMultiplesSinceTheEpochWhateverTheZone() throws {
         let expression = try ScheduleExpression.parse(kind: .every, text: "15m")
         let start = Date(timeIntervalSince1970: 1_800_000_123.4)
-        let times = expression.occurrences(after: start, through: start.addingTimeInterval(3600), in: Self.berlin,
-                                           limit: 10)
+        let times = expression.occurrences(
+            after: start, through: start.addingTimeInterval(3600), in: Self.berlin,
+            limit: 10)
         #expect(times.map(\.timeIntervalSince1970) == [1_800_000_900, 1_800_001_800, 1_800_002_700, 1_800_003_600])
-        #expect(expression.next(after: Date(timeIntervalSince1970: 1_800_000_900), in: Self.utc)
-                    == Date(timeIntervalSince1970: 1_800_001_800))
-        #expect(expression.previous(atOrBefore: Date(timeIntervalSince1970: 1_800_000_900), in: Self.utc)
-                    == Date(timeIntervalSince1970: 1_800_000_900))
+        #expect(
+            expression.next(after: Date(timeIntervalSince1970: 1_800_000_900), in: Self.utc)
+                == Date(timeIntervalSince1970: 1_800_001_800))
+        #expect(
+            expression.previous(atOrBefore: Date(timeIntervalSince1970: 1_800_000_900), in: Self.utc)
+                == Date(timeIntervalSince1970: 1_800_000_900))
         let odd = try ScheduleExpression.parse(kind: .every, text: "7s")
         #expect(odd.next(after: Date(timeIntervalSince1970: 0), in: Self.utc) == Date(timeIntervalSince1970: 7))
         #expect(odd.text == "7s" && expression.description == "every: 15m")
@@ -128,8 +136,10 @@ import Testing
         }
     }
 
-    @Test(arguments: ["*:*:*", "*:*:00/1", "*:*:0.5/1", "*-*-* *:*:00.5", "*:*:00,01,59", "*:*:10,11.25,12.5",
-                      "minutely", "@1900000000"])
+    @Test(arguments: [
+        "*:*:*", "*:*:00/1", "*:*:0.5/1", "*-*-* *:*:00.5", "*:*:00,01,59", "*:*:10,11.25,12.5",
+        "minutely", "@1900000000",
+    ])
     func calendarOccurrencesASecondApartOrMoreAreAccepted(_ text: String) throws {
         let expression = try ScheduleExpression.parse(kind: .calendar, text: text)
         var times: [Date] = []

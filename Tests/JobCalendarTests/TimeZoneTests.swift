@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import JobCalendar
 
 /// The zones schedules are read in: names of the tz database, and the
@@ -44,8 +45,10 @@ import Testing
         let host = HostTimeZone(environment: ["TZ": tz])
         #expect(host.zone.identifier == Self.localTime.identifier)
         let problem = try #require(host.problem)
-        #expect(problem.hasPrefix("TZ=\"\(tz)\" \(says): schedules without timezone: are read in \(Self.localTime.identifier)"),
-                "\(problem)")
+        #expect(
+            problem.hasPrefix(
+                "TZ=\"\(tz)\" \(says): schedules without timezone: are read in \(Self.localTime.identifier)"),
+            "\(problem)")
         #expect(problem.contains("give each schedule a timezone:"))
     }
 

@@ -49,18 +49,21 @@ import Testing
 
     @Test func aMissingExplicitFileIsAnErrorNotAFallThrough() {
         #expect {
-            try ConfigLocator.locate(explicitPath: "/nope.yaml", environment: [:], currentDirectory: "/srv/app",
-                                     fileExists: { everywhere.contains($0) })
+            try ConfigLocator.locate(
+                explicitPath: "/nope.yaml", environment: [:], currentDirectory: "/srv/app",
+                fileExists: { everywhere.contains($0) })
         } throws: { error in
             guard let error = error as? ConfigLocatorError else { return false }
-            return error.code == .explicitPathMissing && error.path == "/nope.yaml" && error.message.contains("/nope.yaml")
+            return error.code == .explicitPathMissing && error.path == "/nope.yaml"
+                && error.message.contains("/nope.yaml")
         }
     }
 
     @Test func aMissingEnvironmentFileIsAnErrorNotAFallThrough() {
         #expect {
-            try ConfigLocator.locate(explicitPath: nil, environment: ["JOBD_CONFIG": "/gone.yaml"],
-                                     currentDirectory: "/srv/app", fileExists: { everywhere.contains($0) })
+            try ConfigLocator.locate(
+                explicitPath: nil, environment: ["JOBD_CONFIG": "/gone.yaml"],
+                currentDirectory: "/srv/app", fileExists: { everywhere.contains($0) })
         } throws: { error in
             guard let error = error as? ConfigLocatorError else { return false }
             return error.code == .environmentPathMissing && error.message.contains("JOBD_CONFIG")
@@ -69,8 +72,9 @@ import Testing
 
     @Test func nothingFoundListsWhatWasTried() {
         #expect {
-            try ConfigLocator.locate(explicitPath: nil, environment: [:], currentDirectory: "/srv/app",
-                                     fileExists: files())
+            try ConfigLocator.locate(
+                explicitPath: nil, environment: [:], currentDirectory: "/srv/app",
+                fileExists: files())
         } throws: { error in
             guard let error = error as? ConfigLocatorError else { return false }
             return error.code == .notFound && error.message.contains("/srv/app/config/jobd.yaml")

@@ -28,14 +28,22 @@ import Testing
         #expect(config.database == "/srv/jobd/var/jobd.sqlite")
         #expect(config.definitions == "/srv/jobd/config/jobs.d")
         #expect(config.socket == "/run/jobd.sock")
-        #expect(config.queues == ["map": .init(concurrency: 8), "return": .init(concurrency: 2), "slow": .init(concurrency: 1)])
+        #expect(
+            config.queues == [
+                "map": .init(concurrency: 8), "return": .init(concurrency: 2), "slow": .init(concurrency: 1),
+            ])
         #expect(config.pools == ["default": 4, "batch": 2])
         #expect(config.log.level == .debug)
-        #expect(config.store == StoreConfiguration(durability: .full, valueCap: .mebibytes(4), retention: .duration(.seconds(7 * 86_400))))
+        #expect(
+            config.store
+                == StoreConfiguration(
+                    durability: .full, valueCap: .mebibytes(4), retention: .duration(.seconds(7 * 86_400))))
         #expect(config.shutdownGrace == .seconds(60))
         #expect(config.killGrace == .seconds(2))
-        #expect(config.definitionContext == DefinitionContext(
-            queues: ["map", "return", "slow"], pools: ["default", "batch"], valueCap: 4 << 20))
+        #expect(
+            config.definitionContext
+                == DefinitionContext(
+                    queues: ["map", "return", "slow"], pools: ["default", "batch"], valueCap: 4 << 20))
     }
 
     @Test func emptyFileGivesDefaults() throws {
@@ -61,23 +69,33 @@ import Testing
             let diagnostics = DaemonConfiguration.parse(yaml: "lease: \(bad)\n", path: path).diagnostics
             #expect(diagnostics.count == 1 && diagnostics.first?.position.line == 1, "\(bad): \(diagnostics)")
         }
-        #expect(DaemonConfiguration.parse(yaml: "lease: 1s\n", path: path).diagnostics.first?.message.contains("3s to 1h") == true)
+        #expect(
+            DaemonConfiguration.parse(yaml: "lease: 1s\n", path: path).diagnostics.first?.message.contains("3s to 1h")
+                == true)
     }
 
     /// The listener may not take the control socket's path, wherever
     /// `socket` stands in the file.
     @Test func theListenerAndTheControlSocketHavePathsOfTheirOwn() throws {
-        for yaml in ["socket: run/x.sock\nhttp: { listen: unix:run/x.sock }\n", "http: { listen: unix:run/x.sock }\nsocket: run/x.sock\n"] {
+        for yaml in [
+            "socket: run/x.sock\nhttp: { listen: unix:run/x.sock }\n",
+            "http: { listen: unix:run/x.sock }\nsocket: run/x.sock\n",
+        ] {
             let diagnostics = DaemonConfiguration.parse(yaml: yaml, path: path).diagnostics
             let line = yaml.hasPrefix("http") ? 1 : 2
-            expectDiagnostic(diagnostics, .invalidValue, line: line, contains: "which is the control socket's path ('socket')")
+            expectDiagnostic(
+                diagnostics, .invalidValue, line: line, contains: "which is the control socket's path ('socket')")
         }
-        let apart = try DaemonConfiguration.parse(yaml: "socket: run/x.sock\nhttp: { listen: unix:run/http.sock }\n", path: path).get()
+        let apart = try DaemonConfiguration.parse(
+            yaml: "socket: run/x.sock\nhttp: { listen: unix:run/http.sock }\n", path: path
+        ).get()
         #expect(apart.http?.listen.description.hasSuffix("/run/http.sock") == true)
     }
 
     @Test func requiredQueuesAndDefaultPoolStayWhenOthersAreAdded() throws {
-        let config = try DaemonConfiguration.parse(yaml: "Q: { io: { concurrency: 3 } }\npools: { big: 2 }\n", path: path).get()
+        let config = try DaemonConfiguration.parse(
+            yaml: "Q: { io: { concurrency: 3 } }\npools: { big: 2 }\n", path: path
+        ).get()
         #expect(config.queues.keys.sorted() == ["io", "map", "return"])
         #expect(config.pools == ["default": 16, "big": 2])
     }

@@ -21,8 +21,11 @@ import Testing
         #expect(set["beta"] == nil)
 
         let d = set.diagnostics
-        #expect(d.map(\.position.path) == [folder + "/beta.yaml", folder + "/broken.yaml",
-                                           folder + "/gamma.yml", folder + "/gamma.yml", folder + "/sub.yaml"])
+        #expect(
+            d.map(\.position.path) == [
+                folder + "/beta.yaml", folder + "/broken.yaml",
+                folder + "/gamma.yml", folder + "/gamma.yml", folder + "/sub.yaml",
+            ])
         #expect(d[0].code == .duplicateJobName)
         #expect(d[0].position.line == 1)
         #expect(d[0].message.contains("\(folder)/alpha.yaml:1:1 declares it already"))
@@ -39,10 +42,13 @@ import Testing
     }
 
     @Test func queuesAndPoolsComeFromTheConfig() throws {
-        let config = try DaemonConfiguration.parse(yaml: "Q: { io: { concurrency: 2 } }\npools: { nightly: 1 }\n",
-                                            path: "/etc/jobd/jobd.yaml").get()
+        let config = try DaemonConfiguration.parse(
+            yaml: "Q: { io: { concurrency: 2 } }\npools: { nightly: 1 }\n",
+            path: "/etc/jobd/jobd.yaml"
+        ).get()
         let loader = DefinitionLoader(config: config)
-        let ok = loader.parse(yaml: "pool: nightly\npipeline:\n  - then: a\n    run: [x]\n    on: io\n", path: "/d/ok.yaml")
+        let ok = loader.parse(
+            yaml: "pool: nightly\npipeline:\n  - then: a\n    run: [x]\n    on: io\n", path: "/d/ok.yaml")
         #expect(ok.diagnostics.isEmpty)
         #expect(ok.value?.stages.first?.queue == "io")
         let bad = DefinitionLoader(context: .defaults)

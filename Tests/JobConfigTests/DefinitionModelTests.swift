@@ -63,7 +63,8 @@ import Testing
         let publish = job.stages[2]
         #expect(publish.action == .shell("publish-report >> /var/log/report.log"))
         #expect(publish.timeout == .seconds(30))
-        #expect(publish.retry == RetryPolicy(attempts: 5, backoff: .seconds(2), maxBackoff: .seconds(60), jitter: false))
+        #expect(
+            publish.retry == RetryPolicy(attempts: 5, backoff: .seconds(2), maxBackoff: .seconds(60), jitter: false))
         #expect(publish.env == ["REPORT_DIR": "/srv/reports", "LEVEL": "3", "EXTRA": ""])
         #expect(publish.cwd == "/tmp")
         #expect(!publish.idempotent)
@@ -71,15 +72,20 @@ import Testing
     }
 
     @Test func minimalDefinitionTakesDefaultsAndTheFileName() throws {
-        let job = try checkDefinition("pipeline:\n  - then: only\n    run: [\"true\"]\n", path: "/defs/tiny-job.yml").get()
+        let job = try checkDefinition("pipeline:\n  - then: only\n    run: [\"true\"]\n", path: "/defs/tiny-job.yml")
+            .get()
         #expect(job.name == "tiny-job")
         #expect(job.pool == "default")
         #expect(job.timeout == nil)
         #expect(job.retry == .default)
         #expect(job.env.isEmpty)
         #expect(job.cwd == nil)
-        #expect(job.stages == [StageDefinition(position: 0, name: "only", kind: .then, action: .run(["true"]),
-                                               sourcePosition: SourcePosition(path: "/defs/tiny-job.yml", line: 2, column: 5))])
+        #expect(
+            job.stages == [
+                StageDefinition(
+                    position: 0, name: "only", kind: .then, action: .run(["true"]),
+                    sourcePosition: SourcePosition(path: "/defs/tiny-job.yml", line: 2, column: 5))
+            ])
     }
 
     @Test func everyKindAndActionParses() throws {
@@ -120,16 +126,20 @@ import Testing
                 run: ["true"]
             """
         let job = try checkDefinition(yaml).get()
-        #expect(job.stages.map(\.action) == [
-            .sleep(.milliseconds(50)), .shell("cat"), .run(["tee", "/dev/null"]), .run(["true"]),
-            .all([.run(["echo", "one"]), .shell("echo two"), .sleep(.zero)]),
-            .any([.run(["echo", "fast"]), .fail("too slow")]),
-            .transform(.trim), .transform(.upper), .transform(.lower), .fail("still broken"),
-            .run(["true"]), .run(["cat"]), .run(["true"]), .run(["true"]),
-        ])
+        #expect(
+            job.stages.map(\.action) == [
+                .sleep(.milliseconds(50)), .shell("cat"), .run(["tee", "/dev/null"]), .run(["true"]),
+                .all([.run(["echo", "one"]), .shell("echo two"), .sleep(.zero)]),
+                .any([.run(["echo", "fast"]), .fail("too slow")]),
+                .transform(.trim), .transform(.upper), .transform(.lower), .fail("still broken"),
+                .run(["true"]), .run(["cat"]), .run(["true"]), .run(["true"]),
+            ])
         #expect(Set(job.stages.map(\.kind)) == Set(StageKind.allCases))
-        #expect(job.stages.map(\.queue) == ["map", "map", "map", "map", "map", "map", "map", "map", "map", "map",
-                                            "return", "return", "return", "return"])
+        #expect(
+            job.stages.map(\.queue) == [
+                "map", "map", "map", "map", "map", "map", "map", "map", "map", "map",
+                "return", "return", "return", "return",
+            ])
     }
 
     @Test func defaultQueuesFollowPromiseKit() {
@@ -168,9 +178,10 @@ import Testing
 @Suite struct RetryPolicyTests {
     @Test func delaysDoubleUpToTheCeiling() {
         let policy = RetryPolicy(attempts: 6, backoff: .seconds(1), maxBackoff: .seconds(5), jitter: false)
-        #expect((1...6).map { policy.nominalDelay(afterAttempt: $0) } == [
-            .seconds(1), .seconds(2), .seconds(4), .seconds(5), .seconds(5), nil,
-        ])
+        #expect(
+            (1...6).map { policy.nominalDelay(afterAttempt: $0) } == [
+                .seconds(1), .seconds(2), .seconds(4), .seconds(5), .seconds(5), nil,
+            ])
         #expect(RetryPolicy.default.nominalDelay(afterAttempt: 1) == nil)
     }
 

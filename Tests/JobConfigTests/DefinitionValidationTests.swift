@@ -5,7 +5,8 @@ import Testing
 /// its code, at the offending line.
 @Suite struct DefinitionValidationTests {
     @Test func unknownKeysAtJobStageAndRetryLevel() {
-        let d = checkDefinition("""
+        let d = checkDefinition(
+            """
             name: a
             poool: default
             pipeline:
@@ -13,7 +14,8 @@ import Testing
                 run: [x]
                 retires: 2
                 retry: { attempts: 2, jiter: true }
-            """).diagnostics
+            """
+        ).diagnostics
         expectDiagnostic(d, .unknownKey, line: 2, column: 1, contains: "did you mean 'pool'?")
         expectDiagnostic(d, .unknownKey, line: 6, column: 5, contains: "'retires'")
         expectDiagnostic(d, .unknownKey, line: 7, contains: "did you mean 'jitter'?")
@@ -21,52 +23,61 @@ import Testing
     }
 
     @Test func stageWithoutKind() {
-        let d = checkDefinition("""
+        let d = checkDefinition(
+            """
             pipeline:
               - then: a
                 run: [x]
               - run: [y]
                 timeout: 5s
-            """).diagnostics
+            """
+        ).diagnostics
         expectDiagnostic(d, .missingStageKind, line: 4, column: 5, contains: "stage 2 has no kind")
         #expect(d.count == 1)
     }
 
     @Test func stageWithTwoKinds() {
-        let d = checkDefinition("""
+        let d = checkDefinition(
+            """
             pipeline:
               - then: a
                 map: b
                 run: [x]
-            """).diagnostics
+            """
+        ).diagnostics
         expectDiagnostic(d, .multipleStageKinds, line: 3, column: 5, contains: "'then' and 'map'")
     }
 
     @Test func transformOutsideMap() {
-        let d = checkDefinition("""
+        let d = checkDefinition(
+            """
             pipeline:
               - then: a
                 transform: trim
-            """).diagnostics
+            """
+        ).diagnostics
         expectDiagnostic(d, .actionNotAllowed, line: 3, column: 5, contains: "only goes in a 'map' stage")
         #expect(d.count == 1)
     }
 
     @Test func mapRequiresATransform() {
-        let d = checkDefinition("""
+        let d = checkDefinition(
+            """
             pipeline:
               - map: a
                 run: [x]
               - map: b
                 timeout: 1s
-            """).diagnostics
+            """
+        ).diagnostics
         expectDiagnostic(d, .actionNotAllowed, line: 3, contains: "takes a 'transform'")
         expectDiagnostic(d, .missingAction, line: 4, contains: "add 'transform:'")
         #expect(d.count == 2)
     }
 
     @Test func allAndAnyOutsideWhenAndRace() {
-        let d = checkDefinition("""
+        let d = checkDefinition(
+            """
             pipeline:
               - then: a
                 all: [{run: [x]}]
@@ -76,7 +87,8 @@ import Testing
                 any: [{run: [x]}]
               - race: d
                 run: [x]
-            """).diagnostics
+            """
+        ).diagnostics
         expectDiagnostic(d, .actionNotAllowed, line: 3, contains: "'all' only goes in a 'when' stage")
         expectDiagnostic(d, .actionNotAllowed, line: 5, contains: "'any' only goes in a 'race' stage")
         expectDiagnostic(d, .actionNotAllowed, line: 7, contains: "'any' only goes in a 'race' stage")
@@ -85,7 +97,8 @@ import Testing
     }
 
     @Test func actionListItems() {
-        let d = checkDefinition("""
+        let d = checkDefinition(
+            """
             pipeline:
               - when: a
                 all:
@@ -97,7 +110,8 @@ import Testing
                   - run: []
               - race: b
                 any: []
-            """).diagnostics
+            """
+        ).diagnostics
         expectDiagnostic(d, .actionNotAllowed, line: 5, contains: "cannot be nested")
         expectDiagnostic(d, .multipleActions, line: 6, contains: "'run' and 'shell'")
         expectDiagnostic(d, .missingAction, line: 7)
@@ -108,34 +122,39 @@ import Testing
     }
 
     @Test func missingAndDoubleActions() {
-        let d = checkDefinition("""
+        let d = checkDefinition(
+            """
             pipeline:
               - then: a
                 on: return
               - then: b
                 run: [x]
                 shell: y
-            """).diagnostics
+            """
+        ).diagnostics
         expectDiagnostic(d, .missingAction, line: 2, column: 5, contains: "stage 'a' has no action")
         expectDiagnostic(d, .multipleActions, line: 6, column: 5, contains: "'run' and 'shell'")
         #expect(d.count == 2)
     }
 
     @Test func unknownQueueAndPool() {
-        let d = checkDefinition("""
+        let d = checkDefinition(
+            """
             pool: huge
             pipeline:
               - then: a
                 run: [x]
                 on: fast
-            """).diagnostics
+            """
+        ).diagnostics
         expectDiagnostic(d, .unknownPool, line: 1, column: 7, contains: "'batch', 'default'")
         expectDiagnostic(d, .unknownQueue, line: 5, column: 9, contains: "'map', 'return', 'slow'")
         #expect(d.count == 2)
     }
 
     @Test func badDurations() {
-        let d = checkDefinition("""
+        let d = checkDefinition(
+            """
             timeout: 10 minutes
             retry: { backoff: -1s, max-backoff: 1y }
             pipeline:
@@ -144,7 +163,8 @@ import Testing
               - then: b
                 run: [x]
                 timeout: 0s
-            """).diagnostics
+            """
+        ).diagnostics
         expectDiagnostic(d, .badDuration, line: 1, column: 10, contains: "invalid duration \"10 minutes\"")
         #expect(d.filter { $0.code == .badDuration && $0.position.line == 2 }.count == 2)
         expectDiagnostic(d, .badDuration, line: 5, contains: "needs a unit")
@@ -157,11 +177,14 @@ import Testing
         expectDiagnostic(checkDefinition("name: x\n").diagnostics, .missingKey, line: 1, contains: "'pipeline'")
         let empty = checkDefinition("# just a comment\n").diagnostics
         #expect(empty.map(\.code) == [.emptyPipeline])
-        #expect(empty.first?.description == "/defs/job.yaml: error: the file is empty; a job definition needs at least a 'pipeline' of stages")
+        #expect(
+            empty.first?.description
+                == "/defs/job.yaml: error: the file is empty; a job definition needs at least a 'pipeline' of stages")
     }
 
     @Test func duplicateStageNames() {
-        let d = checkDefinition("""
+        let d = checkDefinition(
+            """
             pipeline:
               - then: fetch
                 run: [x]
@@ -169,7 +192,8 @@ import Testing
                 run: [y]
               - map: fetch
                 transform: nope
-            """).diagnostics
+            """
+        ).diagnostics
         expectDiagnostic(d, .duplicateStageName, line: 4, column: 11, contains: "first used at line 2")
         expectDiagnostic(d, .duplicateStageName, line: 6, contains: "'fetch'")
         expectDiagnostic(d, .badTransform, line: 7, contains: "unknown transform 'nope'")
@@ -177,7 +201,8 @@ import Testing
     }
 
     @Test func wrongValueTypes() {
-        let d = checkDefinition("""
+        let d = checkDefinition(
+            """
             name: [a]
             env: [A, B]
             cwd: relative/dir
@@ -199,7 +224,8 @@ import Testing
                 transform: { json: "a.b" }
               - then:
                 run: [x]
-            """).diagnostics
+            """
+        ).diagnostics
         expectDiagnostic(d, .wrongType, line: 1, contains: "must be text")
         expectDiagnostic(d, .wrongType, line: 2, contains: "must be a mapping")
         expectDiagnostic(d, .invalidValue, line: 3, contains: "absolute path")
@@ -216,12 +242,14 @@ import Testing
     }
 
     @Test func namesAreChecked() {
-        let d = checkDefinition("""
+        let d = checkDefinition(
+            """
             name: "nightly report"
             pipeline:
               - then: "-x"
                 run: [x]
-            """).diagnostics
+            """
+        ).diagnostics
         expectDiagnostic(d, .invalidName, line: 1, contains: "letters, digits")
         expectDiagnostic(d, .invalidName, line: 3, contains: "must not start with")
         let fromFile = checkDefinition("pipeline: [{then: a, run: [x]}]\n", path: "/defs/my job.yaml").diagnostics
@@ -230,7 +258,8 @@ import Testing
     }
 
     @Test func pipelineShapeFollowsThePromiseChain() {
-        let d = checkDefinition("""
+        let d = checkDefinition(
+            """
             pipeline:
               - then: a
                 run: [x]
@@ -244,7 +273,8 @@ import Testing
                 run: [x]
               - finally: f
                 run: [x]
-            """).diagnostics
+            """
+        ).diagnostics
         expectDiagnostic(d, .misplacedStage, line: 4, contains: "'firstly' can only be the first")
         expectDiagnostic(d, .misplacedStage, line: 8, contains: "only 'finally' can follow a 'catch' (line 6)")
         expectDiagnostic(d, .misplacedStage, line: 10, contains: "must be the last")
@@ -293,10 +323,16 @@ import Testing
         let result = checkDefinition(yaml, path: "/defs/multi.yaml")
         #expect(result.value == nil)
         let d = result.diagnostics
-        #expect(d.map(\.code) == [.unknownPool, .badDuration, .unknownKey, .actionNotAllowed, .actionNotAllowed,
-                                  .unknownQueue, .duplicateStageName, .missingStageKind])
+        #expect(
+            d.map(\.code) == [
+                .unknownPool, .badDuration, .unknownKey, .actionNotAllowed, .actionNotAllowed,
+                .unknownQueue, .duplicateStageName, .missingStageKind,
+            ])
         #expect(d.map(\.position.line) == [2, 3, 4, 7, 9, 12, 13, 15])
-        #expect(d[0].description == "/defs/multi.yaml:2:7: error: unknown pool 'nowhere'; jobd.yaml's 'pools' declares 'batch', 'default'")
+        #expect(
+            d[0].description
+                == "/defs/multi.yaml:2:7: error: unknown pool 'nowhere'; jobd.yaml's 'pools' declares 'batch', 'default'"
+        )
     }
 
     /// A file of one mistake repeated is reported by its first problems and

@@ -8,10 +8,14 @@ import Testing
 
     @Test func aListenerOtherHostsReachNeedsAuthenticationOrPublicRead() throws {
         let diagnostics = DaemonConfiguration.parse(yaml: "http: { listen: 0.0.0.0:9464 }\n", path: path).diagnostics
-        expectDiagnostic(diagnostics, .invalidValue, line: 1, contains: "which other hosts can reach, without authentication")
+        expectDiagnostic(
+            diagnostics, .invalidValue, line: 1, contains: "which other hosts can reach, without authentication")
         #expect(diagnostics.count == 1)
-        for allowed in ["public: read", "users: http-users", "users-credential: http-users", "trusted-proxies: [10.0.0.1]"] {
-            let config = try DaemonConfiguration.parse(yaml: "http: { listen: '[::]:9464', \(allowed) }\n", path: path).get()
+        for allowed in [
+            "public: read", "users: http-users", "users-credential: http-users", "trusted-proxies: [10.0.0.1]",
+        ] {
+            let config = try DaemonConfiguration.parse(yaml: "http: { listen: '[::]:9464', \(allowed) }\n", path: path)
+                .get()
             #expect(config.http?.access.publicRead == (allowed == "public: read"))
         }
         // Loopback and unix sockets as before: no key needed, nothing changes.
@@ -38,7 +42,8 @@ import Testing
         #expect(access.sessionLifetime == .seconds(3600))
         #expect(access.operatorGroup == "ops")
         let bad = DaemonConfiguration.parse(
-            yaml: "http: { listen: 127.0.0.1:1, public: write, trusted-proxies: [proxy.example], users-credential: a/b }\n",
+            yaml:
+                "http: { listen: 127.0.0.1:1, public: write, trusted-proxies: [proxy.example], users-credential: a/b }\n",
             path: path
         ).diagnostics
         #expect(bad.count == 3, "\(bad)")

@@ -17,7 +17,9 @@ import Testing
     }
 
     @Test func relativeUnixPathsResolveAgainstTheConfigFolder() throws {
-        #expect(try HTTPListenAddress.parse("unix:../var/http.sock", relativeTo: "/etc/jobd") == .unix(path: "/etc/var/http.sock"))
+        #expect(
+            try HTTPListenAddress.parse("unix:../var/http.sock", relativeTo: "/etc/jobd")
+                == .unix(path: "/etc/var/http.sock"))
         #expect(try HTTPListenAddress.parse("unix:/abs.sock", relativeTo: "/etc/jobd") == .unix(path: "/abs.sock"))
     }
 
@@ -36,7 +38,10 @@ import Testing
         ("127.0.0.1:", .badPort, "'' is not a port"),
         ("unix:", .badPath, "names no path"),
         ("unix:/run/jobd/", .badPath, "names a folder"),
-        ("unix:/" + String(repeating: "x", count: 103), .badPath, "has a path of 104 bytes; a unix socket path has at most 103"),
+        (
+            "unix:/" + String(repeating: "x", count: 103), .badPath,
+            "has a path of 104 bytes; a unix socket path has at most 103"
+        ),
         ("unix:/tmp", .badPath, "names a folder; name the socket file: unix:/tmp/http.sock"),
         ("unix:.", .badPath, "names a folder"),
         ("unix:sockets/", .badPath, "names a folder"),
@@ -44,12 +49,14 @@ import Testing
         ("http://[::1]:9464/metrics", .badHost, "is a URL; give the address alone: [::1]:9464"),
         ("127.0.0.1:+80", .badPort, "'+80' is not a port"),
     ])
-    func refusesWithAMessageThatSaysWhatToWrite(_ text: String, _ code: HTTPListenAddressError.Code, _ fragment: String) {
+    func refusesWithAMessageThatSaysWhatToWrite(_ text: String, _ code: HTTPListenAddressError.Code, _ fragment: String)
+    {
         #expect {
             try HTTPListenAddress.parse(text)
         } throws: { error in
             guard let error = error as? HTTPListenAddressError else { return false }
-            return error.code == code && error.message.hasPrefix("http.listen '\(text)' ") && error.message.contains(fragment)
+            return error.code == code && error.message.hasPrefix("http.listen '\(text)' ")
+                && error.message.contains(fragment)
         }
     }
 

@@ -1,7 +1,8 @@
 import Foundation
-@testable import JobConfig
 import TestSupport
 import Testing
+
+@testable import JobConfig
 
 #if canImport(Glibc)
 import Glibc
@@ -43,7 +44,9 @@ import Glibc
     func countsHaveAnUpperBound(yaml: String, message: String) {
         let result = DaemonConfiguration.parse(yaml: yaml, path: path)
         #expect(result.value == nil)
-        #expect(result.diagnostics.contains { $0.position.line == 1 && $0.message.contains(message) }, "\(result.diagnostics)")
+        #expect(
+            result.diagnostics.contains { $0.position.line == 1 && $0.message.contains(message) },
+            "\(result.diagnostics)")
     }
 
     @Test func theNumberOfQueuesAndPoolsIsBounded() {
@@ -70,7 +73,8 @@ import Glibc
         try FileManager.default.createDirectory(atPath: root + "/jobs.d", withIntermediateDirectories: true)
         try FileManager.default.createSymbolicLink(atPath: root + "/jobs.d/shadow.yaml", withDestinationPath: secret)
         try write("pipeline:\n  - then: a\n    run: [true]\n", to: root + "/shared.yaml")
-        try FileManager.default.createSymbolicLink(atPath: root + "/jobs.d/inside.yaml", withDestinationPath: "../shared.yaml")
+        try FileManager.default.createSymbolicLink(
+            atPath: root + "/jobs.d/inside.yaml", withDestinationPath: "../shared.yaml")
 
         let set = DefinitionLoader().loadFolder(root + "/jobs.d")
         #expect(set.names == ["inside"])
@@ -94,9 +98,13 @@ import Glibc
     @Test func aBrokenSymlinkIsAnErrorNotSkipped() throws {
         let folder = try makeTemporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        try FileManager.default.createSymbolicLink(atPath: folder + "/gone.yaml", withDestinationPath: folder + "/missing.yaml")
+        try FileManager.default.createSymbolicLink(
+            atPath: folder + "/gone.yaml", withDestinationPath: folder + "/missing.yaml")
         let set = DefinitionLoader().loadFolder(folder)
-        #expect(set.diagnostics.map(\.message) == ["is a broken symlink to \(folder)/missing.yaml; remove it or fix its target"])
+        #expect(
+            set.diagnostics.map(\.message) == [
+                "is a broken symlink to \(folder)/missing.yaml; remove it or fix its target"
+            ])
         #expect(set.diagnostics.first?.severity == .error)
     }
 
@@ -106,10 +114,11 @@ import Glibc
         try FileManager.default.createSymbolicLink(atPath: folder + "/a.yaml", withDestinationPath: folder + "/b.yaml")
         try FileManager.default.createSymbolicLink(atPath: folder + "/b.yaml", withDestinationPath: folder + "/a.yaml")
         let set = DefinitionLoader().loadFolder(folder)
-        #expect(set.diagnostics.map(\.message) == [
-            "is a symlink loop (it points to \(folder)/b.yaml, which leads back to it); remove it or point it at a file",
-            "is a symlink loop (it points to \(folder)/a.yaml, which leads back to it); remove it or point it at a file",
-        ])
+        #expect(
+            set.diagnostics.map(\.message) == [
+                "is a symlink loop (it points to \(folder)/b.yaml, which leads back to it); remove it or point it at a file",
+                "is a symlink loop (it points to \(folder)/a.yaml, which leads back to it); remove it or point it at a file",
+            ])
     }
 
     @Test func aFIFOOrADeviceIsRefusedWithoutReading() throws {
@@ -127,7 +136,10 @@ import Glibc
         defer { try? FileManager.default.removeItem(atPath: folder) }
         try write(String(repeating: "# padding\n", count: 110_000), to: folder + "/jobd.yaml")
         let result = DaemonConfiguration.load(path: folder + "/jobd.yaml")
-        #expect(result.diagnostics.map(\.message) == ["the file is 1100000 bytes, larger than any config file jobd reads (1048576 bytes)"])
+        #expect(
+            result.diagnostics.map(\.message) == [
+                "the file is 1100000 bytes, larger than any config file jobd reads (1048576 bytes)"
+            ])
     }
 
     @Test func nonUTF8TextIsReportedAtItsLineAndColumn() throws {
@@ -177,7 +189,8 @@ import Glibc
         #expect {
             try ConfigLocator.locate(explicitPath: folder, environment: [:], currentDirectory: "/")
         } throws: { error in
-            (error as? ConfigLocatorError)?.message == "the config file \(folder) given with --config is a folder, not a file"
+            (error as? ConfigLocatorError)?.message
+                == "the config file \(folder) given with --config is a folder, not a file"
         }
         #expect {
             try ConfigLocator.locate(explicitPath: "", environment: [:], currentDirectory: folder)

@@ -15,7 +15,10 @@ import Glibc
         defer { for pointer in argv { free(pointer) } }
         #expect(posix_spawn(&pid, "/bin/true", nil, nil, argv, environ) == 0)
         // Not reaped until the end: a zombie once it exited.
-        defer { var status: Int32 = 0; waitpid(pid, &status, 0) }
+        defer {
+            var status: Int32 = 0
+            waitpid(pid, &status, 0)
+        }
         let deadline = ContinuousClock.now + .seconds(5)
         while Self.state(of: pid) != "Z", ContinuousClock.now < deadline { usleep(10_000) }
         try #require(Self.state(of: pid) == "Z")
@@ -39,7 +42,7 @@ import Glibc
 
     static func state(of pid: pid_t) -> Character? {
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let close = stat.lastIndex(of: ")")
+            let close = stat.lastIndex(of: ")")
         else { return nil }
         return stat[stat.index(after: close)...].split(separator: " ").first?.first
     }

@@ -1,7 +1,8 @@
 import Foundation
 import JobCalendar
-@testable import JobConfig
 import Testing
+
+@testable import JobConfig
 
 /// `schedule:` in a job definition: every form, every default,
 /// and every mistake reported at its file:line:column.
@@ -9,7 +10,8 @@ import Testing
     static let pipeline = "pipeline:\n  - then: a\n    run: [true]\n"
 
     @Test func aScheduleWithEveryKey() throws {
-        let definition = try checkDefinition("""
+        let definition = try checkDefinition(
+            """
             schedule:
               cron: "*/15 * * * *"
               timezone: Europe/Berlin
@@ -18,7 +20,8 @@ import Testing
               jitter: 30s
               input: hello
             \(Self.pipeline)
-            """).get()
+            """
+        ).get()
         let schedule = try #require(definition.schedules.first)
         #expect(definition.schedules.count == 1)
         #expect(schedule.expression == (try ScheduleExpression.parse(kind: .cron, text: "*/15 * * * *")))
@@ -30,12 +33,14 @@ import Testing
     }
 
     @Test func aListAndTheDefaults() throws {
-        let definition = try checkDefinition("""
+        let definition = try checkDefinition(
+            """
             schedule:
               - calendar: "Mon..Fri *-*-* 09:00"
               - every: 15m
             \(Self.pipeline)
-            """).get()
+            """
+        ).get()
         #expect(definition.schedules.map(\.expression.kind) == [.calendar, .every])
         for schedule in definition.schedules {
             #expect(schedule.catchUp == .latest && schedule.overlap == .skip)
@@ -73,7 +78,9 @@ import Testing
         let occurrence = Date(timeIntervalSince1970: 1_800_000_000)
         let offset = schedule.jitterOffset(definition: "report", occurrence: occurrence)
         #expect(offset == schedule.jitterOffset(definition: "report", occurrence: occurrence))
-        let offsets = (0..<200).map { schedule.jitterOffset(definition: "report", occurrence: occurrence + Double($0) * 60) }
+        let offsets = (0..<200).map {
+            schedule.jitterOffset(definition: "report", occurrence: occurrence + Double($0) * 60)
+        }
         #expect(offsets.allSatisfy { $0 >= .zero && $0 < .seconds(30) })
         #expect(Set(offsets).count > 100, "spread over the window")
     }
@@ -86,8 +93,9 @@ import Testing
         let result = DefinitionLoader(context: context).parse(
             yaml: "schedule:\n  every: 2s\n  input: \(big)\n" + Self.pipeline, path: "/defs/abig.yaml")
         #expect(result.value == nil)
-        expectDiagnostic(result.diagnostics, .invalidValue, line: 3, column: 10,
-                         contains: "the input is 2000 bytes, over store.value-cap (1KiB in jobd.yaml)")
+        expectDiagnostic(
+            result.diagnostics, .invalidValue, line: 3, column: 10,
+            contains: "the input is 2000 bytes, over store.value-cap (1KiB in jobd.yaml)")
         let fits = DefinitionLoader(context: context).parse(
             yaml: "schedule:\n  every: 2s\n  input: \(String(repeating: "x", count: 1024))\n" + Self.pipeline,
             path: "/defs/fits.yaml")
@@ -105,7 +113,8 @@ import Testing
         let result = checkDefinition("schedule:\n  \(schedule)\n" + Self.pipeline)
         #expect(result.value != nil, "\(result.diagnostics)")
         #expect(result.diagnostics.allSatisfy { $0.severity == .warning })
-        expectDiagnostic(result.diagnostics, .scheduleNeverFires, line: 2, column: column, contains: "this schedule never fires")
+        expectDiagnostic(
+            result.diagnostics, .scheduleNeverFires, line: 2, column: column, contains: "this schedule never fires")
     }
 
     @Test func anExpressionThatFiresHasNoWarning() throws {
@@ -117,11 +126,17 @@ import Testing
     /// the host's zone, naming how many do.
     @Test func anUnusableTZIsAWarningWhereTheHostZoneIsRead() throws {
         let set = DefinitionLoader().loadFiles([])
-        #expect(Configuration.hostZoneProblem(set.definitions, host: HostTimeZone(environment: ["TZ": "Nowhere/Land"])) == nil,
-                "no schedule, no warning")
-        let named = try checkDefinition("schedule:\n  cron: \"0 9 * * *\"\n  timezone: UTC\n" + Self.pipeline, path: "/defs/a.yaml").get()
+        #expect(
+            Configuration.hostZoneProblem(set.definitions, host: HostTimeZone(environment: ["TZ": "Nowhere/Land"]))
+                == nil,
+            "no schedule, no warning")
+        let named = try checkDefinition(
+            "schedule:\n  cron: \"0 9 * * *\"\n  timezone: UTC\n" + Self.pipeline, path: "/defs/a.yaml"
+        ).get()
         let every = try checkDefinition("schedule:\n  every: 1h\n" + Self.pipeline, path: "/defs/b.yaml").get()
-        let host = try checkDefinition("schedule:\n  - every: 1h\n  - cron: \"0 9 * * *\"\n" + Self.pipeline, path: "/defs/c.yaml").get()
+        let host = try checkDefinition(
+            "schedule:\n  - every: 1h\n  - cron: \"0 9 * * *\"\n" + Self.pipeline, path: "/defs/c.yaml"
+        ).get()
         let unusable = HostTimeZone(environment: ["TZ": "Nowhere/Land"])
         #expect(Configuration.hostZoneProblem([named, every], host: unusable) == nil, "none reads the host's zone")
         let warning = try #require(Configuration.hostZoneProblem([named, every, host], host: unusable))
@@ -137,7 +152,8 @@ import Testing
     func aTimezoneWithNoEffectIsAWarning(_ expression: String) throws {
         let result = checkDefinition("schedule:\n  \(expression)\n  timezone: Europe/Berlin\n" + Self.pipeline)
         #expect(result.value != nil, "\(result.diagnostics)")
-        expectDiagnostic(result.diagnostics, .invalidValue, line: 3, column: 13, contains: "timezone: has no effect here")
+        expectDiagnostic(
+            result.diagnostics, .invalidValue, line: 3, column: 13, contains: "timezone: has no effect here")
         #expect(result.diagnostics.allSatisfy { $0.severity == .warning })
         let cron = checkDefinition("schedule:\n  cron: \"0 9 * * *\"\n  timezone: Europe/Berlin\n" + Self.pipeline)
         #expect(cron.value != nil && cron.diagnostics.isEmpty, "\(cron.diagnostics)")
@@ -148,11 +164,13 @@ import Testing
     /// cap are refused at `schedule:`.
     @Test func copiesOfAScheduleCollapseIntoOne() throws {
         let aliases = Array(repeating: "*s", count: 2_000).joined(separator: ", ")
-        let result = checkDefinition("schedule: [&s {every: 1s}, *s, {every: 1s, input: x}, \(aliases)]\n" + Self.pipeline)
+        let result = checkDefinition(
+            "schedule: [&s {every: 1s}, *s, {every: 1s, input: x}, \(aliases)]\n" + Self.pipeline)
         let definition = try result.get()
         #expect(definition.schedules.map(\.input) == [Data(), Data("x".utf8)])
-        expectDiagnostic(result.diagnostics, .duplicateSchedule, line: 1,
-                         contains: "schedule every: 1s is listed 2002 times in this definition with the same options")
+        expectDiagnostic(
+            result.diagnostics, .duplicateSchedule, line: 1,
+            contains: "schedule every: 1s is listed 2002 times in this definition with the same options")
         #expect(result.diagnostics.allSatisfy { $0.severity == .warning }, "\(result.diagnostics)")
     }
 
@@ -162,7 +180,8 @@ import Testing
         #expect(checkDefinition("schedule: [\(list(most))]\n" + Self.pipeline).value?.schedules.count == most)
         let result = checkDefinition("schedule: [\(list(most + 1))]\n" + Self.pipeline)
         #expect(result.value == nil)
-        expectDiagnostic(result.diagnostics, .tooManySchedules, line: 1, column: 11,
-                         contains: "\(most + 1) different schedules in one definition, over the \(most)")
+        expectDiagnostic(
+            result.diagnostics, .tooManySchedules, line: 1, column: 11,
+            contains: "\(most + 1) different schedules in one definition, over the \(most)")
     }
 }

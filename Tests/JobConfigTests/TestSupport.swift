@@ -16,11 +16,15 @@ func expectDiagnostic(
     sourceLocation: SourceLocation = #_sourceLocation
 ) {
     let matches = diagnostics.filter { $0.code == code && $0.position.line == line }
-    #expect(matches.count == 1, "expected one \(code) at line \(line) among:\n\(diagnostics.map(\.description).joined(separator: "\n"))",
-            sourceLocation: sourceLocation)
+    #expect(
+        matches.count == 1,
+        "expected one \(code) at line \(line) among:\n\(diagnostics.map(\.description).joined(separator: "\n"))",
+        sourceLocation: sourceLocation)
     guard let match = matches.first else { return }
     if let column {
         #expect(match.position.column == column, "column of \(match)", sourceLocation: sourceLocation)
     }
-    #expect(text.isEmpty || match.message.contains(text), "message of \(match) lacks \"\(text)\"", sourceLocation: sourceLocation)
+    #expect(
+        text.isEmpty || match.message.contains(text), "message of \(match) lacks \"\(text)\"",
+        sourceLocation: sourceLocation)
 }

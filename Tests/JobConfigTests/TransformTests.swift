@@ -9,8 +9,10 @@ private func json(_ path: String, _ input: String) throws -> String {
     try apply(.json(JSONPath(parsing: path)), input)
 }
 
-private func expectTransformError(_ code: TransformError.Code, _ body: () throws -> Void,
-                                  sourceLocation: SourceLocation = #_sourceLocation) {
+private func expectTransformError(
+    _ code: TransformError.Code, _ body: () throws -> Void,
+    sourceLocation: SourceLocation = #_sourceLocation
+) {
     #expect(sourceLocation: sourceLocation) {
         try body()
     } throws: { ($0 as? TransformError)?.code == code }
@@ -43,7 +45,8 @@ private func expectTransformError(_ code: TransformError.Code, _ body: () throws
 }
 
 @Suite struct JSONTransformTests {
-    let document = #"{"total": 42, "ratio": 1.50, "big": 12345678901234567890, "exp": 1e3, "name": "sales \"Q1\"\n", "#
+    let document =
+        #"{"total": 42, "ratio": 1.50, "big": 12345678901234567890, "exp": 1e3, "name": "sales \"Q1\"\n", "#
         + #""ok": true, "none": null, "items": [{"id": 7}, {"id": 8}], "nested": {"b": [1, "two"], "a": {}}, "#
         + #""odd key": "x", "uni": "\u00e9\ud83d\ude00"}"#
 

@@ -15,9 +15,12 @@ import Glibc
     @Test func aRunningJobStopsWhenJobctlCancelsIt() async throws {
         // A lease of an hour is renewed every ten minutes: only jobctl's
         // word can stop the job within the bound below.
-        let harness = try DaemonHarness(yaml: "lease: 1h", definitions: [
-            "hold": "pipeline:\n  - then: nap\n    run: [sleep, \"600\"]\n  - finally: note\n    run: [echo, noted]\n",
-        ])
+        let harness = try DaemonHarness(
+            yaml: "lease: 1h",
+            definitions: [
+                "hold":
+                    "pipeline:\n  - then: nap\n    run: [sleep, \"600\"]\n  - finally: note\n    run: [echo, noted]\n"
+            ])
         try harness.start()
         _ = try #require(await harness.notify.waitFor("READY", "1"))
         let store = try harness.openStore()
@@ -54,9 +57,11 @@ import Glibc
             let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
             defer { close(fd) }
             guard let address = UnixSocketAddress(path: harness.socketPath),
-                  address.withSocketAddress({ connect(fd, $0, $1) }) == 0 else { throw POSIXError(.ECONNREFUSED) }
+                address.withSocketAddress({ connect(fd, $0, $1) }) == 0
+            else { throw POSIXError(.ECONNREFUSED) }
             try ControlSocket.sendAll(Data((request + "\n").utf8), to: fd, deadline: .now + .seconds(5))
-            return try ControlCoding.decodeLine(ControlReply.self, from: ControlSocket.readLine(from: fd, deadline: .now + .seconds(5)))
+            return try ControlCoding.decodeLine(
+                ControlReply.self, from: ControlSocket.readLine(from: fd, deadline: .now + .seconds(5)))
         }
         for (request, reason) in [
             (#"{"command":"cancel"}"#, "cancel needs \"job\": the id of a job, a positive integer,"),

@@ -17,10 +17,12 @@ import Testing
     }
 
     @Test func everyProblemIsReportedWithFileAndLine() throws {
-        let harness = try DaemonHarness(yaml: "colour: blue\npools: { default: zero }", definitions: [
-            "two-kinds": "pipeline:\n  - map: a\n    then: b\n    transform: upper\n",
-            "bad-time": "timeout: soon\npipeline:\n  - then: x\n    run: [true]\n",
-        ])
+        let harness = try DaemonHarness(
+            yaml: "colour: blue\npools: { default: zero }",
+            definitions: [
+                "two-kinds": "pipeline:\n  - map: a\n    then: b\n    transform: upper\n",
+                "bad-time": "timeout: soon\npipeline:\n  - then: x\n    run: [true]\n",
+            ])
         let result = try runCommand(jobdPath, ["--check", "--config", harness.configPath])
         #expect(result.status == 1)
         let output = result.output
@@ -38,33 +40,44 @@ import Testing
     /// fires, and a TZ jobd cannot read, are warnings.
     @Test func scheduleProblemsAreReportedWhereTheyAre() throws {
         let big = String(repeating: "x", count: 2000)
-        let harness = try DaemonHarness(yaml: "store: { value-cap: 1KiB }", definitions: [
-            "abig": "schedule: { every: 2s, overlap: allow, input: \"\(big)\" }\npipeline:\n  - then: x\n    run: [true]\n",
-            "bsmall": "schedule: { every: 2s, overlap: allow }\npipeline:\n  - then: x\n    run: [true]\n",
-        ])
+        let harness = try DaemonHarness(
+            yaml: "store: { value-cap: 1KiB }",
+            definitions: [
+                "abig":
+                    "schedule: { every: 2s, overlap: allow, input: \"\(big)\" }\npipeline:\n  - then: x\n    run: [true]\n",
+                "bsmall": "schedule: { every: 2s, overlap: allow }\npipeline:\n  - then: x\n    run: [true]\n",
+            ])
         let refused = try runCommand(jobdPath, ["--check", "--config", harness.configPath])
         #expect(refused.status == 1, "\(refused)")
-        #expect(refused.output.contains("jobs.d/abig.yaml:1:47: error: the input is 2000 bytes, over store.value-cap (1KiB in jobd.yaml)"),
-                "\(refused.output)")
+        #expect(
+            refused.output.contains(
+                "jobs.d/abig.yaml:1:47: error: the input is 2000 bytes, over store.value-cap (1KiB in jobd.yaml)"),
+            "\(refused.output)")
 
         let warned = try DaemonHarness(definitions: [
             "never": "schedule:\n  calendar: \"*-02-30 00:00\"\npipeline:\n  - then: x\n    run: [true]\n",
             "local": "schedule:\n  cron: \"0 9 * * *\"\npipeline:\n  - then: x\n    run: [true]\n",
         ])
-        let result = try runCommand(jobdPath, ["--check", "--config", warned.configPath], environment: ["TZ": "Nowhere/Land"])
+        let result = try runCommand(
+            jobdPath, ["--check", "--config", warned.configPath], environment: ["TZ": "Nowhere/Land"])
         #expect(result.status == 0, "\(result)")
-        #expect(result.output.contains("jobs.d/never.yaml:2:13: warning: calendar expression \"*-02-30 00:00\" has no occurrence after now"),
-                "\(result.output)")
-        #expect(result.output.contains("warning: TZ=\"Nowhere/Land\" is not in /usr/share/zoneinfo"), "\(result.output)")
+        #expect(
+            result.output.contains(
+                "jobs.d/never.yaml:2:13: warning: calendar expression \"*-02-30 00:00\" has no occurrence after now"),
+            "\(result.output)")
+        #expect(
+            result.output.contains("warning: TZ=\"Nowhere/Land\" is not in /usr/share/zoneinfo"), "\(result.output)")
         #expect(result.output.contains("2 definition(s): local, never; 2 warning(s)"), "\(result.output)")
     }
 
     /// Many definitions are summarised on the `ok` line, not all listed.
     @Test func manyDefinitionsAreSummarised() throws {
         let names = (0..<25).map { String(format: "d%02d", $0) }
-        let harness = try DaemonHarness(definitions: Dictionary(uniqueKeysWithValues: names.map {
-            ($0, "pipeline:\n  - map: up\n    transform: upper\n")
-        }))
+        let harness = try DaemonHarness(
+            definitions: Dictionary(
+                uniqueKeysWithValues: names.map {
+                    ($0, "pipeline:\n  - map: up\n    transform: upper\n")
+                }))
         let result = try runCommand(jobdPath, ["--check", "--config", harness.configPath])
         #expect(result.status == 0, "\(result)")
         #expect(result.output.contains("ok: \(harness.configPath): 25 definition(s): d00, d01, "), "\(result.output)")
@@ -88,7 +101,8 @@ import Testing
     }
 
     @Test func theRepositoryConfigurationChecksClean() throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().path
         let result = try runCommand(jobdPath, ["--check", "--config", root + "/config/jobd.yaml"])
         #expect(result.status == 0, "\(result.output)")
     }

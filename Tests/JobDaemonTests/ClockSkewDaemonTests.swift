@@ -1,7 +1,7 @@
 import Foundation
 import JobStore
-@_spi(Maintenance) import JobStoreSQLite
 @_spi(Maintenance) import JobStorePostgres
+@_spi(Maintenance) import JobStoreSQLite
 import TestSupport
 import Testing
 
@@ -58,7 +58,8 @@ import Glibc
         #expect(withinJob.state == .fulfilled, "\(withinJob.error ?? "")")
         #expect(overrunJob.state == .rejected)
         #expect(overrunJob.error?.contains("ran past its timeout of 2s") == true, "\(overrunJob.error ?? "")")
-        let withinMs = Self.milliseconds(withinJob), overrunMs = Self.milliseconds(overrunJob)
+        let withinMs = Self.milliseconds(withinJob)
+        let overrunMs = Self.milliseconds(overrunJob)
         #expect((1000..<4000).contains(withinMs), "duration_ms \(withinMs)")
         // Stamped by the server's clock as jobd reckons it (a reading placed
         // at the middle of its round trip): on a loaded machine the two
@@ -89,7 +90,8 @@ import Glibc
         #expect(host.log.contains("s \(side) the database's: jobd goes by the database's clock"), "\(host.log)")
         let daemon = try await runCommand(builtProduct("jobctl"), ["daemon", "--json", "--config", host.configPath])
         let skew = try #require(
-            (try JSONSerialization.jsonObject(with: Data(daemon.output.utf8)) as? [String: Any])?["clock_skew_seconds"] as? Double,
+            (try JSONSerialization.jsonObject(with: Data(daemon.output.utf8)) as? [String: Any])?["clock_skew_seconds"]
+                as? Double,
             "\(daemon)")
         #expect(abs(skew - Double(offset)) < 5, "clock_skew_seconds \(skew)")
         let metrics = try await runCommand(builtProduct("jobctl"), ["metrics", "--config", host.configPath])
@@ -103,8 +105,10 @@ import Glibc
     }
 
     private func submit(_ name: String, _ cluster: SeveralHostsDaemonTests.Cluster) async throws -> Int64 {
-        try #require(Int64(try await cluster.jobctl(["submit", name, "--input", "x"])
-            .trimmingCharacters(in: .whitespacesAndNewlines)))
+        try #require(
+            Int64(
+                try await cluster.jobctl(["submit", name, "--input", "x"])
+                    .trimmingCharacters(in: .whitespacesAndNewlines)))
     }
 
     static func environment(_ extra: [String: String]) -> [String: String] {

@@ -65,7 +65,8 @@ import Glibc
         let secondRuns = harness.read("marks/second").split(separator: "\n").map { Int64($0)! }
         for (id, position) in fulfilledBefore {
             let runs = position == 0 ? firstRuns : secondRuns
-            #expect(runs.filter { $0 == id }.count == 1, "job \(id) stage \(position) fulfilled before the kill ran again")
+            #expect(
+                runs.filter { $0 == id }.count == 1, "job \(id) stage \(position) fulfilled before the kill ran again")
         }
         harness.signal(SIGTERM)
         #expect(await harness.exitStatus() == 0)
@@ -121,7 +122,8 @@ import Glibc
         let result = try await runCommand(jobdPath, ["--config", harness.configPath])
         #expect(result.status == 69)
         #expect(result.error.contains("another jobd (pid \(harness.pid)) already listens on \(harness.socketPath)"))
-        #expect(try ControlClient.status(socketPath: harness.socketPath)?.pid == harness.pid, "the first one still answers")
+        #expect(
+            try ControlClient.status(socketPath: harness.socketPath)?.pid == harness.pid, "the first one still answers")
         harness.signal(SIGTERM)
         #expect(await harness.exitStatus() == 0)
     }

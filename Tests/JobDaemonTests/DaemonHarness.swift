@@ -113,13 +113,16 @@ final class DaemonHarness: @unchecked Sendable {
     }
 
     @discardableResult
-    func submit(_ name: String, input: String = "", to store: SQLiteJobStore, nudge: Bool = true) async throws -> Int64 {
+    func submit(_ name: String, input: String = "", to store: SQLiteJobStore, nudge: Bool = true) async throws -> Int64
+    {
         let id = try await store.submit(try definition(name).newJob(input: Data(input.utf8))).id
         if nudge { _ = try? ControlClient.send(ControlRequest(.nudge), to: socketPath) }
         return id
     }
 
-    func resolved(_ id: Int64, in store: SQLiteJobStore, within limit: Duration = .seconds(30)) async throws -> JobDetail {
+    func resolved(
+        _ id: Int64, in store: SQLiteJobStore, within limit: Duration = .seconds(30)
+    ) async throws -> JobDetail {
         let deadline = ContinuousClock.now + limit
         while true {
             let detail = try #require(try await store.job(id))

@@ -54,7 +54,8 @@ struct HTTPDaemon {
 
     /// `jobctl submit NAME --input INPUT`: the new job's id.
     func jobctlSubmit(_ name: String, input: String) async throws -> Int64 {
-        let result = try await runCommand(builtProduct("jobctl"), ["submit", name, "--input", input, "--config", harness.configPath])
+        let result = try await runCommand(
+            builtProduct("jobctl"), ["submit", name, "--input", input, "--config", harness.configPath])
         guard result.status == 0, let id = Int64(result.output.trimmingCharacters(in: .whitespacesAndNewlines)) else {
             throw TestFailure("jobctl submit \(name): exit \(result.status): \(result.error)")
         }
@@ -85,13 +86,16 @@ struct HTTPDaemon {
         try requireTool("/usr/bin/sqlite3", package: "sqlite3")
         let result = try await runCommand("/usr/bin/sqlite3", ["-cmd", ".timeout 5000", harness.databasePath, sql])
         guard result.status == 0 else { throw TestFailure("sqlite3: \(result.error)") }
-        return result.output.split(separator: "\n").map { $0.split(separator: "|", omittingEmptySubsequences: false).map(String.init) }
+        return result.output.split(separator: "\n").map {
+            $0.split(separator: "|", omittingEmptySubsequences: false).map(String.init)
+        }
     }
 
     /// Resolved jobs by definition and state, as the database counts them.
     func resolvedInDatabase() async throws -> [[String: String]: Double] {
         var counts: [[String: String]: Double] = [:]
-        let rows = try await database("""
+        let rows = try await database(
+            """
             SELECT definition, state, count(*) FROM jobs WHERE state IN ('fulfilled', 'rejected', 'cancelled')
             GROUP BY definition, state
             """)
@@ -102,7 +106,8 @@ struct HTTPDaemon {
     /// Stage attempts that started, by definition (from `stages.attempts`).
     func attemptsInDatabase() async throws -> [String: Double] {
         var attempts: [String: Double] = [:]
-        let rows = try await database("""
+        let rows = try await database(
+            """
             SELECT j.definition, sum(s.attempts) FROM stages s JOIN jobs j ON j.id = s.job_id
             WHERE s.started_at IS NOT NULL GROUP BY j.definition
             """)
@@ -114,6 +119,7 @@ struct HTTPDaemon {
 extension [String: PrometheusClientParser.Family] {
     /// `jobd_jobs_resolved_total`'s series: by their labels (definition, state).
     var resolved: [[String: String]: Double] {
-        [[String: String]: Double](samples(named: "jobd_jobs_resolved_total").map { ($0.labels, $0.value) }, uniquingKeysWith: +)
+        [[String: String]: Double](
+            samples(named: "jobd_jobs_resolved_total").map { ($0.labels, $0.value) }, uniquingKeysWith: +)
     }
 }

@@ -146,7 +146,9 @@ import Glibc
         address.sin_port = in_port_t(UInt16(port).bigEndian)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(holder, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(holder, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         try #require(bound == 0 && listen(holder, 1) == 0)
 
@@ -154,8 +156,13 @@ import Glibc
         try daemon.harness.start()
         #expect(await daemon.harness.exitStatus() == 69)
         let log = daemon.harness.log
-        #expect(log.contains("http: cannot listen on 127.0.0.1:\(port): Address already in use; another process listens there"), "\(log)")
-        let told = log.split(separator: "\n").filter { $0.contains("Address already in use") && !$0.contains(" debug ") }
+        #expect(
+            log.contains(
+                "http: cannot listen on 127.0.0.1:\(port): Address already in use; another process listens there"),
+            "\(log)")
+        let told = log.split(separator: "\n").filter {
+            $0.contains("Address already in use") && !$0.contains(" debug ")
+        }
         #expect(told.count == 1, "said once: \(log)")
         #expect(!log.contains(" ready (pid "), "never ready without the listener: \(log)")
         #expect(!daemon.harness.notify.all.contains { $0["READY"] == "1" })

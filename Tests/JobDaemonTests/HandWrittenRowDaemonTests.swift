@@ -13,7 +13,8 @@ import Testing
 
     @Test func jobdKeepsServingBesideRowsItCannotRead() async throws {
         let daemon = try HTTPDaemon(definitions: ["echo": Self.echo])
-        try FileManager.default.createDirectory(atPath: daemon.harness.folder + "/state", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            atPath: daemon.harness.folder + "/state", withIntermediateDirectories: true)
         let setup = try daemon.harness.openStore()
         for input in ["one", "two", "three", "four"] {
             try await daemon.harness.submit("echo", input: input, to: setup, nudge: false)
@@ -22,7 +23,8 @@ import Testing
         // Jobs 1 and 2 left running by a jobd that is gone, under one owner
         // written once as TEXT and once as a BLOB; an event of job 3 that is
         // not UTF-8; job 4 with an attempt that is not a number.
-        _ = try await daemon.database("""
+        _ = try await daemon.database(
+            """
             UPDATE jobs SET state = 'running', lease_owner = 'gone/1/x', claims = 1,
                 lease_expires_at = '2000-01-01T00:00:00.000Z', started_at = '2000-01-01T00:00:00.000Z' WHERE id IN (1, 2);
             UPDATE jobs SET lease_owner = CAST('gone/1/x' AS BLOB) WHERE id = 2;

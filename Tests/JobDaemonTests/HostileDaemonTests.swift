@@ -1,7 +1,7 @@
 import Foundation
-import JobDaemon
 import JobConfig
 import JobControl
+import JobDaemon
 import JobStore
 import JobStoreSQLite
 import Testing
@@ -19,7 +19,8 @@ import Glibc
     func connect(_ path: String, sending bytes: [UInt8] = []) throws -> Int32 {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard let address = UnixSocketAddress(path: path),
-              address.withSocketAddress({ Glibc.connect(fd, $0, $1) }) == 0 else {
+            address.withSocketAddress({ Glibc.connect(fd, $0, $1) }) == 0
+        else {
             close(fd)
             throw POSIXError(.ECONNREFUSED)
         }
@@ -68,12 +69,15 @@ import Glibc
             }
         }
         try await Task.sleep(for: .milliseconds(300))
-        #expect(threads(of: harness.pid) <= before + 4, "threads: \(before) before, \(threads(of: harness.pid)) with 100 idle clients")
+        #expect(
+            threads(of: harness.pid) <= before + 4,
+            "threads: \(before) before, \(threads(of: harness.pid)) with 100 idle clients")
         var reasons: [String] = []
         for fd in slow { reasons.append(try reply(on: fd).error ?? "") }
         await dribbling.value
         #expect(reasons.filter { $0.contains("did not arrive whole within 2") }.count == ControlServer.maxConnections)
-        #expect(reasons.filter { $0.contains("serving \(ControlServer.maxConnections) control connections") }.count
+        #expect(
+            reasons.filter { $0.contains("serving \(ControlServer.maxConnections) control connections") }.count
                 == 100 - ControlServer.maxConnections)
         let status = try ControlClient.send(ControlRequest(.status), to: harness.socketPath)
         #expect(status.status?.pid == harness.pid)
@@ -114,15 +118,18 @@ import Glibc
         try await store.close()
         #expect(unlink(harness.databasePath + suffix) == 0)
         #expect(await harness.exitStatus(within: .seconds(10)) == JobdExit.ioError, "\(harness.log)")
-        #expect(harness.log.contains(suffix.isEmpty ? "was removed while this process had it open" : "write-ahead log"),
-                "\(harness.log)")
+        #expect(
+            harness.log.contains(suffix.isEmpty ? "was removed while this process had it open" : "write-ahead log"),
+            "\(harness.log)")
     }
 
     @Test func aDamagedDatabaseIsRefusedAtStart() async throws {
         let harness = try DaemonHarness(definitions: ["echo": Self.echo])
         try FileManager.default.createDirectory(atPath: harness.folder + "/state", withIntermediateDirectories: true)
         let store = try harness.openStore()
-        for _ in 0..<100 { try await harness.submit("echo", input: String(repeating: "y", count: 300), to: store, nudge: false) }
+        for _ in 0..<100 {
+            try await harness.submit("echo", input: String(repeating: "y", count: 300), to: store, nudge: false)
+        }
         try await store.close()
         let handle = try #require(FileHandle(forUpdatingAtPath: harness.databasePath))
         let size = try handle.seekToEnd()
@@ -131,7 +138,9 @@ import Glibc
         try handle.close()
         try harness.start()
         #expect(await harness.exitStatus() == JobdExit.cantCreate)
-        #expect(harness.log.contains("is damaged") || harness.log.contains("is not a jobd database or is damaged"), "\(harness.log)")
+        #expect(
+            harness.log.contains("is damaged") || harness.log.contains("is not a jobd database or is damaged"),
+            "\(harness.log)")
     }
 
     /// Outside systemd too, the database and its folder are for the owner

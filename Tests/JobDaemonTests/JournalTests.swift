@@ -1,9 +1,10 @@
 import Foundation
-@testable import JobDaemon
 import JobEngine
 import JobProcesses
 import TestSupport
 import Testing
+
+@testable import JobDaemon
 
 #if canImport(Glibc)
 import Glibc
@@ -24,7 +25,9 @@ import Glibc
             address.sun_family = sa_family_t(AF_UNIX)
             withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8) + [0]) }
             let bound = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+                }
             }
             try #require(bound == 0)
         }
@@ -104,6 +107,8 @@ import Glibc
         let messages = fake.entries().map { String(decoding: $0["MESSAGE"] ?? [], as: UTF8.self) }
         #expect(Array(messages.prefix(5)) == (0..<5).map { "line \($0)" })
         #expect(messages.count == 6)
-        #expect(messages.last?.hasPrefix("jobd: 7 lines of this stage were not sent to the journal (over 5 per 3600 s)") == true)
+        #expect(
+            messages.last?.hasPrefix("jobd: 7 lines of this stage were not sent to the journal (over 5 per 3600 s)")
+                == true)
     }
 }

@@ -59,7 +59,8 @@ import Glibc
             owner = job?.state == .running ? job?.leaseOwner : nil
             return owner != nil
         }
-        let first = try #require(owner.flatMap { LeaseOwner(parsing: $0)?.pid }, "the job never ran: \(harness.read("first.log"))")
+        let first = try #require(
+            owner.flatMap { LeaseOwner(parsing: $0)?.pid }, "the job never ran: \(harness.read("first.log"))")
         #expect(kill(first, SIGKILL) == 0)
         try await waitUntil(.seconds(5)) { Self.state(of: first) == "Z" }
         #expect(Self.state(of: first) == "Z", "the killed jobd is a zombie")
@@ -89,9 +90,9 @@ import Glibc
         let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
         return entries.compactMap { entry -> Int32? in
             guard let child = Int32(entry),
-                  let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
-                  let open = stat.firstIndex(of: "("), let close = stat.lastIndex(of: ")"),
-                  stat[stat.index(after: open)..<close] == name
+                let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+                let open = stat.firstIndex(of: "("), let close = stat.lastIndex(of: ")"),
+                stat[stat.index(after: open)..<close] == name
             else { return nil }
             let rest = stat[stat.index(after: close)...].split(separator: " ")
             return rest.count > 1 && Int32(rest[1]) == pid ? child : nil
@@ -107,7 +108,7 @@ import Glibc
     /// The state letter of `/proc/PID/stat` (`Z`: a zombie), or nil.
     static func state(of pid: Int32) -> Character? {
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let close = stat.lastIndex(of: ")")
+            let close = stat.lastIndex(of: ")")
         else { return nil }
         return stat[stat.index(after: close)...].split(separator: " ").first?.first
     }

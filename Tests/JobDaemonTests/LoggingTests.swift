@@ -1,9 +1,10 @@
 import Foundation
-@testable import JobDaemon
 import JobConfig
 import JobControl
 import Logging
 import Testing
+
+@testable import JobDaemon
 
 #if canImport(Glibc)
 import Glibc
@@ -12,7 +13,9 @@ import Glibc
 @Suite struct LogOutputTests {
     @Test func journalLinesCarryThePriorityAndNoTimestamp() {
         let output = LogOutput(format: .journal, level: .info)
-        #expect(output.line(level: .warning, message: "disk full", metadata: ["job": "7", "stage": "2"]) == "<4>disk full job=7 stage=2\n")
+        #expect(
+            output.line(level: .warning, message: "disk full", metadata: ["job": "7", "stage": "2"])
+                == "<4>disk full job=7 stage=2\n")
         #expect(output.line(level: .critical, message: "x", metadata: [:]) == "<2>x\n")
         #expect(output.line(level: .debug, message: "x", metadata: [:]) == "<7>x\n")
         #expect(output.line(level: .info, message: "x", metadata: [:]) == "<6>x\n")
@@ -22,8 +25,9 @@ import Glibc
     @Test func plainLinesCarryATimestampAndTheLevel() {
         let output = LogOutput(format: .plain, level: .info)
         let date = Date(timeIntervalSince1970: 1_795_000_000.25)
-        #expect(output.line(level: .notice, message: "ready", metadata: ["job": "1"], now: date)
-            == "2026-11-18T11:06:40.250Z notice ready job=1\n")
+        #expect(
+            output.line(level: .notice, message: "ready", metadata: ["job": "1"], now: date)
+                == "2026-11-18T11:06:40.250Z notice ready job=1\n")
     }
 
     @Test func journaldIsDetectedOnlyWhenStderrIsItsStream() throws {
@@ -36,7 +40,9 @@ import Glibc
         #expect(fstat(fd, &status) == 0)
         let matching = "\(status.st_dev):\(status.st_ino)"
         #expect(LogOutput.detectFormat(environment: ["JOURNAL_STREAM": matching], fd: fd) == .journal)
-        #expect(LogOutput.detectFormat(environment: ["JOURNAL_STREAM": "\(status.st_dev):\(status.st_ino + 1)"], fd: fd) == .plain)
+        #expect(
+            LogOutput.detectFormat(environment: ["JOURNAL_STREAM": "\(status.st_dev):\(status.st_ino + 1)"], fd: fd)
+                == .plain)
         #expect(LogOutput.detectFormat(environment: [:], fd: fd) == .plain)
         #expect(LogOutput.detectFormat(environment: ["JOURNAL_STREAM": "garbage"], fd: fd) == .plain)
     }
@@ -70,7 +76,9 @@ import Glibc
     }
 
     @Test func theFormBeforeNodesIsParsedFromTheEnd() {
-        #expect(LeaseOwner(parsing: "jobd-web-1.example-4242-9fa3") == LeaseOwner(node: "web-1.example", pid: 4242, tag: "9fa3"))
+        #expect(
+            LeaseOwner(parsing: "jobd-web-1.example-4242-9fa3")
+                == LeaseOwner(node: "web-1.example", pid: 4242, tag: "9fa3"))
         #expect(LeaseOwner(parsing: "jobd-h-1-x") == LeaseOwner(node: "h", pid: 1, tag: "x"))
         #expect(LeaseOwner(parsing: "worker-h-1-x") == nil)
         #expect(LeaseOwner(parsing: "jobd-h-notapid-x") == nil)
@@ -89,9 +97,14 @@ import Glibc
 
 @Suite struct WatchdogSettingTests {
     @Test func halfOfWatchdogUsecForThisProcessOnly() {
-        #expect(SystemdNotifier.watchdogInterval(environment: ["WATCHDOG_USEC": "3000000"], pid: 10) == .milliseconds(1500))
-        #expect(SystemdNotifier.watchdogInterval(environment: ["WATCHDOG_USEC": "3000000", "WATCHDOG_PID": "10"], pid: 10) == .milliseconds(1500))
-        #expect(SystemdNotifier.watchdogInterval(environment: ["WATCHDOG_USEC": "3000000", "WATCHDOG_PID": "11"], pid: 10) == nil)
+        #expect(
+            SystemdNotifier.watchdogInterval(environment: ["WATCHDOG_USEC": "3000000"], pid: 10) == .milliseconds(1500))
+        #expect(
+            SystemdNotifier.watchdogInterval(environment: ["WATCHDOG_USEC": "3000000", "WATCHDOG_PID": "10"], pid: 10)
+                == .milliseconds(1500))
+        #expect(
+            SystemdNotifier.watchdogInterval(environment: ["WATCHDOG_USEC": "3000000", "WATCHDOG_PID": "11"], pid: 10)
+                == nil)
         #expect(SystemdNotifier.watchdogInterval(environment: ["WATCHDOG_USEC": "0"], pid: 10) == nil)
         #expect(SystemdNotifier.watchdogInterval(environment: [:], pid: 10) == nil)
     }

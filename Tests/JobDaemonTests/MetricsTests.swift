@@ -14,7 +14,8 @@ import Testing
         "echo": "pipeline:\n  - then: echo\n    run: [cat]\n",
         "fails": "pipeline:\n  - then: exit-3\n    shell: 'exit 3'\n",
         // Three attempts, each failing: two retries.
-        "flaky": "pipeline:\n  - then: try\n    shell: 'exit 1'\n    retry: { attempts: 3, backoff: 0s, jitter: false }\n",
+        "flaky":
+            "pipeline:\n  - then: try\n    shell: 'exit 1'\n    retry: { attempts: 3, backoff: 0s, jitter: false }\n",
         // A program that is not there: the process fails to start.
         "missing": "pipeline:\n  - then: run\n    run: [jobd-test-no-such-program]\n",
     ]
@@ -43,22 +44,27 @@ import Testing
         try await waitUntil("the first hold job runs") { try await store.job(holds[0])?.job.state == .running }
         var ids: [Int64] = []
         for (name, count) in [("echo", 3), ("fails", 2), ("flaky", 1), ("missing", 1)] {
-            for number in 0..<count { ids.append(try await harness.submit(name, input: "\(name) \(number)", to: store)) }
+            for number in 0..<count {
+                ids.append(try await harness.submit(name, input: "\(name) \(number)", to: store))
+            }
         }
         for id in ids { _ = try await harness.resolved(id, in: store) }
 
         let resolved = try await daemon.resolvedInDatabase()
-        for (source, families) in [("GET /metrics", try await daemon.scrape()), ("jobctl metrics", try await daemon.jobctlMetrics())] {
+        for (source, families) in [
+            ("GET /metrics", try await daemon.scrape()), ("jobctl metrics", try await daemon.jobctlMetrics()),
+        ] {
             // Every family is there with its Prometheus type, the counters' samples ending in _total.
             for family in MetricFamily.all {
                 let name = family.kind == .counter ? String(family.name.dropLast("_total".count)) : family.name
                 #expect(families[name]?.type == family.kind.rawValue, "\(source): \(family.name)")
             }
             #expect(families.resolved == resolved, "\(source)")
-            #expect(families.resolved == [
-                ["definition": "echo", "state": "fulfilled"]: 3, ["definition": "fails", "state": "rejected"]: 2,
-                ["definition": "flaky", "state": "rejected"]: 1, ["definition": "missing", "state": "rejected"]: 1,
-            ], "\(source)")
+            #expect(
+                families.resolved == [
+                    ["definition": "echo", "state": "fulfilled"]: 3, ["definition": "fails", "state": "rejected"]: 2,
+                    ["definition": "flaky", "state": "rejected"]: 1, ["definition": "missing", "state": "rejected"]: 1,
+                ], "\(source)")
             // Pools: `batch` runs one job with two waiting; `default` is idle.
             #expect(families.sum("jobd_jobs_running", by: "pool") == ["default": 0, "batch": 1], "\(source)")
             #expect(families.sum("jobd_jobs_pending", by: "pool") == ["default": 0, "batch": 2], "\(source)")
@@ -67,12 +73,15 @@ import Testing
         let families = try await daemon.scrape()
         // One observation per stage attempt, by definition and kind, as many as the database has attempts.
         let attempts = try await daemon.attemptsInDatabase()
-        #expect(families.sum("jobd_stage_duration_seconds_count", by: "definition").filter { $0.key != "hold" }
-            == attempts.filter { $0.key != "hold" })
+        #expect(
+            families.sum("jobd_stage_duration_seconds_count", by: "definition").filter { $0.key != "hold" }
+                == attempts.filter { $0.key != "hold" })
         #expect(attempts["flaky"] == 3)
         let kinds = Set(families.samples(named: "jobd_stage_duration_seconds_count").map { $0.labels["kind"] ?? "" })
         #expect(kinds == ["then"])
-        #expect(families.value("jobd_stage_duration_seconds_bucket", ["definition": "flaky", "kind": "then", "le": "+Inf"]) == 3)
+        #expect(
+            families.value("jobd_stage_duration_seconds_bucket", ["definition": "flaky", "kind": "then", "le": "+Inf"])
+                == 3)
         #expect(families.value("jobd_stage_retries_total", ["definition": "flaky"]) == 2)
         // Processes: every attempt of echo, fails and flaky started one, and so did
         // the running hold job's (counted at its start); missing's did not start.
@@ -92,7 +101,8 @@ import Testing
         #expect(after.sum("jobd_jobs_pending", by: "pool") == ["default": 0, "batch": 0])
         #expect(after.resolved == (try await daemon.resolvedInDatabase()))
         #expect(after.resolved[["definition": "hold", "state": "fulfilled"]] == 3)
-        #expect(after.sum("jobd_stage_duration_seconds_count", by: "definition") == (try await daemon.attemptsInDatabase()))
+        #expect(
+            after.sum("jobd_stage_duration_seconds_count", by: "definition") == (try await daemon.attemptsInDatabase()))
         #expect(after.sum("jobd_stage_duration_seconds_count", by: "kind") == ["then": 12, "map": 3])
         #expect(after.value("jobd_processes_started_total") == started + 2)
 
@@ -124,11 +134,11 @@ import Testing
 }
 
 /// Waits until `condition` holds, for up to 20 s.
-func waitUntil(_ what: String, within limit: Duration = .seconds(20), _ condition: () async throws -> Bool) async throws {
+func waitUntil(_ what: String, within limit: Duration = .seconds(20), _ condition: () async throws -> Bool) async throws
+{
     let deadline = ContinuousClock.now + limit
     while try await !condition() {
         guard ContinuousClock.now < deadline else { throw TestFailure("\(what): not within \(limit)") }
         try await Task.sleep(for: .milliseconds(20))
     }
 }
-

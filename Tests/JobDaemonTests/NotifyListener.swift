@@ -21,7 +21,9 @@ final class NotifyListener: Sendable {
         address.sun_family = sa_family_t(AF_UNIX)
         withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8)) }
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
         }
         guard fd >= 0, bound == 0 else { throw POSIXError(.EADDRINUSE) }
         var limit = timeval(tv_sec: 0, tv_usec: 100_000)
@@ -55,12 +57,17 @@ final class NotifyListener: Sendable {
 
     /// The index of the first message from `start` on that has `key` (with
     /// `value`, if given), waiting up to `limit`.
-    func waitFor(_ key: String, _ value: String? = nil, from start: Int = 0, within limit: Duration = .seconds(20)) async -> Int? {
+    func waitFor(
+        _ key: String, _ value: String? = nil, from start: Int = 0, within limit: Duration = .seconds(20)
+    ) async -> Int? {
         let deadline = ContinuousClock.now + limit
         while true {
             let list = all
             if start < list.count,
-               let index = list[start...].firstIndex(where: { message in message[key].map { value == nil || $0 == value } ?? false }) {
+                let index = list[start...].firstIndex(where: { message in
+                    message[key].map { value == nil || $0 == value } ?? false
+                })
+            {
                 return index
             }
             if ContinuousClock.now > deadline { return nil }

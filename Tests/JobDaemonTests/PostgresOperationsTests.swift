@@ -19,7 +19,8 @@ import Glibc
     static let definitions = [
         "hold": "pipeline:\n  - then: hold\n    run: [sleep, '60']\n",
         "slow": "pipeline:\n  - then: nap\n    run: [sh, -c, 'sleep 6; cat']\n",
-        "two-steps": "pipeline:\n  - then: first\n    run: [sh, -c, 'sleep 1; cat']\n  - then: second\n    run: [cat]\n",
+        "two-steps":
+            "pipeline:\n  - then: first\n    run: [sh, -c, 'sleep 1; cat']\n  - then: second\n    run: [cat]\n",
     ]
 
     /// jobctl gives up on a lock after 10 s with exit 75, as on SQLite's busy timeout.
@@ -30,11 +31,14 @@ import Glibc
         // The schema, as a jobd makes it at its start.
         let (store, running) = try await cluster.openStore()
         defer { running.cancel() }
-        let id = try #require(Int64(try await cluster.jobctl(["submit", "work", "--input", "1"])
-            .trimmingCharacters(in: .whitespacesAndNewlines)))
+        let id = try #require(
+            Int64(
+                try await cluster.jobctl(["submit", "work", "--input", "1"])
+                    .trimmingCharacters(in: .whitespacesAndNewlines)))
         let jobctl = builtProduct("jobctl")
 
-        let row = try cluster.server.holdLocks("SELECT id FROM jobd.jobs WHERE id = \(id) FOR UPDATE", name: "row_locker")
+        let row = try cluster.server.holdLocks(
+            "SELECT id FROM jobd.jobs WHERE id = \(id) FOR UPDATE", name: "row_locker")
         defer { _ = row.stop(grace: .seconds(1)) }
         try await Task.sleep(for: .seconds(1))
         let cancel = try await Self.run(jobctl, ["cancel", String(id), "--config", cluster.client.configPath])
@@ -59,7 +63,8 @@ import Glibc
         let cluster = try await Cluster(hosts: 0)
         defer { cluster.tearDown() }
         let typo = try DaemonHarness(
-            yaml: "node: client", definitions: ["work": SeveralHostsDaemonTests.work], database: cluster.url + "&schema=jbod")
+            yaml: "node: client", definitions: ["work": SeveralHostsDaemonTests.work],
+            database: cluster.url + "&schema=jbod")
         for arguments in [["submit", "work", "--input", "lost"], ["list"]] {
             let result = try await runCommand(builtProduct("jobctl"), arguments + ["--config", typo.configPath])
             #expect(result.status == 74, "\(result)")
@@ -82,8 +87,10 @@ import Glibc
         let host = cluster.hosts[0]
         try host.start()
         _ = try #require(await host.notify.waitFor("READY", "1"), "jobd did not start: \(host.log)")
-        let id = try #require(Int64(try await cluster.jobctl(["submit", "slow", "--input", "done"])
-            .trimmingCharacters(in: .whitespacesAndNewlines)))
+        let id = try #require(
+            Int64(
+                try await cluster.jobctl(["submit", "slow", "--input", "done"])
+                    .trimmingCharacters(in: .whitespacesAndNewlines)))
         let output = cluster.client.folder + "/wait.out"
         let waiter = try SpawnedProcess(
             builtProduct("jobctl"), ["wait", String(id), "--config", cluster.client.configPath],
@@ -108,9 +115,13 @@ import Glibc
         let cluster = try await Cluster(hosts: 0, definitions: Self.definitions)
         defer { cluster.tearDown() }
         let (store, running) = try await cluster.openStore()
-        let id = try #require(Int64(try await cluster.jobctl(["submit", "slow", "--input", "x"])
-            .trimmingCharacters(in: .whitespacesAndNewlines)))
-        let lease = try #require(try await store.claim(pool: "default", owner: "test", limit: 1, leaseDuration: .seconds(600)).first).lease
+        let id = try #require(
+            Int64(
+                try await cluster.jobctl(["submit", "slow", "--input", "x"])
+                    .trimmingCharacters(in: .whitespacesAndNewlines)))
+        let lease = try #require(
+            try await store.claim(pool: "default", owner: "test", limit: 1, leaseDuration: .seconds(600)).first
+        ).lease
         try await store.finish(JobFinish(lease: lease, outcome: .fulfilled(Data("done".utf8))))
         running.cancel()
         await store.close()
@@ -134,12 +145,14 @@ import Glibc
     /// written (the first stage ends during the grace; its result cannot be).
     @Test(.timeLimit(.minutes(3)))
     func aStopWithTheServerDownEndsWithinTheGrace() async throws {
-        let cluster = try await Cluster(hosts: 1, hostYAML: "shutdown-grace: 4s\nkill-grace: 1s\n", definitions: Self.definitions)
+        let cluster = try await Cluster(
+            hosts: 1, hostYAML: "shutdown-grace: 4s\nkill-grace: 1s\n", definitions: Self.definitions)
         defer { cluster.tearDown() }
         let host = cluster.hosts[0]
         try host.start()
         _ = try #require(await host.notify.waitFor("READY", "1"), "jobd did not start: \(host.log)")
-        let id = try #require(Int64(try await cluster.jobctl(["submit", "two-steps"]).trimmingCharacters(in: .whitespacesAndNewlines)))
+        let id = try #require(
+            Int64(try await cluster.jobctl(["submit", "two-steps"]).trimmingCharacters(in: .whitespacesAndNewlines)))
         let (store, running) = try await cluster.openStore()
         try await Self.waitUntil(.seconds(30)) { try await store.job(id)?.job.state == .running }
         running.cancel()
@@ -170,12 +183,16 @@ import Glibc
         defer { running.cancel() }
         var leader = ""
         try await Self.waitUntil(.seconds(30)) {
-            leader = try await store.queryStrings("SELECT owner FROM leaders WHERE role = 'maintenance'").first?.flatMap { $0 } ?? ""
+            leader =
+                try await store.queryStrings("SELECT owner FROM leaders WHERE role = 'maintenance'").first?.flatMap {
+                    $0
+                } ?? ""
             return !leader.isEmpty
         }
         let node = String(leader.split(separator: "/").first ?? "")
         let index = try #require(cluster.hosts.firstIndex { $0.read("jobd.yaml").contains("node: \(node)\n") })
-        _ = try await cluster.jobctl(["submit", "hold"], stdin: (1...8).map(String.init).joined(separator: "\n") + "\n")
+        _ = try await cluster.jobctl(
+            ["submit", "hold"], stdin: (1...8).map(String.init).joined(separator: "\n") + "\n")
         var onLeader: [Int64] = []
         try await Self.waitUntil(.seconds(30)) {
             onLeader = try await store.list(JobQuery(states: [.running], limit: 100)).jobs
@@ -197,16 +214,24 @@ import Glibc
     // MARK: Helpers
 
     /// Runs `path` with a liveness bound: a hang fails the test instead of holding it.
-    static func run(_ path: String, _ arguments: [String]) async throws -> (status: Int32, output: String, error: String) {
+    static func run(
+        _ path: String, _ arguments: [String]
+    ) async throws -> (status: Int32, output: String, error: String) {
         let folder = NSTemporaryDirectory() + "jobctl-run-\(UUID().uuidString.prefix(8))"
-        defer { try? FileManager.default.removeItem(atPath: folder + ".out"); try? FileManager.default.removeItem(atPath: folder + ".err") }
-        let process = try SpawnedProcess(path, arguments, stdout: .file(folder + ".out"), stderr: .file(folder + ".err"))
+        defer {
+            try? FileManager.default.removeItem(atPath: folder + ".out")
+            try? FileManager.default.removeItem(atPath: folder + ".err")
+        }
+        let process = try SpawnedProcess(
+            path, arguments, stdout: .file(folder + ".out"), stderr: .file(folder + ".err"))
         guard let exit = await process.waitForExit(within: .seconds(120)) else {
             _ = process.stop(grace: .seconds(1))
             throw TestFailure("\(path) \(arguments.joined(separator: " ")) did not end within 120 s")
         }
-        return (exit.status, (try? String(contentsOfFile: folder + ".out", encoding: .utf8)) ?? "",
-                (try? String(contentsOfFile: folder + ".err", encoding: .utf8)) ?? "")
+        return (
+            exit.status, (try? String(contentsOfFile: folder + ".out", encoding: .utf8)) ?? "",
+            (try? String(contentsOfFile: folder + ".err", encoding: .utf8)) ?? ""
+        )
     }
 
     /// The time stamps jobd wrote on its first lines holding each of `texts`, in order.
@@ -215,7 +240,7 @@ import Glibc
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         return try texts.map { text in
             guard let line = log.split(separator: "\n").first(where: { $0.contains(text) }),
-                  let stamp = line.split(separator: " ").first, let date = formatter.date(from: String(stamp))
+                let stamp = line.split(separator: " ").first, let date = formatter.date(from: String(stamp))
             else { throw TestFailure("no stamped line with \(text) in: \(log)") }
             return date
         }

@@ -42,7 +42,8 @@ import Testing
 
     @Test func aServerNobodyRunsIsExit75ForJobdCheckJobdAndJobctl() async throws {
         let port = TestPostgres.freePort()
-        let harness = try harness("postgres://jobd:\(Self.password)@127.0.0.1:\(port)/jobs?sslmode=disable&connect_timeout=2")
+        let harness = try harness(
+            "postgres://jobd:\(Self.password)@127.0.0.1:\(port)/jobs?sslmode=disable&connect_timeout=2")
         let refused = try await refusal(harness, exit: 75)
         #expect(refused.check.contains("127.0.0.1:\(port)"), "\(refused.check)")
         #expect(refused.log.contains("127.0.0.1:\(port)"), "\(refused.log)")
@@ -51,7 +52,8 @@ import Testing
     @Test func aRefusedLoginIsExit77AndThePasswordIsNeverShown() async throws {
         let server = try await TestPostgres.shared()
         let user = try await server.role("refused", "LOGIN PASSWORD 'the-right-one'")
-        let harness = try harness("postgres://\(user):\(Self.password)@127.0.0.1:\(server.port)/jobd_test?sslmode=disable")
+        let harness = try harness(
+            "postgres://\(user):\(Self.password)@127.0.0.1:\(server.port)/jobd_test?sslmode=disable")
         let refused = try await refusal(harness, exit: 77)
         #expect(refused.log.contains("refused the login"), "\(refused.log)")
     }
@@ -60,7 +62,8 @@ import Testing
         let server = try await TestPostgres.shared()
         let user = try await server.role("nocreate")
         try await server.psql("REVOKE CREATE ON DATABASE jobd_test FROM PUBLIC", database: "jobd_test")
-        let harness = try harness("postgres://\(user)@/jobd_test?host=\(server.folder)&port=\(server.port)&schema=\(user)")
+        let harness = try harness(
+            "postgres://\(user)@/jobd_test?host=\(server.folder)&port=\(server.port)&schema=\(user)")
         // jobctl never creates the schema: that it does not exist is what it says (74).
         let refused = try await refusal(harness, exit: 77, jobctl: 74)
         #expect(refused.check.contains("GRANT CREATE ON DATABASE"), "\(refused.check)")
@@ -92,7 +95,8 @@ import Testing
 
     @Test func aGoodDatabaseChecksRunsAndServesJobctl() async throws {
         let server = try await TestPostgres.shared()
-        let harness = try harness("postgres://postgres@/jobd_test?host=\(server.folder)&port=\(server.port)&schema=startup_\(getpid())")
+        let harness = try harness(
+            "postgres://postgres@/jobd_test?host=\(server.folder)&port=\(server.port)&schema=startup_\(getpid())")
 
         let check = try await runCommand(jobdPath, ["--check", "--config", harness.configPath])
         #expect(check.status == 0, "\(check)")
@@ -100,7 +104,8 @@ import Testing
 
         try harness.start()
         _ = try #require(await harness.notify.waitFor("READY", "1"), "jobd did not start: \(harness.log)")
-        let submit = try await runCommand(builtProduct("jobctl"), ["submit", "echo", "--input", "hi", "--wait", "--config", harness.configPath])
+        let submit = try await runCommand(
+            builtProduct("jobctl"), ["submit", "echo", "--input", "hi", "--wait", "--config", harness.configPath])
         #expect(submit.status == 0, "\(submit)")
         #expect(submit.output == "hi", "\(submit)")
         let list = try await runCommand(builtProduct("jobctl"), ["list", "--config", harness.configPath])

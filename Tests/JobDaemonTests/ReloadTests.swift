@@ -67,7 +67,9 @@ import Glibc
         #expect(log.contains("jobs.d/empty.yaml:1"), "the empty pipeline, with its line")
 
         // The definition in memory is still the old, valid one.
-        let id = try await store.submit(DefinitionLoader().parse(yaml: Self.upper, path: "shout.yaml").get().newJob(input: Data("still".utf8))).id
+        let id = try await store.submit(
+            DefinitionLoader().parse(yaml: Self.upper, path: "shout.yaml").get().newJob(input: Data("still".utf8))
+        ).id
         _ = try? ControlClient.send(ControlRequest(.nudge), to: harness.socketPath)
         let detail = try await harness.resolved(id, in: store)
         #expect(detail.job.state == .fulfilled)

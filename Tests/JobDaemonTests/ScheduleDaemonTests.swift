@@ -63,7 +63,9 @@ import Glibc
     }
 
     @Test func aRestartCatchesUpTheLatestMissedOccurrenceOnly() async throws {
-        let harness = try DaemonHarness(definitions: ["tick": Self.definition("every: 1s\ncatch-up: latest\noverlap: allow")])
+        let harness = try DaemonHarness(definitions: [
+            "tick": Self.definition("every: 1s\ncatch-up: latest\noverlap: allow")
+        ])
         try harness.start()
         _ = try #require(await harness.notify.waitFor("READY", "1"))
         let store = try harness.openStore()
@@ -90,7 +92,7 @@ import Glibc
 
     @Test func overlapSkipNeverRunsTwoAtOnce() async throws {
         let harness = try DaemonHarness(definitions: [
-            "tick": Self.definition("every: 1s\noverlap: skip", stage: "shell: 'sleep 2.5; date +%s'"),
+            "tick": Self.definition("every: 1s\noverlap: skip", stage: "shell: 'sleep 2.5; date +%s'")
         ])
         let began = ContinuousClock.now
         try harness.start()
@@ -132,8 +134,9 @@ import Glibc
         let seen = harness.notify.all.count
         try harness.start(environment: ["TZ": "CET-1CEST,M3.5.0,M10.5.0/3"])
         _ = try #require(await harness.notify.waitFor("READY", "1", from: seen))
-        #expect(harness.log.contains("TZ=\"CET-1CEST,M3.5.0,M10.5.0/3\" is a POSIX rule string, which jobd does not read"),
-                "\(harness.log)")
+        #expect(
+            harness.log.contains("TZ=\"CET-1CEST,M3.5.0,M10.5.0/3\" is a POSIX rule string, which jobd does not read"),
+            "\(harness.log)")
         let fallback = try #require(try ControlClient.status(socketPath: harness.socketPath))
         #expect(fallback.timezone == HostTimeZone(environment: [:]).zone.identifier)
         harness.signal(SIGTERM)

@@ -1,7 +1,7 @@
 import Foundation
 import JobStore
-@_spi(Maintenance) import JobStoreSQLite
 @_spi(Maintenance) import JobStorePostgres
+@_spi(Maintenance) import JobStoreSQLite
 import TestSupport
 import Testing
 
@@ -67,9 +67,10 @@ import Glibc
                 .merging(more) { $1 }
             let password = "net-\(UInt32.random(in: 0...UInt32.max))"
             if inNamespaces { try await server.psql("ALTER ROLE postgres PASSWORD '\(password)'") }
-            let hostNamespaces = try serverNamespace.map { server in
-                try (0..<count).map { try NetworkNamespace(index: $0, linkedTo: server) }
-            } ?? []
+            let hostNamespaces =
+                try serverNamespace.map { server in
+                    try (0..<count).map { try NetworkNamespace(index: $0, linkedTo: server) }
+                } ?? []
             self.hostNamespaces = hostNamespaces
             hosts = try (0..<count).map { [hostNamespaces, server] index in
                 let namespace = hostNamespaces.isEmpty ? nil : hostNamespaces[index]
@@ -97,7 +98,8 @@ import Glibc
             if let stdin {
                 let file = client.folder + "/stdin"
                 try stdin.write(toFile: file, atomically: true, encoding: .utf8)
-                result = try await runCommand(builtProduct("jobctl"), arguments + ["--batch", file, "--config", client.configPath])
+                result = try await runCommand(
+                    builtProduct("jobctl"), arguments + ["--batch", file, "--config", client.configPath])
             } else {
                 result = try await runCommand(builtProduct("jobctl"), arguments + ["--config", client.configPath])
             }
@@ -209,8 +211,10 @@ import Glibc
         for host in cluster.hosts {
             _ = try #require(await host.notify.waitFor("READY", "1"), "jobd did not start: \(host.log)")
         }
-        let id = try #require(Int64(try await cluster.jobctl(["submit", "hold", "--input", "x"])
-            .trimmingCharacters(in: .whitespacesAndNewlines)))
+        let id = try #require(
+            Int64(
+                try await cluster.jobctl(["submit", "hold", "--input", "x"])
+                    .trimmingCharacters(in: .whitespacesAndNewlines)))
         let (store, running) = try await cluster.openStore()
         defer { running.cancel() }
         try await waitUntil(.seconds(10)) { try await store.job(id)?.job.state == .running }
@@ -248,8 +252,8 @@ import Glibc
         let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
         return entries.compactMap { entry -> String? in
             guard Int32(entry) != nil,
-                  let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
-                  let open = stat.firstIndex(of: "("), let close = stat.lastIndex(of: ")")
+                let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+                let open = stat.firstIndex(of: "("), let close = stat.lastIndex(of: ")")
             else { return nil }
             // pid (comm) state ppid …
             let rest = stat[stat.index(after: close)...].split(separator: " ")

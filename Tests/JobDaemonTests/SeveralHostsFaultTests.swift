@@ -74,7 +74,8 @@ import Glibc
             for id in held {
                 let job = try #require(try await store.job(id)).job
                 guard job.state == .running, job.claims >= 2,
-                      job.leaseOwner.map(SeveralHostsDaemonTests.node) != "host-0" else { return false }
+                    job.leaseOwner.map(SeveralHostsDaemonTests.node) != "host-0"
+                else { return false }
             }
             takenOver = Date()
             return true
@@ -99,9 +100,10 @@ import Glibc
         let late = ticks.compactMap { job in job.scheduledFor.map { job.createdAt.timeIntervalSince($0) } }
         let lateness = zip(ticks, late).filter { $0.0.scheduledFor! > frozen - 1 }.map(\.1).max() ?? 0
         #expect(lateness < 5, "an occurrence fired \(lateness) s after its time")
-        print("frozen-in-transaction: takeover \(String(format: "%.2f", takeover)) s after the freeze (lease 3 s); "
-            + "longest gap between the live hosts' occurrences \(String(format: "%.2f", (gaps.max() ?? 0))) s "
-            + "(period 1 s); latest occurrence fired \(String(format: "%.2f", lateness)) s after its time")
+        print(
+            "frozen-in-transaction: takeover \(String(format: "%.2f", takeover)) s after the freeze (lease 3 s); "
+                + "longest gap between the live hosts' occurrences \(String(format: "%.2f", (gaps.max() ?? 0))) s "
+                + "(period 1 s); latest occurrence fired \(String(format: "%.2f", lateness)) s after its time")
 
         frozenHost.signal(SIGKILL)
         for host in cluster.hosts.dropFirst() { host.signal(SIGTERM) }
@@ -121,7 +123,8 @@ import Glibc
         }
         // host-0 first, alone: it runs all three jobs; then host-1 starts.
         try cluster.hosts[0].start()
-        _ = try #require(await cluster.hosts[0].notify.waitFor("READY", "1"), "jobd did not start: \(cluster.hosts[0].log)")
+        _ = try #require(
+            await cluster.hosts[0].notify.waitFor("READY", "1"), "jobd did not start: \(cluster.hosts[0].log)")
         let ids = try await cluster.jobctl(["submit", "stamped"], stdin: "1\n2\n3\n")
             .split(separator: "\n").compactMap { Int64($0) }
         #expect(ids.count == 3)
@@ -132,7 +135,8 @@ import Glibc
             return ids.allSatisfy { started[$0]?.start != nil }
         }
         try cluster.hosts[1].start()
-        _ = try #require(await cluster.hosts[1].notify.waitFor("READY", "1"), "jobd did not start: \(cluster.hosts[1].log)")
+        _ = try #require(
+            await cluster.hosts[1].notify.waitFor("READY", "1"), "jobd did not start: \(cluster.hosts[1].log)")
         let onHost0 = ids
         try cluster.hostNamespaces[0].setLink(up: false)
 
@@ -148,7 +152,9 @@ import Glibc
             let started = try #require(taken[id]?.start, "job \(id) never started on host-1")
             let gap = started - ended
             #expect(gap > 0, "job \(id): host-1 started its stage \(gap) s after host-0's ended")
-            print("cut-off host: job \(id): \(String(format: "%.3f", gap)) s between host-0's stage ending and host-1's starting")
+            print(
+                "cut-off host: job \(id): \(String(format: "%.3f", gap)) s between host-0's stage ending and host-1's starting"
+            )
         }
 
         for host in cluster.hosts { host.signal(SIGKILL) }
@@ -172,7 +178,7 @@ import Glibc
     /// The state letter of `/proc/PID/stat` (`T`: stopped), or nil.
     static func state(of pid: Int32) -> Character? {
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let close = stat.lastIndex(of: ")")
+            let close = stat.lastIndex(of: ")")
         else { return nil }
         return stat[stat.index(after: close)...].split(separator: " ").first?.first
     }

@@ -16,17 +16,18 @@ import Glibc
     @Test func aRunningStageFinishesAndTheJobResumesAtTheNextStart() async throws {
         let harness = try DaemonHarness(definitions: [
             "two-step": """
-                pipeline:
-                  - then: slow
-                    shell: 'echo ran >> "$MARKS/slow"; touch "$MARKS/started"; while [ ! -e "$MARKS/go" ]; do sleep 0.02; done; echo first'
-                  - then: second
-                    shell: 'echo ran >> "$MARKS/second"; cat; echo second'
-                """,
+            pipeline:
+              - then: slow
+                shell: 'echo ran >> "$MARKS/slow"; touch "$MARKS/started"; while [ ! -e "$MARKS/go" ]; do sleep 0.02; done; echo first'
+              - then: second
+                shell: 'echo ran >> "$MARKS/second"; cat; echo second'
+            """
         ])
         // The grace outlasts however late the test's awaits resume under
         // load: the stage ends when the test says so, after the drain began.
         let config = try String(contentsOfFile: harness.configPath, encoding: .utf8)
-        try harness.write(config.replacingOccurrences(of: "shutdown-grace: 10s", with: "shutdown-grace: 600s"), to: "jobd.yaml")
+        try harness.write(
+            config.replacingOccurrences(of: "shutdown-grace: 10s", with: "shutdown-grace: 600s"), to: "jobd.yaml")
         let marks = harness.folder + "/marks"
         try FileManager.default.createDirectory(atPath: marks, withIntermediateDirectories: true)
         try harness.start(environment: ["MARKS": marks])
@@ -59,9 +60,11 @@ import Glibc
     }
 
     @Test func afterTheGraceTheProcessGroupIsEndedAndJobdExits() async throws {
-        let harness = try DaemonHarness(yaml: "", definitions: [
-            "stuck": "pipeline:\n  - then: forever\n    shell: 'echo $$ > \"$MARKS/pid\"; sleep 600'\n",
-        ])
+        let harness = try DaemonHarness(
+            yaml: "",
+            definitions: [
+                "stuck": "pipeline:\n  - then: forever\n    shell: 'echo $$ > \"$MARKS/pid\"; sleep 600'\n"
+            ])
         var config = try String(contentsOfFile: harness.configPath, encoding: .utf8)
         config = config.replacingOccurrences(of: "shutdown-grace: 10s", with: "shutdown-grace: 300ms")
         try harness.write(config, to: "jobd.yaml")
@@ -72,7 +75,9 @@ import Glibc
         let store = try harness.openStore()
         let id = try await harness.submit("stuck", to: store)
         let deadline = ContinuousClock.now + .seconds(20)
-        while Int32(harness.read("marks/pid").trimmingCharacters(in: .whitespacesAndNewlines)) == nil, ContinuousClock.now < deadline {
+        while Int32(harness.read("marks/pid").trimmingCharacters(in: .whitespacesAndNewlines)) == nil,
+            ContinuousClock.now < deadline
+        {
             try await Task.sleep(for: .milliseconds(10))
         }
         let child = try #require(Int32(harness.read("marks/pid").trimmingCharacters(in: .whitespacesAndNewlines)))
@@ -113,8 +118,8 @@ import Glibc
 /// Whether process `pid` has SIGTERM in its blocked mask (/proc/PID/status SigBlk).
 func catchesSIGTERM(_ pid: Int32) -> Bool {
     guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-          let line = text.split(separator: "\n").first(where: { $0.hasPrefix("SigCgt:") }),
-          let mask = UInt64(line.split(separator: "\t").last ?? "", radix: 16)
+        let line = text.split(separator: "\n").first(where: { $0.hasPrefix("SigCgt:") }),
+        let mask = UInt64(line.split(separator: "\t").last ?? "", radix: 16)
     else { return false }
     return mask & (1 << (UInt64(SIGTERM) - 1)) != 0
 }

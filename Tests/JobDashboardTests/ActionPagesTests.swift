@@ -1,8 +1,9 @@
 import Foundation
-@testable import JobDashboard
 import JobStore
 import JobStoreSQLite
 import Testing
+
+@testable import JobDashboard
 
 /// The operators' forms and pages: every user string escaped, as on the other pages.
 @Suite struct ActionPagesTests {
@@ -29,7 +30,9 @@ import Testing
             #expect(!page.html.lowercased().contains("<script") && !page.html.contains("onmouseover=\""))
             // Without forms (a read visitor), or without actions, no form at all.
             #expect(!(await dashboard.jobPage(id: "1")).html.contains("<form method=\"post\""))
-            #expect(!(await Dashboard(source: source).jobPage(id: "1", forms: forms)).html.contains("<form method=\"post\""))
+            #expect(
+                !(await Dashboard(source: source).jobPage(id: "1", forms: forms)).html.contains("<form method=\"post\"")
+            )
         }
     }
 

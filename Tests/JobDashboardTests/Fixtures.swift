@@ -1,4 +1,5 @@
 import Foundation
+
 @testable import JobDashboard
 @testable import JobStore
 
@@ -94,8 +95,12 @@ struct FixedSource: DashboardDataSource {
             stages.filter { $0.position >= query.firstStage }.sorted { $0.position < $1.position }
                 .prefix(query.stageLimit).map { stage in
                     var stage = stage
-                    stage.value = cut(stage.value, .stageValue(attempt: attempt, position: stage.position), limit: query.valueCharacters)
-                    stage.error = cut(stage.error, .stageError(attempt: attempt, position: stage.position), limit: query.valueCharacters)
+                    stage.value = cut(
+                        stage.value, .stageValue(attempt: attempt, position: stage.position),
+                        limit: query.valueCharacters)
+                    stage.error = cut(
+                        stage.error, .stageError(attempt: attempt, position: stage.position),
+                        limit: query.valueCharacters)
                     return stage
                 }
         }
@@ -126,18 +131,26 @@ struct FixedSource: DashboardDataSource {
         case .result: return detail.job.result
         case .error: return detail.job.error.map { Data($0.utf8) }
         case .stageValue(nil, let position): return detail.stages.first { $0.position == position }?.value
-        case .stageError(nil, let position): return detail.stages.first { $0.position == position }?.error.map { Data($0.utf8) }
+        case .stageError(nil, let position):
+            return detail.stages.first { $0.position == position }?.error.map { Data($0.utf8) }
         default: return nil
         }
     }
 
     func countJobs(in states: Set<JobState>) async throws -> [JobState: Int] {
         try check()
-        return Dictionary(uniqueKeysWithValues: states.map { state in (state, jobs.filter { $0.state == state }.count) })
+        return Dictionary(
+            uniqueKeysWithValues: states.map { state in (state, jobs.filter { $0.state == state }.count) })
     }
 
-    func resolvedPerMinute(from start: Date, to end: Date) async throws -> [ResolvedMinute] { try check(); return minutes }
-    func jobCountsByPool() async throws -> [PoolJobCounts] { try check(); return pools }
+    func resolvedPerMinute(from start: Date, to end: Date) async throws -> [ResolvedMinute] {
+        try check()
+        return minutes
+    }
+    func jobCountsByPool() async throws -> [PoolJobCounts] {
+        try check()
+        return pools
+    }
     func stageLog(_ query: StageLogQuery) async throws -> [StageLogEntry] {
         try check()
         return Array(logs.filter { $0.cursor.jobAttempt == query.jobAttempt }.prefix(query.limit))
@@ -156,7 +169,8 @@ enum Hostile {
     static let attribute = "x\" onmouseover=\"alert(1)"
     static let controls = "bell\u{07}nul\u{00}esc\u{1B}[31mred\u{7F}c1\u{85}end"
     static let bidi = "invoice\u{202E}fdp.exe\u{2066}iso\u{2069}\u{200B}zw\u{FEFF}"
-    static let invalidUTF8 = Data([0x6F, 0x6B, 0x20, 0xFF, 0xFE, 0x20, 0xC3, 0x28, 0x20]) + Data("still text here".utf8)
+    static let invalidUTF8 =
+        Data([0x6F, 0x6B, 0x20, 0xFF, 0xFE, 0x20, 0xC3, 0x28, 0x20]) + Data("still text here".utf8)
 }
 
 extension String {

@@ -1,7 +1,8 @@
 import Foundation
+import Testing
+
 @testable import JobDashboard
 @testable import JobStore
-import Testing
 
 @Suite struct JobListPageTests {
     @Test func pagesLikeJobctlList() async throws {
@@ -56,7 +57,10 @@ import Testing
         ]
         let source = FixedSource(
             jobs: [makeJob(1, state: .rejected)], minutes: minutes,
-            pools: [PoolJobCounts(pool: "default", pending: 41, running: 5), PoolJobCounts(pool: "elsewhere", pending: 2, running: 0)])
+            pools: [
+                PoolJobCounts(pool: "default", pending: 41, running: 5),
+                PoolJobCounts(pool: "elsewhere", pending: 2, running: 0),
+            ])
         let html = await Dashboard(source: source).jobsPage(query: []).html
         #expect(html.occurrences(of: "<rect class=\"s-") == 3)
         #expect(html.contains("<title>\(DisplayTime.clock(start)) UTC: 12 fulfilled, 3 rejected</title>"))
@@ -67,12 +71,16 @@ import Testing
     }
 
     @Test func showsTheSchedulesThatFireSoonestAndNoCardWithoutSchedules() async throws {
-        let schedules = (1...7).map {
-            ScheduleRow(definition: "s\($0)", expression: "every: \($0)m", nextFire: renderTime.addingTimeInterval(Double($0) * 60))
-        } + [
-            ScheduleRow(definition: "done", expression: "calendar: 2020-01-01", nextFire: nil),
-            ScheduleRow(definition: Hostile.script, expression: "every: 30s", nextFire: renderTime.addingTimeInterval(30)),
-        ]
+        let schedules =
+            (1...7).map {
+                ScheduleRow(
+                    definition: "s\($0)", expression: "every: \($0)m",
+                    nextFire: renderTime.addingTimeInterval(Double($0) * 60))
+            } + [
+                ScheduleRow(definition: "done", expression: "calendar: 2020-01-01", nextFire: nil),
+                ScheduleRow(
+                    definition: Hostile.script, expression: "every: 30s", nextFire: renderTime.addingTimeInterval(30)),
+            ]
         let html = await Dashboard(source: FixedSource(schedules: schedules)).jobsPage(query: []).html
         #expect(html.contains("<h2>Schedules: next fires</h2>"))
         // Soonest first, five of them: the hostile name (as text), then s1 … s4.
@@ -85,7 +93,9 @@ import Testing
 
         let none = await Dashboard(source: FixedSource(schedules: [])).jobsPage(query: []).html
         #expect(!none.contains("Schedules: next fires"))
-        #expect(await Dashboard(source: FixedSource(schedules: [])).schedulesPage().html.contains("No definition has a schedule."))
+        #expect(
+            await Dashboard(source: FixedSource(schedules: [])).schedulesPage().html.contains(
+                "No definition has a schedule."))
     }
 
     @Test func anEmptyHourSaysSo() async {
@@ -102,7 +112,10 @@ import Testing
     }
 
     @Test func theNiceAxisCeilingIsEven() {
-        #expect([0, 1, 2, 3, 5, 7, 11, 41, 99, 101, 5000].map(ResolvedChart.niceCeiling) == [2, 2, 2, 4, 6, 10, 20, 60, 100, 200, 6000])
+        #expect(
+            [0, 1, 2, 3, 5, 7, 11, 41, 99, 101, 5000].map(ResolvedChart.niceCeiling) == [
+                2, 2, 2, 4, 6, 10, 20, 60, 100, 200, 6000,
+            ])
     }
 }
 
@@ -115,10 +128,18 @@ import Testing
             makeStage(2, name: "publish", kind: "done", state: .pending, startedAgo: nil, ranFor: nil),
         ]
         let earlier = JobAttempt(
-            jobID: 1, attempt: 1, state: .rejected, result: nil, error: "exit status 2", startedAt: nil, finishedAt: nil,
+            jobID: 1, attempt: 1, state: .rejected, result: nil, error: "exit status 2", startedAt: nil,
+            finishedAt: nil,
             stages: [makeStage(0, name: "fetch", state: .rejected, error: "boom", startedAgo: 180, ranFor: 5)])
-        let source = FixedSource(jobs: [job], details: [1: JobDetail(job: job, stages: stages)], history: [1: [earlier]],
-                                 events: [1: [JobEvent(id: 1, jobID: 1, position: 0, kind: "stage-retry", message: "try 2 <of> 3", createdAt: renderTime)]])
+        let source = FixedSource(
+            jobs: [job], details: [1: JobDetail(job: job, stages: stages)], history: [1: [earlier]],
+            events: [
+                1: [
+                    JobEvent(
+                        id: 1, jobID: 1, position: 0, kind: "stage-retry", message: "try 2 <of> 3",
+                        createdAt: renderTime)
+                ]
+            ])
         let html = await Dashboard(source: source).jobPage(id: "1").html
         #expect(html.occurrences(of: "<rect class=\"s-") == 3)
         #expect(html.contains("<rect class=\"s-running\""))
@@ -169,7 +190,9 @@ import Testing
     @Test func aJobsPageShowsItsLatestEventsOnly() async {
         let job = makeJob(1)
         let events = (1...(JobDetailPage.maxEvents + 50)).map {
-            JobEvent(id: Int64($0), jobID: 1, position: 0, kind: "stage-retry", message: "retry number \($0).", createdAt: renderTime)
+            JobEvent(
+                id: Int64($0), jobID: 1, position: 0, kind: "stage-retry", message: "retry number \($0).",
+                createdAt: renderTime)
         }
         let source = FixedSource(jobs: [job], details: [1: JobDetail(job: job, stages: [])], events: [1: events])
         let html = await Dashboard(source: source).jobPage(id: "1").html
@@ -184,8 +207,9 @@ import Testing
     @Test func listsSchedulesByNextFire() async {
         let schedules = [
             ScheduleRow(definition: "later", expression: "every: 1h", nextFire: renderTime.addingTimeInterval(3600)),
-            ScheduleRow(definition: Hostile.script, expression: Hostile.controls, nextFire: renderTime.addingTimeInterval(90),
-                        lastFired: renderTime.addingTimeInterval(-30), lastState: .rejected),
+            ScheduleRow(
+                definition: Hostile.script, expression: Hostile.controls, nextFire: renderTime.addingTimeInterval(90),
+                lastFired: renderTime.addingTimeInterval(-30), lastState: .rejected),
             ScheduleRow(definition: "never", expression: "calendar: 2020-01-01", nextFire: nil),
         ]
         let html = await Dashboard(source: FixedSource(schedules: schedules)).schedulesPage().html

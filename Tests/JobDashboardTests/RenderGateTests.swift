@@ -1,9 +1,10 @@
 import Dispatch
 import Foundation
 import Synchronization
+import Testing
+
 @testable import JobDashboard
 @testable import JobStore
-import Testing
 
 /// Pages are made a few at a time; a bounded number wait, and stopping
 /// answers the waiting ones at once.

@@ -1,7 +1,8 @@
 import Foundation
+import Testing
+
 @testable import JobDashboard
 @testable import JobStore
-import Testing
 
 @Suite struct EscapingTests {
     @Test(arguments: [Hostile.script, Hostile.attribute, "a & b < c > d ' e \" f"])
@@ -18,9 +19,11 @@ import Testing
     }
 
     @Test func markupOnTheJobPageIsText() async throws {
-        let stage = makeStage(0, name: Hostile.script, kind: Hostile.attribute, value: Data(Hostile.script.utf8),
-                              error: Hostile.script)
-        let job = makeJob(1, definition: Hostile.script, input: Data(Hostile.attribute.utf8), result: Data(Hostile.script.utf8))
+        let stage = makeStage(
+            0, name: Hostile.script, kind: Hostile.attribute, value: Data(Hostile.script.utf8),
+            error: Hostile.script)
+        let job = makeJob(
+            1, definition: Hostile.script, input: Data(Hostile.attribute.utf8), result: Data(Hostile.script.utf8))
         let source = FixedSource(jobs: [job], details: [1: JobDetail(job: job, stages: [stage])])
         let page = await Dashboard(source: source).jobPage(id: "1")
         #expect(page.status == .ok)
@@ -99,7 +102,10 @@ import Testing
 
     @Test func aJobOfManyHugeStagesStaysWithinThePageBudget() async throws {
         let controls = Data(repeating: 0x01, count: 400_000) + Data(repeating: UInt8(ascii: "<"), count: 600_000)
-        let stages = (0..<40).map { makeStage($0, value: $0 % 2 == 0 ? Self.megabyte : controls, error: String(repeating: "<", count: 1_000_000)) }
+        let stages = (0..<40).map {
+            makeStage(
+                $0, value: $0 % 2 == 0 ? Self.megabyte : controls, error: String(repeating: "<", count: 1_000_000))
+        }
         let job = makeJob(9, input: Self.megabyte, error: String(repeating: "\u{202E}", count: 300_000))
         let page = await Dashboard(source: FixedSource(jobs: [job], details: [9: JobDetail(job: job, stages: stages)]))
             .jobPage(id: "9")
@@ -116,10 +122,14 @@ import Testing
         let huge = Data(repeating: UInt8(ascii: "h"), count: 50_000_000)
         let job = makeJob(5, result: huge, attempt: 3)
         let history = (1...2).map {
-            JobAttempt(jobID: 5, attempt: $0, state: .rejected, result: nil, error: "try \($0)", startedAt: nil, finishedAt: nil, stages: stages)
+            JobAttempt(
+                jobID: 5, attempt: $0, state: .rejected, result: nil, error: "try \($0)", startedAt: nil,
+                finishedAt: nil, stages: stages)
         }
         let events = (1...100_000).map {
-            JobEvent(id: Int64($0), jobID: 5, position: 0, kind: "retry", message: "retry number \($0)", createdAt: renderTime)
+            JobEvent(
+                id: Int64($0), jobID: 5, position: 0, kind: "retry", message: "retry number \($0)",
+                createdAt: renderTime)
         }
         let source = FixedSource(
             jobs: [job], details: [5: JobDetail(job: job, stages: stages)], history: [5: history], events: [5: events])

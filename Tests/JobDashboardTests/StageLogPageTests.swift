@@ -1,11 +1,14 @@
 import Foundation
+import Testing
+
 @testable import JobDashboard
 @testable import JobStore
-import Testing
 
 /// Each stage's log on the job page.
 @Suite struct StageLogPageTests {
-    private func entry(_ position: Int, _ sequence: Int, _ content: StageLogEntry.Content, attempt: Int = 1) -> StageLogEntry {
+    private func entry(
+        _ position: Int, _ sequence: Int, _ content: StageLogEntry.Content, attempt: Int = 1
+    ) -> StageLogEntry {
         StageLogEntry(
             cursor: StageLogCursor(jobAttempt: 1, position: position, attempt: attempt, sequence: sequence),
             at: renderTime.addingTimeInterval(-60 + Double(sequence) * 0.25), content: content)
@@ -24,7 +27,10 @@ import Testing
         let html = await Dashboard(source: source).jobPage(id: "1").html
         #expect(html.occurrences(of: "<pre class=\"log\">") == 1, "only the stage that wrote something")
         #expect(html.contains("<span class=\"t\">20:25:40.000</span> &lt;b&gt;hello&lt;/b&gt;\n"), "\(html)")
-        #expect(html.contains("<span class=\"t\">20:25:40.250</span> <span class=\"ctl\" title=\"U+001B\">\u{241B}</span>[31mred<span class=\"ctl\">\\xFF</span>\n"))
+        #expect(
+            html.contains(
+                "<span class=\"t\">20:25:40.250</span> <span class=\"ctl\" title=\"U+001B\">\u{241B}</span>[31mred<span class=\"ctl\">\\xFF</span>\n"
+            ))
         #expect(html.contains("… 7 lines (70 bytes) dropped"))
         #expect(!html.contains("\u{1B}"))
         #expect(!html.contains("http-equiv=\"refresh\""), "a resolved job's page stays put")

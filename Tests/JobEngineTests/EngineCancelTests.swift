@@ -1,34 +1,36 @@
 import Foundation
-@testable import JobEngine
 import JobStore
 import JobStoreSQLite
 import TestSupport
 import Testing
 
+@testable import JobEngine
+
 /// `jobctl cancel`: the store's flag, seen through lease renewals.
 @Suite struct EngineCancelTests {
     @Test func cancelStopsTheRunningStageAndRunsTheCleanup() async throws {
         let out = try makeTemporaryFolder()
-        let harness = try EngineHarness([
-            """
-            name: cancellable
-            pipeline:
-              - then: long
-                shell: 'echo $$ > \(out)/pid; sleep 600 & wait'
-              - then: next
-                run: [echo, never]
-              - recover: rescue
-                run: [echo, rescued]
-              - tap: look
-                run: [echo, tapped]
-              - ensure: ensured
-                shell: "echo ensure >> \(out)/marks"
-              - catch: caught
-                shell: "cat > \(out)/caught"
-              - finally: cleanup
-                shell: "echo finally >> \(out)/marks"
-            """,
-        ], killGrace: .milliseconds(200))
+        let harness = try EngineHarness(
+            [
+                """
+                name: cancellable
+                pipeline:
+                  - then: long
+                    shell: 'echo $$ > \(out)/pid; sleep 600 & wait'
+                  - then: next
+                    run: [echo, never]
+                  - recover: rescue
+                    run: [echo, rescued]
+                  - tap: look
+                    run: [echo, tapped]
+                  - ensure: ensured
+                    shell: "echo ensure >> \(out)/marks"
+                  - catch: caught
+                    shell: "cat > \(out)/caught"
+                  - finally: cleanup
+                    shell: "echo finally >> \(out)/marks"
+                """
+            ], killGrace: .milliseconds(200))
         let id = try await harness.submit("cancellable")
         _ = try await harness.waitFor(id) { $0.stage("long")?.state == .running }
         try await Task.sleep(for: .milliseconds(100))
@@ -46,7 +48,10 @@ import Testing
         #expect(detail.stage("cleanup")?.state == .fulfilled)
         #expect((try String(contentsOfFile: out + "/marks", encoding: .utf8)) == "ensure\nfinally\n")
         #expect((try String(contentsOfFile: out + "/caught", encoding: .utf8)).contains("cancel"))
-        let pid = Int32((try String(contentsOfFile: out + "/pid", encoding: .utf8)).trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+        let pid =
+            Int32(
+                (try String(contentsOfFile: out + "/pid", encoding: .utf8)).trimmingCharacters(
+                    in: .whitespacesAndNewlines)) ?? 0
         #expect(pid > 0)
         #expect(await processGroupGone(pid), "the stage's process group is gone")
         await harness.stop()

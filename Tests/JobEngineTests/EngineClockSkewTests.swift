@@ -1,11 +1,12 @@
 import Foundation
 import JobConfig
-@testable import JobEngine
 import JobStore
 import JobStoreSQLite
 import Logging
 import TestSupport
 import Testing
+
+@testable import JobEngine
 
 /// An engine whose host's wall clock (`EngineConfiguration.clock`) is five
 /// minutes off the database's fires schedules by the database's clock,
@@ -20,7 +21,8 @@ import Testing
             clock: { Date() + offset })
         let definition = try DefinitionLoader(context: definitionContext(of: configuration))
             .parse(yaml: EngineScheduleTests.definition, path: "/jobs.d/tick.yaml").get()
-        let engine = Engine(configuration: configuration, definitions: [definition], store: store, processRunner: testProcessRunner)
+        let engine = Engine(
+            configuration: configuration, definitions: [definition], store: store, processRunner: testProcessRunner)
         let started = Date()
         engine.start()
         let deadline = ContinuousClock.now + .seconds(90)
@@ -44,8 +46,11 @@ import Testing
         let skew = try #require(engine.clockSkew)
         #expect(abs(skew - offset) < 2, "skew \(skew)")
         let side = offset > 0 ? "ahead of" : "behind"
-        #expect(logs.all.contains { $0.contains("this host's wall clock is 30") && $0.contains("s \(side) the database's") },
-                "\(logs.all.prefix(10))")
+        #expect(
+            logs.all.contains {
+                $0.contains("this host's wall clock is 30") && $0.contains("s \(side) the database's")
+            },
+            "\(logs.all.prefix(10))")
         await close()
     }
 }

@@ -1,11 +1,12 @@
 import Foundation
-@testable import JobEngine
 import JobProcesses
 import JobStore
 import JobStoreSQLite
 import Synchronization
 import TestSupport
 import Testing
+
+@testable import JobEngine
 
 /// A child process runs an engine and is killed with SIGKILL mid-run; a new
 /// engine on the same database finishes every job, never re-running a
@@ -50,8 +51,10 @@ import Testing
         for index in 0..<3 { fragile.append(try await submitter.submit("fragile", input: "fragile \(index)")) }
 
         let exited = Mutex<Bool>(false)
-        let worker = ProcessRunner().run(ProcessSpec(
-            .argv([workerPath, folder + "/jobd.sqlite", folder + "/jobs.d", "--lease-ms", "1000"]))) { _ in
+        let worker = ProcessRunner().run(
+            ProcessSpec(
+                .argv([workerPath, folder + "/jobd.sqlite", folder + "/jobs.d", "--lease-ms", "1000"]))
+        ) { _ in
             exited.withLock { $0 = true }
         }
         // Mid-run: every job has finished s0 and is inside s1.

@@ -1,9 +1,10 @@
 import Foundation
 import JobStore
 @_spi(Maintenance) import JobStoreSQLite
-@testable import JobEngine
 import TestSupport
 import Testing
+
+@testable import JobEngine
 
 /// Jobs the engine cannot run, and jobs it loses.
 @Suite struct EngineEdgeTests {
@@ -14,10 +15,12 @@ import Testing
             pipeline:
               - then: one
                 run: [echo, one]
-            """,
+            """
         ])
-        let id = try await harness.store.submit(NewJob(
-            definition: "vanished", stages: [StagePlan(name: "one", kind: "then")])).id
+        let id = try await harness.store.submit(
+            NewJob(
+                definition: "vanished", stages: [StagePlan(name: "one", kind: "then")])
+        ).id
         harness.engine.nudge()
         let detail = try await harness.resolved(id)
         #expect(detail.job.state == .rejected)
@@ -32,10 +35,13 @@ import Testing
             pipeline:
               - then: one
                 run: [echo, one]
-            """,
+            """
         ])
-        let id = try await harness.store.submit(NewJob(
-            definition: "edited", stages: [StagePlan(name: "zero", kind: "then"), StagePlan(name: "one", kind: "then")])).id
+        let id = try await harness.store.submit(
+            NewJob(
+                definition: "edited",
+                stages: [StagePlan(name: "zero", kind: "then"), StagePlan(name: "one", kind: "then")])
+        ).id
         harness.engine.nudge()
         let detail = try await harness.resolved(id)
         #expect(detail.job.state == .rejected)
@@ -50,14 +56,15 @@ import Testing
 
     @Test func aLostLeaseStopsTheJobWithoutResolvingIt() async throws {
         let out = try makeTemporaryFolder()
-        let harness = try EngineHarness([
-            """
-            name: stolen
-            pipeline:
-              - then: long
-                shell: 'echo $$ > \(out)/pid; sleep 600 & wait'
-            """,
-        ], killGrace: .milliseconds(100))
+        let harness = try EngineHarness(
+            [
+                """
+                name: stolen
+                pipeline:
+                  - then: long
+                    shell: 'echo $$ > \(out)/pid; sleep 600 & wait'
+                """
+            ], killGrace: .milliseconds(100))
         let id = try await harness.submit("stolen")
         _ = try await harness.waitFor(id) { $0.stage("long")?.state == .running }
         try await Task.sleep(for: .milliseconds(100))
@@ -72,7 +79,10 @@ import Testing
         let detail = try #require(try await harness.store.job(id))
         #expect(detail.job.state == .running, "not resolved by the engine that lost it")
         #expect(detail.job.leaseOwner == "someone-else")
-        let pid = Int32((try String(contentsOfFile: out + "/pid", encoding: .utf8)).trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+        let pid =
+            Int32(
+                (try String(contentsOfFile: out + "/pid", encoding: .utf8)).trimmingCharacters(
+                    in: .whitespacesAndNewlines)) ?? 0
         #expect(pid > 0)
         #expect(await processGroupGone(pid), "its process group was ended")
         #expect(harness.logged(job: id, "lease"))
@@ -88,21 +98,24 @@ import Testing
     @Test func aJobClaimedAgainStopsItsEarlierRunAndLeaksNoPoolSlot() async throws {
         let out = try makeTemporaryFolder()
         // SIGTERM is ignored: the earlier run lasts the kill grace after it is told to stop.
-        let harness = try EngineHarness([
-            """
-            name: again
-            pipeline:
-              - then: long
-                shell: 'trap "" TERM; echo $$ >> \(out)/pids; exec sleep 600'
-            """,
-        ], killGrace: .seconds(3))
+        let harness = try EngineHarness(
+            [
+                """
+                name: again
+                pipeline:
+                  - then: long
+                    shell: 'trap "" TERM; echo $$ >> \(out)/pids; exec sleep 600'
+                """
+            ], killGrace: .seconds(3))
         let id = try await harness.submit("again")
         _ = try await harness.waitFor(id) { $0.stage("long")?.state == .running }
         try await harness.store.executeInWriteTransaction(
             "UPDATE jobs SET state = 'pending', lease_owner = NULL, lease_expires_at = NULL WHERE id = \(id)")
         harness.engine.nudge()
         func pids() -> [Int32] {
-            ((try? String(contentsOfFile: out + "/pids", encoding: .utf8)) ?? "").split(separator: "\n").compactMap { Int32($0) }
+            ((try? String(contentsOfFile: out + "/pids", encoding: .utf8)) ?? "").split(separator: "\n").compactMap {
+                Int32($0)
+            }
         }
         let deadline = ContinuousClock.now + .seconds(60)
         while pids().count < 2, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
@@ -127,14 +140,20 @@ import Testing
 /// Leases are renewed while a job runs longer than one lease.
 @Suite struct EngineLeaseTests {
     @Test func aLongStageKeepsItsLease() async throws {
-        let harness = try EngineHarness([
-            """
-            name: long
-            pipeline:
-              - then: nap
-                sleep: 1500ms
-            """,
-        ], configure: { $0.leaseDuration = .milliseconds(400); $0.renewInterval = .milliseconds(100); $0.pollInterval = .milliseconds(100) })
+        let harness = try EngineHarness(
+            [
+                """
+                name: long
+                pipeline:
+                  - then: nap
+                    sleep: 1500ms
+                """
+            ],
+            configure: {
+                $0.leaseDuration = .milliseconds(400)
+                $0.renewInterval = .milliseconds(100)
+                $0.pollInterval = .milliseconds(100)
+            })
         let detail = try await harness.resolved(try await harness.submit("long"))
         #expect(detail.job.state == .fulfilled)
         #expect(detail.job.claims == 1, "never requeued: the lease was renewed")

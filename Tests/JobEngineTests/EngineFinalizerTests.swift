@@ -1,11 +1,12 @@
 import Foundation
-@testable import JobEngine
 import JobProcesses
 import JobStore
 import JobStoreSQLite
 import Synchronization
 import TestSupport
 import Testing
+
+@testable import JobEngine
 
 /// An action that loses its resolver: the promise is deallocated while
 /// pending, and the job is rejected instead of running forever.
@@ -16,7 +17,8 @@ import Testing
 @Suite struct EngineFinalizerTests {
     /// Where the worker makes the promise it loses: `engine_test_worker/main.swift:LINE`.
     static func leakSite() throws -> String {
-        let source = try String(contentsOfFile: repositoryRoot + "/Tests/engine-test-worker/main.swift", encoding: .utf8)
+        let source = try String(
+            contentsOfFile: repositoryRoot + "/Tests/engine-test-worker/main.swift", encoding: .utf8)
         let lines = source.split(separator: "\n", omittingEmptySubsequences: false)
         let line = try #require(lines.firstIndex { $0.contains("Promise<[UInt8]>.pending().promise") }) + 1
         return "engine_test_worker/main.swift:\(line)"
@@ -42,9 +44,13 @@ import Testing
         let id = try await submitter.submit("leaky")
 
         let exited = Mutex(false)
-        let worker = ProcessRunner().run(ProcessSpec(.argv([
-            workerPath, folder + "/jobd.sqlite", folder + "/jobs.d", "--lose", "lose", "--log", folder + "/worker.log",
-        ]))) { _ in exited.withLock { $0 = true } }
+        let worker = ProcessRunner().run(
+            ProcessSpec(
+                .argv([
+                    workerPath, folder + "/jobd.sqlite", folder + "/jobs.d", "--lose", "lose", "--log",
+                    folder + "/worker.log",
+                ]))
+        ) { _ in exited.withLock { $0 = true } }
         let detail = try await submitter.resolved(id, within: .seconds(20))
         worker.terminate(grace: .zero)
         while !exited.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(10)) }

@@ -1,9 +1,10 @@
 import Foundation
-@testable import JobEngine
 import JobStore
 import JobStoreSQLite
 import JobValues
 import Testing
+
+@testable import JobEngine
 
 /// Job input is data: it reaches a process on stdin only.
 @Suite struct EngineHostileInputTests {
@@ -33,7 +34,7 @@ import Testing
                 all:
                   - run: [cat]
                   - shell: cat
-            """,
+            """
         ])
         let detail = try await harness.resolved(try await harness.submit("echo-back", input: input))
         #expect(detail.job.state == .fulfilled, "\(detail.job.error ?? "")")
@@ -52,7 +53,7 @@ import Testing
                 run: [cat]
               - then: again
                 shell: cat
-            """,
+            """
         ])
         let input: [UInt8] = [0, 1, 2, 0xFF, 0xFE, 0, 10, 0x24, 0x28, 0]
         let detail = try await harness.resolved(try await harness.submit("binary", input: input))
@@ -63,22 +64,23 @@ import Testing
     }
 
     @Test func tenMegabytesWithARaisedCap() async throws {
-        let harness = try EngineHarness([
-            """
-            name: big
-            pipeline:
-              - then: copy
-                run: [cat]
-              - then: count
-                shell: "wc -c"
-            """,
-            """
-            name: bigger
-            pipeline:
-              - then: double
-                shell: "cat; cat /dev/zero | head -c 7000000"
-            """,
-        ], valueCap: 16 << 20)
+        let harness = try EngineHarness(
+            [
+                """
+                name: big
+                pipeline:
+                  - then: copy
+                    run: [cat]
+                  - then: count
+                    shell: "wc -c"
+                """,
+                """
+                name: bigger
+                pipeline:
+                  - then: double
+                    shell: "cat; cat /dev/zero | head -c 7000000"
+                """,
+            ], valueCap: 16 << 20)
         var input = [UInt8](repeating: 0, count: 10 << 20)
         for index in input.indices { input[index] = UInt8(truncatingIfNeeded: index &* 31 &+ index >> 8) }
         let detail = try await harness.resolved(try await harness.submit("big", input: input), within: .seconds(60))
@@ -89,8 +91,9 @@ import Testing
         // Over the cap: rejected with a clear error, never cut.
         let over = try await harness.resolved(try await harness.submit("bigger", input: input), within: .seconds(60))
         #expect(over.job.state == .rejected)
-        #expect(over.stage("double")?.error?.contains("output-limit") == true || over.job.error?.contains("limit") == true,
-                "\(over.job.error ?? "")")
+        #expect(
+            over.stage("double")?.error?.contains("output-limit") == true || over.job.error?.contains("limit") == true,
+            "\(over.job.error ?? "")")
         #expect(over.stage("double")?.value == nil)
         await harness.stop()
     }

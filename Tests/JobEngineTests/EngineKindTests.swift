@@ -1,9 +1,10 @@
 import Foundation
-@testable import JobEngine
 import JobStore
 import JobStoreSQLite
 import TestSupport
 import Testing
+
+@testable import JobEngine
 
 /// Every stage kind and action, through real processes and a real SQLite file.
 @Suite struct EngineKindTests {
@@ -40,7 +41,7 @@ import Testing
                 run: [echo, alerted]
               - finally: cleanup
                 run: [echo, cleaned]
-            """,
+            """
         ])
         let id = try await harness.submit("all-kinds", input: "  hello  \n")
         let detail = try await harness.resolved(id)
@@ -83,7 +84,7 @@ import Testing
                 shell: "tr a-z A-Z"
               - catch: unused
                 run: [echo, caught]
-            """,
+            """
         ])
         let id = try await harness.submit("recovering", input: "x")
         let detail = try await harness.resolved(id)
@@ -116,7 +117,7 @@ import Testing
                 shell: "cat > \(out)/caught; echo alerted"
               - finally: cleanup
                 shell: "echo finally >> \(out)/marks"
-            """,
+            """
         ])
         let id = try await harness.submit("failing", input: "in")
         let detail = try await harness.resolved(id)
@@ -144,7 +145,7 @@ import Testing
                 fail: "tap failed"
               - finally: cleanup
                 shell: "exit 4"
-            """,
+            """
         ])
         let id = try await harness.submit("messy")
         let detail = try await harness.resolved(id)
@@ -166,7 +167,7 @@ import Testing
                 all:
                   - shell: "echo $$ > \(out)/pid; exec sleep 30"
                   - shell: "sleep 0.3; echo bad >&2; exit 2"
-            """,
+            """
         ])
         let id = try await harness.submit("parallel")
         let detail = try await harness.resolved(id)
@@ -174,7 +175,10 @@ import Testing
         #expect(detail.job.state == .rejected)
         let error = detail.stage("both")?.error ?? ""
         #expect(error.contains("all[1]") && error.contains("status 2"), "\(error)")
-        let pid = Int32((try String(contentsOfFile: out + "/pid", encoding: .utf8)).trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+        let pid =
+            Int32(
+                (try String(contentsOfFile: out + "/pid", encoding: .utf8)).trimmingCharacters(
+                    in: .whitespacesAndNewlines)) ?? 0
         try await Task.sleep(for: .milliseconds(300))
         #expect(pid > 0 && !processExists(pid), "the sibling's process was ended")
         await harness.stop()
@@ -222,7 +226,7 @@ import Testing
                 transform: upper
               - map: down
                 transform: lower
-            """,
+            """
         ])
         let started = ContinuousClock.now
         let id = try await harness.submit("slow-json", input: #"{"items": [{"name": "a"}, {"name": "Bob"}]}"#)
@@ -249,7 +253,7 @@ import Testing
               - then: show
                 shell: 'printf "%s %s %s %s %s %s" "$JOBD_JOB_ID" "$JOBD_STAGE" "$JOBD_ATTEMPT" "$COLOR" "$SIZE" "$(pwd)"'
                 env: { SIZE: large }
-            """,
+            """
         ])
         let id = try await harness.submit("env")
         let detail = try await harness.resolved(id)

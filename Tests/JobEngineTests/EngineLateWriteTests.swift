@@ -1,11 +1,12 @@
 import Foundation
 import JobConfig
 import JobConfigStore
-@testable import JobEngine
 import JobStore
 import JobStoreSQLite
 import TestSupport
 import Testing
+
+@testable import JobEngine
 
 /// A stage's start, made again after a dropped connection, that reaches
 /// the store after the same run finished the job: nothing was lost, so
@@ -13,15 +14,18 @@ import Testing
 @Suite struct EngineLateWriteTests {
     @Test func aStartMadeAgainAfterItsJobEndedIsNoLostLease() async throws {
         let folder = try makeTemporaryFolder()
-        let sqlite = try SQLiteJobStore(SQLiteJobStoreConfiguration(path: folder + "/jobd.sqlite", checkpointInterval: nil))
+        let sqlite = try SQLiteJobStore(
+            SQLiteJobStoreConfiguration(path: folder + "/jobd.sqlite", checkpointInterval: nil))
         let store = LateStartStore(sqlite)
         let logs = LogLines()
         let configuration = EngineConfiguration(
             leaseDuration: .seconds(5), renewInterval: .milliseconds(100), pollInterval: .milliseconds(200),
             storeRetryDelay: .milliseconds(50), maxStoreRetryDelay: .milliseconds(50), logger: logs.logger)
         let definition = try DefinitionLoader(context: definitionContext(of: configuration)).parse(
-            yaml: "name: quick\npipeline:\n  - then: echo\n    run: [cat]\n", path: folder + "/quick.yaml").get()
-        let engine = Engine(configuration: configuration, definitions: [definition], store: store, processRunner: testProcessRunner)
+            yaml: "name: quick\npipeline:\n  - then: echo\n    run: [cat]\n", path: folder + "/quick.yaml"
+        ).get()
+        let engine = Engine(
+            configuration: configuration, definitions: [definition], store: store, processRunner: testProcessRunner)
         let id = try await sqlite.submit(definition.newJob(input: Data("x".utf8))).id
         engine.start()
         // Each wait has a deadline of its own, far beyond what it takes on
@@ -40,7 +44,9 @@ import Testing
         try await Task.sleep(for: .milliseconds(100))
         await engine.drain(grace: .zero)
         #expect(try await sqlite.job(id)?.job.state == .fulfilled)
-        #expect(store.refused >= 1 && store.late >= 1, "the start was not made again after the finish: the test did not make the race")
+        #expect(
+            store.refused >= 1 && store.late >= 1,
+            "the start was not made again after the finish: the test did not make the race")
         let said = logs.all.filter { $0.contains("lease") && ($0.contains("warning") || $0.contains("error")) }
         #expect(said.isEmpty, "\(said)")
         try? await sqlite.close()

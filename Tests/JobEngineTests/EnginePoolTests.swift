@@ -1,25 +1,27 @@
 import Foundation
-@testable import JobEngine
 import JobStore
 import JobStoreSQLite
 import Synchronization
 import TestSupport
 import Testing
 
+@testable import JobEngine
+
 /// Pools cap jobs running at once; claims go by priority, then age; delayed
 /// jobs start on time; a drain leaves jobs resumable.
 @Suite struct EnginePoolTests {
     @Test func aPoolCapsTheJobsRunningAtOnce() async throws {
         let out = try makeTemporaryFolder()
-        let harness = try EngineHarness([
-            """
-            name: busy
-            pool: small
-            pipeline:
-              - then: work
-                shell: 'echo "start $(date +%s%N)" >> \(out)/log; i=0; while [ $(grep -c start \(out)/log) -lt 2 ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done; sleep 0.2; echo "end $(date +%s%N)" >> \(out)/log'
-            """,
-        ], pools: ["default": 16, "small": 2])
+        let harness = try EngineHarness(
+            [
+                """
+                name: busy
+                pool: small
+                pipeline:
+                  - then: work
+                    shell: 'echo "start $(date +%s%N)" >> \(out)/log; i=0; while [ $(grep -c start \(out)/log) -lt 2 ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done; sleep 0.2; echo "end $(date +%s%N)" >> \(out)/log'
+                """
+            ], pools: ["default": 16, "small": 2])
         // In one transaction: all six are pending at the engine's first
         // claim, however late the test's own awaits resume.
         _ = try await harness.submit("busy", count: 6)
@@ -54,15 +56,16 @@ import Testing
 
     @Test func claimsGoByPriorityThenAge() async throws {
         let out = try makeTemporaryFolder()
-        let harness = try EngineHarness([
-            """
-            name: ordered
-            pool: single
-            pipeline:
-              - then: note
-                shell: 'cat >> \(out)/order; echo >> \(out)/order'
-            """,
-        ], pools: ["default": 16, "single": 1], start: false)
+        let harness = try EngineHarness(
+            [
+                """
+                name: ordered
+                pool: single
+                pipeline:
+                  - then: note
+                    shell: 'cat >> \(out)/order; echo >> \(out)/order'
+                """
+            ], pools: ["default": 16, "single": 1], start: false)
         try await harness.submit("ordered", input: "low-1", priority: 0)
         try await harness.submit("ordered", input: "high-1", priority: 5)
         try await harness.submit("ordered", input: "low-2", priority: 0)
@@ -77,14 +80,20 @@ import Testing
     }
 
     @Test func aDelayedJobStartsOnTimeWithoutPolling() async throws {
-        let harness = try EngineHarness([
-            """
-            name: later
-            pipeline:
-              - then: now
-                run: [date, "+%s%N"]
-            """,
-        ], configure: { $0.leaseDuration = .seconds(5); $0.renewInterval = .milliseconds(100); $0.pollInterval = .seconds(3600) })
+        let harness = try EngineHarness(
+            [
+                """
+                name: later
+                pipeline:
+                  - then: now
+                    run: [date, "+%s%N"]
+                """
+            ],
+            configure: {
+                $0.leaseDuration = .seconds(5)
+                $0.renewInterval = .milliseconds(100)
+                $0.pollInterval = .seconds(3600)
+            })
         // Let the start-up claim find nothing, so only the timer can start the job.
         try await Task.sleep(for: .milliseconds(100))
         let id = try await harness.submit("later", delay: .milliseconds(700))
@@ -136,15 +145,16 @@ import Testing
     }
 
     @Test func statusCountsRunningAndPending() async throws {
-        let harness = try EngineHarness([
-            """
-            name: napper
-            pool: single
-            pipeline:
-              - then: nap
-                sleep: 600s
-            """,
-        ], pools: ["default": 16, "single": 1])
+        let harness = try EngineHarness(
+            [
+                """
+                name: napper
+                pool: single
+                pipeline:
+                  - then: nap
+                    sleep: 600s
+                """
+            ], pools: ["default": 16, "single": 1])
         let ids = try await harness.submit("napper", count: 3)
         // A nap lasts far longer than the test's awaits can resume late.
         _ = try await harness.waitFor(ids[0]) { $0.stage("nap")?.state == .running }

@@ -1,12 +1,13 @@
 import Dispatch
 import Foundation
 import JobConfig
-@testable import JobEngine
 import JobStore
 import JobStoreSQLite
 import Promises
 import Synchronization
 import Testing
+
+@testable import JobEngine
 
 private let queueName = DispatchSpecificKey<String>()
 
@@ -14,27 +15,29 @@ private let queueName = DispatchSpecificKey<String>()
 @Suite(.serialized) struct EngineQueueTests {
     @Test func bodiesRunOnTheQueueOfTheirKind() async throws {
         let labels = Mutex<[String: String]>([:])
-        let harness = try EngineHarness([
-            """
-            name: queued
-            pipeline:
-              - firstly: first
-                run: [placeholder]
-              - then: second
-                run: [placeholder]
-              - then: third
-                run: [placeholder]
-                on: slow
-              - done: last
-                run: [placeholder]
-              - finally: cleanup
-                run: [placeholder]
-            """,
-        ], queues: ["map": 3, "return": 1, "slow": 2], customAction: { _, stage, input in
-            let label = DispatchQueue.getSpecific(key: queueName) ?? "elsewhere"
-            labels.withLock { $0[stage.name] = label }
-            return .value(input)
-        })
+        let harness = try EngineHarness(
+            [
+                """
+                name: queued
+                pipeline:
+                  - firstly: first
+                    run: [placeholder]
+                  - then: second
+                    run: [placeholder]
+                  - then: third
+                    run: [placeholder]
+                    on: slow
+                  - done: last
+                    run: [placeholder]
+                  - finally: cleanup
+                    run: [placeholder]
+                """
+            ], queues: ["map": 3, "return": 1, "slow": 2],
+            customAction: { _, stage, input in
+                let label = DispatchQueue.getSpecific(key: queueName) ?? "elsewhere"
+                labels.withLock { $0[stage.name] = label }
+                return .value(input)
+            })
         for (name, queue) in harness.engine.queues.byName {
             for slot in queue.slots { slot.setSpecific(key: queueName, value: name) }
         }

@@ -1,11 +1,12 @@
 import Foundation
 import JobConfig
 import JobConfigStore
-@testable import JobEngine
 import JobStore
 import JobStoreSQLite
 import TestSupport
 import Testing
+
+@testable import JobEngine
 
 /// `Engine.reload` (SIGHUP): new definitions, queues and pool sizes apply to
 /// jobs started afterwards; running jobs keep what they started with.
@@ -17,15 +18,19 @@ import Testing
             pipeline:
               - map: shout
                 transform: upper
-            """,
+            """
         ])
         let before = try await harness.resolved(try await harness.submit("greet", input: "hi"))
         #expect(before.resultText == "HI")
 
         // The new set: `greet` now lowercases, and `added` exists.
         let loader = DefinitionLoader(context: harness.definitionContext)
-        let greet = try loader.parse(yaml: "name: greet\npipeline:\n  - map: quiet\n    transform: lower\n", path: harness.file("greet.yaml")).get()
-        let added = try loader.parse(yaml: "name: added\npipeline:\n  - map: trim\n    transform: trim\n", path: harness.file("added.yaml")).get()
+        let greet = try loader.parse(
+            yaml: "name: greet\npipeline:\n  - map: quiet\n    transform: lower\n", path: harness.file("greet.yaml")
+        ).get()
+        let added = try loader.parse(
+            yaml: "name: added\npipeline:\n  - map: trim\n    transform: trim\n", path: harness.file("added.yaml")
+        ).get()
         harness.engine.reload(harness.configuration, definitions: [greet, added])
 
         let changed = try await harness.store.submit(greet.newJob(input: Data("MiXeD".utf8))).id
@@ -46,7 +51,7 @@ import Testing
                 shell: 'touch \(out)/started; sleep 0.6; echo old'
               - map: shout
                 transform: upper
-            """,
+            """
         ])
         let id = try await harness.submit("slow")
         let deadline = ContinuousClock.now + .seconds(20)
@@ -55,7 +60,8 @@ import Testing
         }
         let loader = DefinitionLoader(context: harness.definitionContext)
         let replacement = try loader.parse(
-            yaml: "name: slow\npipeline:\n  - then: other\n    shell: 'echo new'\n", path: harness.file("slow.yaml")).get()
+            yaml: "name: slow\npipeline:\n  - then: other\n    shell: 'echo new'\n", path: harness.file("slow.yaml")
+        ).get()
         harness.engine.reload(harness.configuration, definitions: [replacement])
         let detail = try await harness.resolved(id)
         #expect(detail.job.state == .fulfilled)
@@ -66,19 +72,21 @@ import Testing
 
     @Test func aPoolThatGrowsClaimsMoreAtOnce() async throws {
         let out = try makeTemporaryFolder()
-        let harness = try EngineHarness([
-            """
-            name: hold
-            pool: narrow
-            pipeline:
-              - then: wait
-                shell: 'cat > \(out)/$JOBD_JOB_ID.running; while [ ! -e \(out)/go ]; do sleep 0.02; done'
-            """,
-        ], pools: ["default": 16, "narrow": 1])
+        let harness = try EngineHarness(
+            [
+                """
+                name: hold
+                pool: narrow
+                pipeline:
+                  - then: wait
+                    shell: 'cat > \(out)/$JOBD_JOB_ID.running; while [ ! -e \(out)/go ]; do sleep 0.02; done'
+                """
+            ], pools: ["default": 16, "narrow": 1])
         var ids: [Int64] = []
         for _ in 0..<3 { ids.append(try await harness.submit("hold")) }
         func runningFiles() -> Int {
-            ((try? FileManager.default.contentsOfDirectory(atPath: out)) ?? []).filter { $0.hasSuffix(".running") }.count
+            ((try? FileManager.default.contentsOfDirectory(atPath: out)) ?? []).filter { $0.hasSuffix(".running") }
+                .count
         }
         try await Task.sleep(for: .milliseconds(400))
         #expect(runningFiles() == 1, "a pool of 1 runs one job")

@@ -1,8 +1,9 @@
 import Foundation
-@testable import JobEngine
 import JobStore
 import JobStoreSQLite
 import Testing
+
+@testable import JobEngine
 
 /// A job that resumes after a crash reads its recorded rejection back with
 /// the code it was recorded with: a rejection that ends the job still does,
@@ -26,10 +27,12 @@ import Testing
         let harness = try EngineHarness([Self.definition], start: false)
         let id = try await harness.submit("resumed")
         let claimed = try #require(
-            try await harness.store.claim(pool: "default", owner: "died", limit: 1, leaseDuration: .milliseconds(50)).first)
+            try await harness.store.claim(pool: "default", owner: "died", limit: 1, leaseDuration: .milliseconds(50))
+                .first)
         #expect(claimed.job.id == id)
-        try await harness.store.recordStageResult(StageResult(
-            lease: claimed.lease, position: 0, outcome: .rejected("the first runner's rejection"), errorCode: code))
+        try await harness.store.recordStageResult(
+            StageResult(
+                lease: claimed.lease, position: 0, outcome: .rejected("the first runner's rejection"), errorCode: code))
         #expect(try await harness.store.job(id)?.stages[0].errorCode == code)
         try await Task.sleep(for: .milliseconds(100))
         harness.engine.start()
@@ -46,7 +49,9 @@ import Testing
             #expect(detail.job.state == (code == "cancelled" ? .cancelled : .rejected), "\(code)")
             #expect(detail.stage("fallback")?.state == .skipped, "\(code): recover must not take it")
             #expect(detail.stage("publish")?.state == .skipped, "\(code)")
-            #expect(detail.job.error?.contains("the first runner's rejection") == true, "\(code): \(detail.job.error ?? "")")
+            #expect(
+                detail.job.error?.contains("the first runner's rejection") == true, "\(code): \(detail.job.error ?? "")"
+            )
             #expect(detail.stage("broken")?.errorCode == code)
         }
     }
@@ -63,7 +68,8 @@ import Testing
     }
 
     @Test func aStageFailureIsRecordedWithItsCode() async throws {
-        let harness = try EngineHarness(["""
+        let harness = try EngineHarness([
+            """
             name: failing
             pipeline:
               - then: broken
@@ -71,13 +77,15 @@ import Testing
               - then: slow
                 shell: "sleep 5"
                 timeout: 50ms
-            """, """
+            """,
+            """
             name: slow
             pipeline:
               - then: nap
                 shell: "sleep 5"
                 timeout: 50ms
-            """])
+            """,
+        ])
         let failing = try await harness.resolved(try await harness.submit("failing"))
         #expect(failing.stage("broken")?.errorCode == "stage-failed")
         #expect(failing.stage("broken")?.exitCode == 3)

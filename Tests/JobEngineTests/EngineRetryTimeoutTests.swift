@@ -1,9 +1,10 @@
 import Foundation
-@testable import JobEngine
 import JobStore
 import JobStoreSQLite
 import TestSupport
 import Testing
+
+@testable import JobEngine
 
 /// Retries with their attempt numbers, stage timeouts and job timeouts.
 @Suite struct EngineRetryTimeoutTests {
@@ -45,18 +46,19 @@ import Testing
 
     @Test func aStageTimeoutEndsItsProcessGroupAndCanBeRetried() async throws {
         let out = try makeTemporaryFolder()
-        let harness = try EngineHarness([
-            """
-            name: slow
-            pipeline:
-              - then: stuck
-                shell: 'echo $$ >> \(out)/pids; sleep 30 & wait'
-                timeout: 200ms
-                retry: { attempts: 2, backoff: 10ms }
-              - catch: noted
-                run: [cat]
-            """,
-        ], killGrace: .milliseconds(200))
+        let harness = try EngineHarness(
+            [
+                """
+                name: slow
+                pipeline:
+                  - then: stuck
+                    shell: 'echo $$ >> \(out)/pids; sleep 30 & wait'
+                    timeout: 200ms
+                    retry: { attempts: 2, backoff: 10ms }
+                  - catch: noted
+                    run: [cat]
+                """
+            ], killGrace: .milliseconds(200))
         let detail = try await harness.resolved(try await harness.submit("slow"))
         #expect(recordedRunTime(detail) < .seconds(15), "stopped early: the processes alone would take 30 s")
         #expect(detail.job.state == .rejected)
@@ -64,7 +66,9 @@ import Testing
         #expect(stuck.attempts == 2)
         #expect(stuck.error?.contains("ran past the stage's timeout of 200ms") == true, "\(stuck.error ?? "")")
         #expect(detail.stage("noted")?.state == .fulfilled)
-        let pids = (try String(contentsOfFile: out + "/pids", encoding: .utf8)).split(separator: "\n").compactMap { Int32($0) }
+        let pids = (try String(contentsOfFile: out + "/pids", encoding: .utf8)).split(separator: "\n").compactMap {
+            Int32($0)
+        }
         #expect(pids.count == 2)
         for pid in pids {
             #expect(await processGroupGone(pid), "nothing is left of process group \(pid)")
@@ -74,23 +78,24 @@ import Testing
 
     @Test func aJobTimeoutStopsTheJobAndRunsItsCleanup() async throws {
         let out = try makeTemporaryFolder()
-        let harness = try EngineHarness([
-            """
-            name: too-long
-            timeout: 300ms
-            pipeline:
-              - then: first
-                sleep: 100ms
-              - then: long
-                run: [sleep, "30"]
-              - then: after
-                run: [echo, never]
-              - recover: rescue
-                run: [echo, rescued]
-              - finally: cleanup
-                shell: "echo cleaned > \(out)/cleanup"
-            """,
-        ], killGrace: .milliseconds(100))
+        let harness = try EngineHarness(
+            [
+                """
+                name: too-long
+                timeout: 300ms
+                pipeline:
+                  - then: first
+                    sleep: 100ms
+                  - then: long
+                    run: [sleep, "30"]
+                  - then: after
+                    run: [echo, never]
+                  - recover: rescue
+                    run: [echo, rescued]
+                  - finally: cleanup
+                    shell: "echo cleaned > \(out)/cleanup"
+                """
+            ], killGrace: .milliseconds(100))
         let detail = try await harness.resolved(try await harness.submit("too-long"))
         #expect(recordedRunTime(detail) < .seconds(15), "stopped early: the processes alone would take 30 s")
         #expect(detail.job.state == .rejected)

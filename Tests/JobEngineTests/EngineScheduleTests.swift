@@ -1,6 +1,5 @@
 import Foundation
 import JobConfig
-@testable import JobEngine
 import JobStore
 import JobStorePostgres
 import JobStoreSQLite
@@ -8,6 +7,8 @@ import JobValues
 import Logging
 import TestSupport
 import Testing
+
+@testable import JobEngine
 
 /// Schedules as the engine fires them, in real time: what the firer writes
 /// is claimed by the engine's own pools, on either store.
@@ -31,21 +32,29 @@ import Testing
         switch kind {
         case .sqlite:
             let folder = try makeTemporaryFolder()
-            let store = try SQLiteJobStore(SQLiteJobStoreConfiguration(path: folder + "/jobd.sqlite", checkpointInterval: nil))
-            return (store, {
-                try? await store.close()
-                try? FileManager.default.removeItem(atPath: folder)
-            })
+            let store = try SQLiteJobStore(
+                SQLiteJobStoreConfiguration(path: folder + "/jobd.sqlite", checkpointInterval: nil))
+            return (
+                store,
+                {
+                    try? await store.close()
+                    try? FileManager.default.removeItem(atPath: folder)
+                }
+            )
         case .postgres:
             let server = try await TestPostgres.shared()
-            let store = try await PostgresJobStore(PostgresJobStoreConfiguration(
-                endpoint: .unixSocket(path: server.socket), user: "postgres", password: nil, database: "jobd_test",
-                schema: "engine_schedule_\(getpid())"))
+            let store = try await PostgresJobStore(
+                PostgresJobStoreConfiguration(
+                    endpoint: .unixSocket(path: server.socket), user: "postgres", password: nil, database: "jobd_test",
+                    schema: "engine_schedule_\(getpid())"))
             let running = Task { _ = try? await store.run() }
-            return (store, {
-                await store.close()
-                running.cancel()
-            })
+            return (
+                store,
+                {
+                    await store.close()
+                    running.cancel()
+                }
+            )
         }
     }
 
@@ -59,7 +68,8 @@ import Testing
         let configuration = EngineConfiguration(pollInterval: .seconds(3600), logger: logs.logger)
         let definition = try DefinitionLoader(context: definitionContext(of: configuration))
             .parse(yaml: Self.definition, path: "/jobs.d/tick.yaml").get()
-        let engine = Engine(configuration: configuration, definitions: [definition], store: store, processRunner: testProcessRunner)
+        let engine = Engine(
+            configuration: configuration, definitions: [definition], store: store, processRunner: testProcessRunner)
         engine.start()
         // A liveness bound: without the claim after a fire, nothing runs for an hour.
         let deadline = ContinuousClock.now + .seconds(300)

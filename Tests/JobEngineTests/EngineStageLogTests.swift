@@ -1,9 +1,10 @@
 import Foundation
-@testable import JobEngine
 import JobStore
 import JobStoreSQLite
 import TestSupport
 import Testing
+
+@testable import JobEngine
 
 /// Stage logs through real processes and a real SQLite file.
 @Suite struct EngineStageLogTests {
@@ -31,7 +32,7 @@ import Testing
                 retry: { attempts: 2, backoff: 0s }
               - then: quiet
                 run: [cat]
-            """,
+            """
         ])
         let before = Date().addingTimeInterval(-1)
         let id = try await harness.submit("chatty")
@@ -59,7 +60,7 @@ import Testing
               - then: work
                 shell: "i=1000; while [ $i -lt 3000 ]; do echo \\"line $i\\" >&2; i=$((i+1)); done"
                 logs: { max: 4KiB }
-            """,
+            """
         ])
         let id = try await harness.submit("flood")
         let detail = try await harness.resolved(id)
@@ -84,7 +85,7 @@ import Testing
             pipeline:
               - then: work
                 shell: "printf '\\\\377\\\\033[2J\\\\000x\\\\n' >&2"
-            """,
+            """
         ])
         let id = try await harness.submit("binary")
         #expect(try await harness.resolved(id).job.state == .fulfilled)

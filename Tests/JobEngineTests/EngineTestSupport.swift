@@ -1,7 +1,6 @@
 import Foundation
 import JobConfig
 import JobConfigStore
-@testable import JobEngine
 import JobProcesses
 import JobStore
 import JobStoreSQLite
@@ -10,6 +9,8 @@ import Logging
 import Synchronization
 import TestSupport
 import Testing
+
+@testable import JobEngine
 
 /// One process runner for every engine of this test process, shared on
 /// purpose: its event loop is one thread, whichever engine starts children.
@@ -49,8 +50,9 @@ final class EngineHarness: Sendable {
             definitions[definition.name] = definition
         }
         self.definitions = definitions
-        store = try SQLiteJobStore(SQLiteJobStoreConfiguration(
-            path: folder + "/jobd.sqlite", maxValueBytes: valueCap, checkpointInterval: nil))
+        store = try SQLiteJobStore(
+            SQLiteJobStoreConfiguration(
+                path: folder + "/jobd.sqlite", maxValueBytes: valueCap, checkpointInterval: nil))
         // `conf` is process-wide and the Promises tests check its defaults
         // while these run: an engine never touches it (the finalizer path,
         // which needs `conf.leakHandler`, is tested in a child process).
@@ -102,7 +104,9 @@ final class EngineHarness: Sendable {
             let detail = try #require(try await store.job(id))
             if detail.job.state.isResolved { return detail }
             if ContinuousClock.now > deadline {
-                Issue.record("job \(id) still \(detail.job.state) after \(limit): \(detail.stages.map { "\($0.name)=\($0.state)" })")
+                Issue.record(
+                    "job \(id) still \(detail.job.state) after \(limit): \(detail.stages.map { "\($0.name)=\($0.state)" })"
+                )
                 return detail
             }
             try await Task.sleep(for: .milliseconds(20))
@@ -110,13 +114,17 @@ final class EngineHarness: Sendable {
     }
 
     /// Waits until `condition` holds on job `id`.
-    func waitFor(_ id: Int64, within limit: Duration = .seconds(20), _ condition: (JobDetail) -> Bool) async throws -> JobDetail {
+    func waitFor(
+        _ id: Int64, within limit: Duration = .seconds(20), _ condition: (JobDetail) -> Bool
+    ) async throws -> JobDetail {
         let deadline = ContinuousClock.now + limit
         while true {
             let detail = try #require(try await store.job(id))
             if condition(detail) { return detail }
             if ContinuousClock.now > deadline {
-                Issue.record("job \(id) never reached the condition: \(detail.job.state) \(detail.stages.map { "\($0.name)=\($0.state)" })")
+                Issue.record(
+                    "job \(id) never reached the condition: \(detail.job.state) \(detail.stages.map { "\($0.name)=\($0.state)" })"
+                )
                 return detail
             }
             try await Task.sleep(for: .milliseconds(20))
@@ -181,7 +189,8 @@ var workerPath: String {
 
 func definitionContext(of configuration: EngineConfiguration) -> DefinitionContext {
     DefinitionContext(
-        queues: Set(configuration.queues.keys), pools: Set(configuration.pools.keys), valueCap: configuration.outputLimit)
+        queues: Set(configuration.queues.keys), pools: Set(configuration.pools.keys),
+        valueCap: configuration.outputLimit)
 }
 
 /// How long a resolved job ran, by the times the engine recorded on its own
@@ -189,6 +198,8 @@ func definitionContext(of configuration: EngineConfiguration) -> DefinitionConte
 /// own awaits resume: on two cores, Swift Testing's cooperative pool is
 /// often busy with CPU-heavy tests running beside this one.
 func recordedRunTime(_ detail: JobDetail) -> Duration {
-    guard let started = detail.job.startedAt, let finished = detail.job.finishedAt else { return .seconds(Int64.max / 2) }
+    guard let started = detail.job.startedAt, let finished = detail.job.finishedAt else {
+        return .seconds(Int64.max / 2)
+    }
     return .milliseconds(Int64(finished.timeIntervalSince(started) * 1000))
 }

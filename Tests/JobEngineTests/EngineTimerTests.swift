@@ -1,7 +1,8 @@
 import Dispatch
-@testable import JobEngine
 import Synchronization
 import Testing
+
+@testable import JobEngine
 
 /// The engine's timers: one source over a heap; a cancelled timer is gone at once.
 @Suite struct EngineTimerTests {
@@ -10,7 +11,8 @@ import Testing
         let heap = TimerHeap()
         var timers: [OneShotTimer] = []
         for (index, delay) in [120, 40, 80, 20, 60].enumerated() {
-            timers.append(OneShotTimer.schedule(on: heap, after: .milliseconds(delay)) { fired.withLock { $0.append(index) } })
+            timers.append(
+                OneShotTimer.schedule(on: heap, after: .milliseconds(delay)) { fired.withLock { $0.append(index) } })
         }
         timers[2].cancel()  // the 80 ms one
         try await Task.sleep(for: .milliseconds(400))

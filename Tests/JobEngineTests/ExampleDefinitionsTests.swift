@@ -1,11 +1,12 @@
 import Foundation
 import JobConfig
-@testable import JobEngine
 import JobStore
 import JobStoreSQLite
 import Spawn
 import TestSupport
 import Testing
+
+@testable import JobEngine
 
 /// The configuration files shipped in `config/` load cleanly, and the example
 /// definitions that need no network do what their comments say when run by
@@ -20,8 +21,10 @@ import Testing
 
     /// `text` with `old` replaced, failing the test if `old` is not there
     /// (so an edited example cannot turn a check into one that passes idly).
-    func replacing(_ old: String, with new: String, in text: String,
-                   sourceLocation: SourceLocation = #_sourceLocation) -> String {
+    func replacing(
+        _ old: String, with new: String, in text: String,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) -> String {
         #expect(text.contains(old), "the example no longer contains \(old)", sourceLocation: sourceLocation)
         return text.replacingOccurrences(of: old, with: new)
     }
@@ -31,9 +34,10 @@ import Testing
         let result = Configuration.load(at: location)
         #expect(result.diagnostics.isEmpty, "\(result.diagnostics.map(\.description))")
         let configuration = try result.get()
-        #expect(configuration.definitions.names == [
-            "backup-config", "disk-check", "fallback", "hello", "net-check", "system-facts",
-        ])
+        #expect(
+            configuration.definitions.names == [
+                "backup-config", "disk-check", "fallback", "hello", "net-check", "system-facts",
+            ])
     }
 
     @Test func productionConfigurationLoadsWithoutDiagnostics() throws {
@@ -156,8 +160,11 @@ import Testing
         #expect(detail.job.state == .rejected)
         #expect(detail.job.error?.contains("status is degraded, not ok") == true, "\(detail.job.error ?? "")")
         #expect(detail.stage("fetch")?.attempts == 2)
-        #expect(detail.states == ["fetch": .rejected, "fallback": .fulfilled, "status": .fulfilled,
-                                  "check": .rejected, "report": .fulfilled, "cleanup": .fulfilled])
+        #expect(
+            detail.states == [
+                "fetch": .rejected, "fallback": .fulfilled, "status": .fulfilled,
+                "check": .rejected, "report": .fulfilled, "cleanup": .fulfilled,
+            ])
     }
 }
 

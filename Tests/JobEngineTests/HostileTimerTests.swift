@@ -1,9 +1,10 @@
 import Dispatch
 import Foundation
 import JobConfig
-@testable import JobEngine
 import JobValues
 import Testing
+
+@testable import JobEngine
 
 /// A timeout of 9223372036854775 s crashed jobd when it armed the
 /// job's timer; the durations jobd reads are bounded now, and the timers

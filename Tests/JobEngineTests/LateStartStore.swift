@@ -51,7 +51,8 @@ final class LateStartStore: EngineStore {
         base.claim(pool: pool, owner: owner, limit: limit, leaseDuration: leaseDuration, completion: completion)
     }
     func renew(
-        _ leases: [Lease], leaseDuration: Duration, completion: @escaping @Sendable (Result<LeaseRenewal, any Error>) -> Void
+        _ leases: [Lease], leaseDuration: Duration,
+        completion: @escaping @Sendable (Result<LeaseRenewal, any Error>) -> Void
     ) {
         base.renew(leases, leaseDuration: leaseDuration, completion: completion)
     }
@@ -70,7 +71,9 @@ final class LateStartStore: EngineStore {
     func nextRunAt(pool: String, completion: @escaping @Sendable (Result<Date?, any Error>) -> Void) {
         base.nextRunAt(pool: pool, completion: completion)
     }
-    func requestCancellation(of id: Int64) async throws -> CancellationOutcome { try await base.requestCancellation(of: id) }
+    func requestCancellation(of id: Int64) async throws -> CancellationOutcome {
+        try await base.requestCancellation(of: id)
+    }
     func retry(_ id: Int64, delay: Duration) async throws -> Job { try await base.retry(id, delay: delay) }
     func prune(finishedBefore date: Date) async throws -> Int { try await base.prune(finishedBefore: date) }
     func job(_ id: Int64) async throws -> JobDetail? { try await base.job(id) }
@@ -83,7 +86,9 @@ final class LateStartStore: EngineStore {
     }
     func jobCountsByPool() async throws -> [PoolJobCounts] { try await base.jobCountsByPool() }
     func jobPage(_ query: JobPageQuery) async throws -> JobPageRead? { try await base.jobPage(query) }
-    func jobValue(_ id: Int64, _ place: JobPageRead.ValuePlace) async throws -> Data? { try await base.jobValue(id, place) }
+    func jobValue(_ id: Int64, _ place: JobPageRead.ValuePlace) async throws -> Data? {
+        try await base.jobValue(id, place)
+    }
     func wakeUps() -> AsyncStream<StoreWakeUp> { base.wakeUps() }
     func acquireLeadership(of role: String, owner: String, for duration: Duration) async throws -> Bool {
         try await base.acquireLeadership(of: role, owner: owner, for: duration)

@@ -1,5 +1,6 @@
-@testable import JobEngine
 import Testing
+
+@testable import JobEngine
 
 /// A host that cannot renew a lease stops the job's processes — SIGTERM,
 /// then SIGKILL after the fence's grace — before the lease can expire.

@@ -1,7 +1,8 @@
 import JobConfig
-@testable import JobEngine
 import JobProcesses
 import Testing
+
+@testable import JobEngine
 
 @Suite("ProcessSpec.Command from an Action")
 struct ProcessCommandTests {

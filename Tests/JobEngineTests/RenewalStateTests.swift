@@ -1,9 +1,10 @@
 import Foundation
-@testable import JobEngine
 import JobStore
 import JobStoreSQLite
 import Logging
 import Testing
+
+@testable import JobEngine
 
 /// The log says what changed about lease renewals, not the same line at
 /// every renewal: a failure once, then its end; a lease a locked row held
@@ -26,9 +27,11 @@ import Testing
         for second in 1...14 {
             #expect(state.finished(.failure(Down()), now: start + .seconds(second)).isEmpty)
         }
-        let back = state.finished(.success(LeaseRenewal(renewed: [lease(1)], lost: [], cancellationRequested: [])), now: start + .seconds(20))
+        let back = state.finished(
+            .success(LeaseRenewal(renewed: [lease(1)], lost: [], cancellationRequested: [])), now: start + .seconds(20))
         #expect(back.count == 1 && back[0].level == .notice && back[0].message.contains("after 20s"), "\(back)")
-        #expect(state.finished(.success(LeaseRenewal(renewed: [lease(1)], lost: [], cancellationRequested: []))).isEmpty)
+        #expect(
+            state.finished(.success(LeaseRenewal(renewed: [lease(1)], lost: [], cancellationRequested: []))).isEmpty)
     }
 
     /// Held up at two renewals in a row: told once, and once renewed again.

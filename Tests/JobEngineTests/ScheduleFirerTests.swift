@@ -1,6 +1,5 @@
 import Foundation
 import JobConfig
-@testable import JobEngine
 import JobMetrics
 import JobStore
 @_spi(Maintenance) import JobStoreSQLite
@@ -8,6 +7,8 @@ import JobValues
 import Logging
 import TestSupport
 import Testing
+
+@testable import JobEngine
 
 /// The firing logic of schedules with an injected clock: what
 /// fires when, after downtime, with overlaps, and with several jobds.
@@ -17,19 +18,22 @@ import Testing
 
     func definition(_ schedule: String, name: String = "report") throws -> JobDefinition {
         let folder = try makeTemporaryFolder()
-        return try DefinitionLoader().parse(yaml: """
-            name: \(name)
-            schedule:
-            \(schedule.split(separator: "\n").map { "  " + $0 }.joined(separator: "\n"))
-            pipeline:
-              - then: work
-                run: [cat]
-            """, path: folder + "/report.yaml").get()
+        return try DefinitionLoader().parse(
+            yaml: """
+                name: \(name)
+                schedule:
+                \(schedule.split(separator: "\n").map { "  " + $0 }.joined(separator: "\n"))
+                pipeline:
+                  - then: work
+                    run: [cat]
+                """, path: folder + "/report.yaml"
+        ).get()
     }
 
     func store(valueCap: Int = 1 << 20) throws -> SQLiteJobStore {
-        try SQLiteJobStore(SQLiteJobStoreConfiguration(
-            path: try makeTemporaryFolder() + "/jobd.sqlite", maxValueBytes: valueCap, checkpointInterval: nil))
+        try SQLiteJobStore(
+            SQLiteJobStoreConfiguration(
+                path: try makeTemporaryFolder() + "/jobd.sqlite", maxValueBytes: valueCap, checkpointInterval: nil))
     }
 
     func firer(_ store: any JobStore, logs: LogLines = LogLines()) -> ScheduleFirer {
@@ -60,7 +64,8 @@ import Testing
 
     @Test func twoJobdsFireEachOccurrenceOnce() async throws {
         let store = try store()
-        let other = try SQLiteJobStore(SQLiteJobStoreConfiguration(path: store.configuration.path, checkpointInterval: nil))
+        let other = try SQLiteJobStore(
+            SQLiteJobStoreConfiguration(path: store.configuration.path, checkpointInterval: nil))
         let report = try definition("every: 1m\noverlap: allow")
         let one = firer(store)
         let two = firer(other)
@@ -122,8 +127,10 @@ import Testing
         #expect(tick.fired.count == made)
         let summary = try #require(logs.all.first { $0.contains("more than 100 occurrences fell while no jobd ran") })
         #expect(summary.contains("catch-up: all fires the latest 100: \(made) made a job"), "\(summary)")
-        #expect(summary.contains("\(100 - made) were skipped because an earlier job of report had not ended") == (made < 100),
-                "\(summary)")
+        #expect(
+            summary.contains("\(100 - made) were skipped because an earlier job of report had not ended")
+                == (made < 100),
+            "\(summary)")
         try await store.close()
     }
 
@@ -230,7 +237,9 @@ import Testing
         _ = await firer.tick(at: Self.t0 + 62, definitions: [])
         let back = await firer.tick(at: Self.t0 + 665, definitions: [report])
         #expect(back.fired.count == missedFired)
-        #expect(try await scheduled(store) == [Self.t0 + 60] + (2...11).map { Self.t0 + Double($0 * 60) }.suffix(missedFired))
+        #expect(
+            try await scheduled(store) == [Self.t0 + 60]
+                + (2...11).map { Self.t0 + Double($0 * 60) }.suffix(missedFired))
         // On time from then on.
         #expect(await firer.tick(at: Self.t0 + 721, definitions: [report]).fired.count == 1)
         #expect(try await scheduled(store).last == Self.t0 + 720)
@@ -292,7 +301,8 @@ import Testing
     /// jobd (catch-up: none skips only what nobody fired in time).
     @Test func catchUpNoneLeavesAJustPassedOccurrenceToTheJobdFiringIt() async throws {
         let store = try store()
-        let other = try SQLiteJobStore(SQLiteJobStoreConfiguration(path: store.configuration.path, checkpointInterval: nil))
+        let other = try SQLiteJobStore(
+            SQLiteJobStoreConfiguration(path: store.configuration.path, checkpointInterval: nil))
         let report = try definition("every: 1m\ncatch-up: none\noverlap: allow")
         let running = firer(store)
         _ = await running.tick(at: Self.t0, definitions: [report])
@@ -318,7 +328,8 @@ import Testing
     @Test func aFailingScheduleHoldsUpNoOtherAndIsLoggedOnceInAWhile() async throws {
         let store = try store(valueCap: 1024)
         let logs = LogLines()
-        let big = try definition("every: 1m\noverlap: allow\ninput: \(String(repeating: "x", count: 2000))", name: "abig")
+        let big = try definition(
+            "every: 1m\noverlap: allow\ninput: \(String(repeating: "x", count: 2000))", name: "abig")
         let small = try definition("every: 1m\noverlap: allow", name: "bsmall")
         let firer = firer(store, logs: logs)
         _ = await firer.tick(at: Self.t0, definitions: [big, small])
@@ -359,7 +370,8 @@ import Testing
     @Test func coincidingSchedulesMakeOneJobAndSaySo() async throws {
         let store = try store()
         let logs = LogLines()
-        let report = try definition("""
+        let report = try definition(
+            """
             - every: 1m
               input: from-A
               overlap: allow
@@ -376,8 +388,11 @@ import Testing
         let shared = try #require(jobs.first { $0.scheduledFor == Self.t0 + 60 })
         #expect(shared.input == Data("from-A".utf8))
         #expect(try await store.events(of: shared.id).map(\.kind) == ["schedule-skipped"])
-        #expect(logs.all.contains { $0.contains("schedule every: 2m of report: occurrence") && $0.contains("made no job: job \(shared.id)") },
-                "\(logs.all)")
+        #expect(
+            logs.all.contains {
+                $0.contains("schedule every: 2m of report: occurrence") && $0.contains("made no job: job \(shared.id)")
+            },
+            "\(logs.all)")
         try await store.close()
     }
 

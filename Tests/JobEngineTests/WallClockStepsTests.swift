@@ -1,7 +1,8 @@
 import Foundation
-@testable import JobEngine
 import Synchronization
 import Testing
+
+@testable import JobEngine
 
 /// Steps of the wall clock against a monotonic one, both injected.
 @Suite struct WallClockStepsTests {

@@ -2,9 +2,10 @@ import Foundation
 import Hummingbird
 import JobConfig
 import JobValues
-@testable import JobHTTP
 import TestSupport
 import Testing
+
+@testable import JobHTTP
 
 /// Logins, sessions, roles and who is believed: ``DashboardAccess`` behind the listener.
 @Suite struct AccessTests {
@@ -17,12 +18,15 @@ import Testing
     ) throws -> (DashboardAccess, hash: String) {
         let hash = try PasswordHash.make(password, rounds: PasswordHash.minimumRounds)
         let path = folder.file("http-users")
-        try "# dashboard users\nalice:operate:\(hash)\nbob:read:\(hash)\n".write(toFile: path, atomically: true, encoding: .utf8)
+        try "# dashboard users\nalice:operate:\(hash)\nbob:read:\(hash)\n".write(
+            toFile: path, atomically: true, encoding: .utf8)
         let config = HTTPAccessConfiguration(users: .file(path), publicRead: publicRead, trustedProxies: trustedProxies)
         return (try DashboardAccess(config, listen: .tcp(host: "127.0.0.1", port: 0), environment: [:]), hash)
     }
 
-    static func login(_ user: String, _ password: String, origin: String? = nil, _ endpoint: HTTPEndpoint) async throws
+    static func login(
+        _ user: String, _ password: String, origin: String? = nil, _ endpoint: HTTPEndpoint
+    ) async throws
         -> RawHTTP.Reply
     {
         let body = "user=\(user)&password=\(password)&next=%2Fschedules"
@@ -32,7 +36,9 @@ import Testing
                 + "Content-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)", to: endpoint)
     }
 
-    static func get(_ path: String, cookie: String?, headers: String = "", _ endpoint: HTTPEndpoint) async throws -> RawHTTP.Reply {
+    static func get(
+        _ path: String, cookie: String?, headers: String = "", _ endpoint: HTTPEndpoint
+    ) async throws -> RawHTTP.Reply {
         let cookieLine = cookie.map { "Cookie: \($0)\r\n" } ?? ""
         return try await RawHTTP.send(
             "GET \(path) HTTP/1.1\r\nHost: test\r\n\(cookieLine)\(headers)Connection: close\r\n\r\n", to: endpoint)
@@ -55,7 +61,8 @@ import Testing
             let form = try await Self.get("/login?next=/jobs/1", cookie: nil, endpoint)
             #expect(form.status == 200)
             #expect(Self.text(form).contains("name=\"next\" value=\"/jobs/1\""))
-            let hostile = try await Self.get("/login?next=/%22%3E%3Cscript%3Ealert(1)%3C/script%3E", cookie: nil, endpoint)
+            let hostile = try await Self.get(
+                "/login?next=/%22%3E%3Cscript%3Ealert(1)%3C/script%3E", cookie: nil, endpoint)
             #expect(Self.text(hostile).contains("value=\"/&quot;&gt;&lt;script&gt;alert(1)&lt;/script&gt;\""))
             #expect(!Self.text(hostile).contains("<script>"))
 
@@ -82,7 +89,8 @@ import Testing
             let csrf = try #require(page.firstMatch(of: /name="csrf" value="([^"]+)"/)?.1)
 
             let stale = try await RawHTTP.send(
-                "POST /logout HTTP/1.1\r\nHost: test\r\nCookie: \(cookie)\r\nContent-Length: 10\r\nConnection: close\r\n\r\ncsrf=wrong", to: endpoint)
+                "POST /logout HTTP/1.1\r\nHost: test\r\nCookie: \(cookie)\r\nContent-Length: 10\r\nConnection: close\r\n\r\ncsrf=wrong",
+                to: endpoint)
             #expect(stale.status == 403)
             #expect(try await Self.get("/", cookie: cookie, endpoint).status == 200)
             let body = "csrf=\(csrf)"
@@ -171,10 +179,13 @@ import Testing
         #expect(!PasswordHash.verify(Self.password + "x", against: hash))
         #expect(throws: UserTableError.self) { try UserTable(text: "alice:admin:\(hash)", path: "users") }
         do {
-            _ = try UserTable(text: "# ok\nalice:operate:pbkdf2-sha256$1000$c2FsdHNhbHQ=$\(hash.suffix(44))", path: "users")
+            _ = try UserTable(
+                text: "# ok\nalice:operate:pbkdf2-sha256$1000$c2FsdHNhbHQ=$\(hash.suffix(44))", path: "users")
             Issue.record("a hash of 1000 rounds was accepted")
         } catch {
-            #expect(error.message.hasPrefix("http: users:2: a password hash needs \(PasswordHash.minimumRounds)"), "\(error)")
+            #expect(
+                error.message.hasPrefix("http: users:2: a password hash needs \(PasswordHash.minimumRounds)"),
+                "\(error)")
             #expect(!error.message.contains(String(hash.suffix(44))))
         }
     }

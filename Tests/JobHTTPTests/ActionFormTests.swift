@@ -17,9 +17,11 @@ import Testing
     }
 
     static func newJobs(_ count: Int, _ store: SQLiteJobStore) async throws -> [Int64] {
-        try await store.submit((0..<count).map { _ in
-            NewJob(definition: "report", stages: [StagePlan(name: "fetch", kind: "then")])
-        }).map(\.id)
+        try await store.submit(
+            (0..<count).map { _ in
+                NewJob(definition: "report", stages: [StagePlan(name: "fetch", kind: "then")])
+            }
+        ).map(\.id)
     }
 
     /// Logs in and gives the cookie and the CSRF token the pages carry.
@@ -31,8 +33,10 @@ import Testing
         return (cookie, csrf)
     }
 
-    static func post(_ path: String, _ body: String, cookie: String?, origin: String? = "http://test",
-                     _ endpoint: HTTPEndpoint) async throws -> RawHTTP.Reply {
+    static func post(
+        _ path: String, _ body: String, cookie: String?, origin: String? = "http://test",
+        _ endpoint: HTTPEndpoint
+    ) async throws -> RawHTTP.Reply {
         let lines = (cookie.map { "Cookie: \($0)\r\n" } ?? "") + (origin.map { "Origin: \($0)\r\n" } ?? "")
         return try await RawHTTP.send(
             "POST \(path) HTTP/1.1\r\nHost: test\r\n\(lines)Content-Type: application/x-www-form-urlencoded\r\n"
@@ -74,13 +78,26 @@ import Testing
             let bob = try await Self.session("bob", endpoint)
             let attempts: [(String, RawHTTP.Reply)] = [
                 ("no token", try await Self.post("/jobs/\(id)/retry", "", cookie: alice.cookie, endpoint)),
-                ("wrong token", try await Self.post("/jobs/\(id)/retry", "csrf=\(bob.csrf)", cookie: alice.cookie, endpoint)),
-                ("other origin", try await Self.post(
-                    "/jobs/\(id)/retry", "csrf=\(alice.csrf)", cookie: alice.cookie, origin: "http://evil.example", endpoint)),
-                ("read user", try await Self.post("/jobs/\(id)/retry", "csrf=\(bob.csrf)", cookie: bob.cookie, endpoint)),
+                (
+                    "wrong token",
+                    try await Self.post("/jobs/\(id)/retry", "csrf=\(bob.csrf)", cookie: alice.cookie, endpoint)
+                ),
+                (
+                    "other origin",
+                    try await Self.post(
+                        "/jobs/\(id)/retry", "csrf=\(alice.csrf)", cookie: alice.cookie, origin: "http://evil.example",
+                        endpoint)
+                ),
+                (
+                    "read user",
+                    try await Self.post("/jobs/\(id)/retry", "csrf=\(bob.csrf)", cookie: bob.cookie, endpoint)
+                ),
                 ("no session", try await Self.post("/jobs/\(id)/retry", "csrf=\(alice.csrf)", cookie: nil, endpoint)),
-                ("bulk, read user", try await Self.post(
-                    "/actions", "verb=retry&state=cancelled&csrf=\(bob.csrf)", cookie: bob.cookie, endpoint)),
+                (
+                    "bulk, read user",
+                    try await Self.post(
+                        "/actions", "verb=retry&state=cancelled&csrf=\(bob.csrf)", cookie: bob.cookie, endpoint)
+                ),
             ]
             for (what, reply) in attempts {
                 #expect(reply.status == 403, "\(what): \(reply.status)")
@@ -103,7 +120,8 @@ import Testing
             let alice = try await Self.session("alice", endpoint)
             let list = AccessTests.text(try await AccessTests.get("/?state=pending", cookie: alice.cookie, endpoint))
             #expect(list.contains("href=\"actions?verb=cancel&amp;state=pending\""), "\(list)")
-            let confirm = try await AccessTests.get("/actions?verb=cancel&state=pending", cookie: alice.cookie, endpoint)
+            let confirm = try await AccessTests.get(
+                "/actions?verb=cancel&state=pending", cookie: alice.cookie, endpoint)
             #expect(AccessTests.text(confirm).contains("Cancel 5 jobs?"))
             // Looking changed nothing.
             #expect(try await store.countJobs(in: [.pending])[.pending] == 5)

@@ -47,9 +47,11 @@ import Testing
             #expect(!hostile.unicodeScalars.contains("\u{202E}"))
             #expect(hostile.utf8.count < 1_500_000)
 
-            let shots = [("dashboard.png", "/", "1280,1000"), ("dashboard-phone.png", "/", "390,1500"),
-                         ("dashboard-job.png", "/jobs/\(world.report)", "1280,1100"),
-                         ("dashboard-job-phone.png", "/jobs/\(world.report)", "390,1700")]
+            let shots = [
+                ("dashboard.png", "/", "1280,1000"), ("dashboard-phone.png", "/", "390,1500"),
+                ("dashboard-job.png", "/jobs/\(world.report)", "1280,1100"),
+                ("dashboard-job-phone.png", "/jobs/\(world.report)", "390,1700"),
+            ]
             for (name, path, size) in shots {
                 let file = folder.file(name)
                 try await HeadlessChromium.screenshot(base + path, size: size, to: file, folder: folder.path)

@@ -63,9 +63,12 @@ import Glibc
     /// the sockets' buffers held, then the end of the connection.
     @Test func aClientThatReadsNothingIsClosedAtTheWriteDeadline() async throws {
         let folder = try TemporaryFolder()
-        let store = try SQLiteJobStore(SQLiteJobStoreConfiguration(path: folder.file("jobs.sqlite"), maxValueBytes: 8 << 20))
+        let store = try SQLiteJobStore(
+            SQLiteJobStoreConfiguration(path: folder.file("jobs.sqlite"), maxValueBytes: 8 << 20))
         let big = Data(repeating: UInt8(ascii: "w"), count: 6 << 20)
-        let id = try await store.submit(NewJob(definition: "big", input: big, stages: [StagePlan(name: "s", kind: "then")])).id
+        let id = try await store.submit(
+            NewJob(definition: "big", input: big, stages: [StagePlan(name: "s", kind: "then")])
+        ).id
         let source = StoreDashboardSource(store: store) {
             DashboardSnapshot(pools: [], build: BuildInfo(version: "t", node: "n"))
         }
@@ -103,9 +106,11 @@ import Glibc
         _ = folder
         try await withHTTPService(dashboard: dashboard) { address in
             func request(_ headers: [String]) -> String {
-                "GET /healthz HTTP/1.1\r\nHost: t\r\nConnection: close\r\n" + headers.map { $0 + "\r\n" }.joined() + "\r\n"
+                "GET /healthz HTTP/1.1\r\nHost: t\r\nConnection: close\r\n" + headers.map { $0 + "\r\n" }.joined()
+                    + "\r\n"
             }
-            let tenKB = try await RawHTTP.send(request(["X-Big: " + String(repeating: "b", count: 10_000)]), to: address)
+            let tenKB = try await RawHTTP.send(
+                request(["X-Big: " + String(repeating: "b", count: 10_000)]), to: address)
             #expect(tenKB.status == 200)
             // With Host and Connection: 100 fields.
             let many = try await RawHTTP.send(request((0..<98).map { "X-H\($0): v" }), to: address)
@@ -166,10 +171,14 @@ final class SlowClient: Sendable {
         target.sin_port = in_port_t(UInt16(port).bigEndian)
         inet_pton(AF_INET, "127.0.0.1", &target.sin_addr)
         let bound = withUnsafePointer(to: &local) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         let connected = withUnsafePointer(to: &target) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard bound == 0, connected == 0 else {
             let message = String(cString: strerror(errno))

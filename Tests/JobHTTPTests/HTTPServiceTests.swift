@@ -16,7 +16,8 @@ func emptyDashboard() throws -> (Dashboard, TemporaryFolder) {
     let folder = try TemporaryFolder()
     let store = try SQLiteJobStore(path: folder.file("jobs.sqlite"))
     let source = StoreDashboardSource(store: store) {
-        DashboardSnapshot(pools: [PoolRow(name: "default", capacity: 4, running: 0)], build: BuildInfo(version: "t", node: "n"))
+        DashboardSnapshot(
+            pools: [PoolRow(name: "default", capacity: 4, running: 0)], build: BuildInfo(version: "t", node: "n"))
     }
     return (Dashboard(source: source), folder)
 }
@@ -76,8 +77,10 @@ func emptyDashboard() throws -> (Dashboard, TemporaryFolder) {
         let (dashboard, folder) = try emptyDashboard()
         _ = folder
         try await withHTTPService(dashboard: dashboard) { address in
-            for path in ["/etc/passwd", "/../../etc/passwd", "/jobs", "/jobs/", "/jobs/1/stages", "/metrics/x", "/favicon.ico",
-                         "/%2e%2e/etc/passwd"] {
+            for path in [
+                "/etc/passwd", "/../../etc/passwd", "/jobs", "/jobs/", "/jobs/1/stages", "/metrics/x", "/favicon.ico",
+                "/%2e%2e/etc/passwd",
+            ] {
                 let status = try await RawHTTP.get(path, address).status
                 #expect(status == 404, "\(path)")
             }
@@ -98,7 +101,8 @@ func emptyDashboard() throws -> (Dashboard, TemporaryFolder) {
             let longTarget = try await RawHTTP.get("/?definition=" + String(repeating: "a", count: 5000), address)
             #expect(longTarget.status == 414)
             // A header over the decoder's limit: the connection is refused with 431 or closed.
-            let huge = "GET / HTTP/1.1\r\nHost: t\r\nX-Big: \(String(repeating: "b", count: 64 * 1024))\r\nConnection: close\r\n\r\n"
+            let huge =
+                "GET / HTTP/1.1\r\nHost: t\r\nX-Big: \(String(repeating: "b", count: 64 * 1024))\r\nConnection: close\r\n\r\n"
             let reply = try? await RawHTTP.send(huge, to: address)
             #expect(reply == nil || reply.map { $0.status >= 400 } == true)
             // And the service still answers.
@@ -115,7 +119,9 @@ func emptyDashboard() throws -> (Dashboard, TemporaryFolder) {
         address.sun_family = sa_family_t(AF_UNIX)
         withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8)) }
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(stale, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(stale, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
         }
         close(stale)
         #expect(bound == 0)

@@ -23,13 +23,15 @@ import Testing
             + Array(repeating: ("report", .rejected("exit status 1"), .rejected), count: 2)
             + [("sync \"crm\"", .cancelled(nil), .cancelled), ("sync \"crm\"", .fulfilled(nil), .fulfilled)]
         for (definition, outcome, state) in outcomes {
-            try await filler.run(definition, stages: [.init(name: "work", outcome: .fulfilled(Data()))], finish: outcome)
+            try await filler.run(
+                definition, stages: [.init(name: "work", outcome: .fulfilled(Data()))], finish: outcome)
             metrics.metrics.jobResolved(definition: definition, state: state)
         }
         let stored = try await store.countJobs(in: JobState.resolvedSet)
-        let dashboard = Dashboard(source: StoreDashboardSource(store: store) {
-            DashboardSnapshot(build: BuildInfo(version: "scrape-test", node: "test"))
-        })
+        let dashboard = Dashboard(
+            source: StoreDashboardSource(store: store) {
+                DashboardSnapshot(build: BuildInfo(version: "scrape-test", node: "test"))
+            })
 
         try await withHTTPService(dashboard: dashboard, prometheus: metrics) { bound in
             guard case .tcp(_, let port) = bound else { throw TestFailure("not TCP") }
@@ -45,7 +47,8 @@ import Testing
             #expect(reported.byLabel("state") == expected, "prometheus log: \(server.log)")
             #expect(expected == ["fulfilled": 6, "rejected": 2, "cancelled": 1])
             // The label value with quotes came through the exposition intact.
-            let crm = try await server.query(#"sum by (state) (jobd_jobs_resolved_total{definition="sync \"crm\""})"#, by: "state")
+            let crm = try await server.query(
+                #"sum by (state) (jobd_jobs_resolved_total{definition="sync \"crm\""})"#, by: "state")
             #expect(crm == ["fulfilled": 1, "cancelled": 1])
             #expect(try await server.query(#"up{job="jobd"}"#, by: "job") == ["jobd": 1])
         }

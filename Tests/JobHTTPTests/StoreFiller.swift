@@ -34,18 +34,21 @@ struct StoreFiller {
             let end = clock.addingTimeInterval(stage.seconds)
             let skipped = stage.outcome == .skipped
             if !skipped {
-                try await store.recordStageStart(StageStart(lease: lease, position: position, attempt: stage.attempts, at: clock))
+                try await store.recordStageStart(
+                    StageStart(lease: lease, position: position, attempt: stage.attempts, at: clock))
             }
             // A job left running keeps its last stage running.
             if finish != nil || position < stages.count - 1 {
-                let exitCode: Int32? = switch stage.outcome {
-                case .fulfilled: stage.kind == "map" ? nil : 0
-                case .rejected: 1
-                case .skipped: nil
-                }
-                try await store.recordStageResult(StageResult(
-                    lease: lease, position: position, outcome: stage.outcome, exitCode: exitCode,
-                    attempt: skipped ? 0 : stage.attempts, startedAt: skipped ? nil : clock, at: end))
+                let exitCode: Int32? =
+                    switch stage.outcome {
+                    case .fulfilled: stage.kind == "map" ? nil : 0
+                    case .rejected: 1
+                    case .skipped: nil
+                    }
+                try await store.recordStageResult(
+                    StageResult(
+                        lease: lease, position: position, outcome: stage.outcome, exitCode: exitCode,
+                        attempt: skipped ? 0 : stage.attempts, startedAt: skipped ? nil : clock, at: end))
             }
             clock = end
         }
@@ -61,7 +64,8 @@ struct StoreFiller {
         func shift(_ column: String) -> String {
             "\(column) = strftime('%Y-%m-%dT%H:%M:%fZ', \(column), '-\(seconds) seconds')"
         }
-        try await store.executeInWriteTransaction("""
+        try await store.executeInWriteTransaction(
+            """
             UPDATE jobs SET \(["created_at", "run_at", "started_at", "finished_at"].map(shift).joined(separator: ", ")) WHERE id = \(id);
             UPDATE stages SET \(shift("started_at")), \(shift("finished_at")) WHERE job_id = \(id);
             UPDATE job_attempts SET \(shift("started_at")), \(shift("finished_at")) WHERE job_id = \(id);

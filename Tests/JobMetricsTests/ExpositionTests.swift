@@ -91,14 +91,18 @@ import Testing
         prometheus.metrics.stageRetried(definition: "a")
         prometheus.metrics.jobResolved(definition: "b", state: Resolution.fulfilled)
         let text = String(decoding: prometheus.exposition(), as: UTF8.self)
-        let declared = text.split(separator: "\n").filter { $0.hasPrefix("# TYPE ") }.map { $0.split(separator: " ")[2] }
+        let declared = text.split(separator: "\n").filter { $0.hasPrefix("# TYPE ") }.map {
+            $0.split(separator: " ")[2]
+        }
         #expect(declared.map(String.init) == MetricFamily.all.map(\.name))
         // Each family's HELP, TYPE and samples stay together.
-        #expect(text.contains("""
-            # HELP jobd_stage_retries_total \(MetricFamily.stageRetries.help)
-            # TYPE jobd_stage_retries_total counter
-            jobd_stage_retries_total{definition="a"} 1
-            """))
+        #expect(
+            text.contains(
+                """
+                # HELP jobd_stage_retries_total \(MetricFamily.stageRetries.help)
+                # TYPE jobd_stage_retries_total counter
+                jobd_stage_retries_total{definition="a"} 1
+                """))
     }
 
     @Test func aPoolWhosePendingJobsAreGoneReadsZero() async throws {
@@ -107,7 +111,10 @@ import Testing
         prometheus.metrics.setJobsPending(byPool: ["default": 1])
         let families = try await PrometheusClientParser.parse(prometheus.exposition())
         let samples = try #require(families["jobd_jobs_pending"]).samples
-        #expect(Dictionary(uniqueKeysWithValues: samples.map { ($0.labels["pool"] ?? "", $0.value) }) == ["default": 1, "slow": 0])
+        #expect(
+            Dictionary(uniqueKeysWithValues: samples.map { ($0.labels["pool"] ?? "", $0.value) }) == [
+                "default": 1, "slow": 0,
+            ])
     }
 
     @Test func histogramBucketsRunFromOneMillisecondToOneHour() {
@@ -145,7 +152,9 @@ import Testing
         // A clock stepped back gives a negative duration; a huge one must not trap.
         prometheus.metrics.stageAttemptFinished(definition: "d", kind: "map", duration: .seconds(-5))
         prometheus.metrics.stageAttemptFinished(definition: "d", kind: "map", duration: .seconds(Int64.max))
-        let samples = try await PrometheusClientParser.parse(prometheus.exposition())["jobd_stage_duration_seconds"]?.samples ?? []
+        let samples =
+            try await PrometheusClientParser.parse(prometheus.exposition())["jobd_stage_duration_seconds"]?.samples
+            ?? []
         func bucket(_ le: String) -> Double? {
             samples.first { $0.name.hasSuffix("_bucket") && $0.labels["le"] == le }?.value
         }

@@ -30,7 +30,8 @@ import Testing
     @Test func theScrapeConfigAndTheAlertRulesPassPromtool() async throws {
         try requireTool(Self.promtool, package: "prometheus")
         let yaml = try Self.blocks("yaml")
-        let rules = try #require(yaml.first { $0.contains("alert: JobdJobsRejected") }, "no alert rules in \(Self.page)")
+        let rules = try #require(
+            yaml.first { $0.contains("alert: JobdJobsRejected") }, "no alert rules in \(Self.page)")
         let scrape = try #require(yaml.first { $0.contains("scrape_configs:") }, "no scrape config in \(Self.page)")
         let folder = try makeTemporaryFolder()
         try write(rules, to: folder + "/rules.yml")
@@ -50,7 +51,8 @@ import Testing
         let rules = try #require(try Self.blocks("yaml").first { $0.contains("alert: JobdJobsRejected") })
         let folder = try makeTemporaryFolder()
         try write(rules, to: folder + "/rules.yml")
-        try write("""
+        try write(
+            """
             rule_files: [rules.yml]
             evaluation_interval: 1m
             tests:
@@ -92,7 +94,9 @@ import Testing
         var units: [String] = []
         for block in try Self.blocks("ini") {
             // Each unit block starts with `# /etc/systemd/system/NAME`.
-            guard let first = block.split(separator: "\n").first, first.hasPrefix("# /etc/systemd/system/") else { continue }
+            guard let first = block.split(separator: "\n").first, first.hasPrefix("# /etc/systemd/system/") else {
+                continue
+            }
             let name = String(first.dropFirst("# /etc/systemd/system/".count))
             try write(block, to: folder + "/" + name)
             units.append(name)

@@ -1,6 +1,7 @@
 import Foundation
-@testable import JobProcesses
 import Testing
+
+@testable import JobProcesses
 
 #if canImport(Glibc)
 import Glibc

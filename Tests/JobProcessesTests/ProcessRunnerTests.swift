@@ -37,12 +37,16 @@ struct ProcessRunnerTests {
         #expect(out == Array("HELLO\n".utf8))
     }
 
-    @Test(arguments: ["$(touch MARKER)", "; touch MARKER", "`touch MARKER`", "'; touch MARKER; '", "\"; touch MARKER #"])
+    @Test(arguments: [
+        "$(touch MARKER)", "; touch MARKER", "`touch MARKER`", "'; touch MARKER; '", "\"; touch MARKER #",
+    ])
     func hostileInputStaysData(template: String) async throws {
         let marker = temporaryPath("hostile")
         let input = template.replacingOccurrences(of: "MARKER", with: marker) + "\n; rm -rf /\n"
-        for spec in [ProcessSpec.shell("cat", input: input), .argv("cat", input: input),
-                     .shell("read -r line; printf '%s\\n' \"$line\"; cat", input: input)] {
+        for spec in [
+            ProcessSpec.shell("cat", input: input), .argv("cat", input: input),
+            .shell("read -r line; printf '%s\\n' \"$line\"; cat", input: input),
+        ] {
             let out = try await output(of: spec)
             #expect(out == Array(input.utf8))
         }
@@ -158,13 +162,16 @@ struct ProcessLaunchTests {
         spec.environment = ProcessEnvironment.forStage(
             base: parent, jobID: 42, stage: "fetch", attempt: 2,
             stageEnvironment: ["REGION": "eu", "JOBD_STAGE": "spoofed", "WATCHDOG_EXTRA": "1"])
-        let lines = Set(String(decoding: try await output(of: spec), as: UTF8.self).split(separator: "\n").map(String.init))
+        let lines = Set(
+            String(decoding: try await output(of: spec), as: UTF8.self).split(separator: "\n").map(String.init))
         #expect(lines.contains("JOBD_JOB_ID=42"))
         #expect(lines.contains("JOBD_STAGE=fetch"))
         #expect(lines.contains("JOBD_ATTEMPT=2"))
         #expect(lines.contains("REGION=eu"))
         #expect(lines.contains { $0.hasPrefix("PATH=") })
-        let leaked = lines.filter { $0.hasPrefix("NOTIFY_SOCKET=") || $0.hasPrefix("WATCHDOG_") || $0.hasPrefix("LISTEN_") }
+        let leaked = lines.filter {
+            $0.hasPrefix("NOTIFY_SOCKET=") || $0.hasPrefix("WATCHDOG_") || $0.hasPrefix("LISTEN_")
+        }
         #expect(leaked.isEmpty)
     }
 
@@ -189,13 +196,15 @@ struct ProcessLaunchTests {
     @Test func childHasItsOwnProcessGroupAndDefaultSignals() async throws {
         // Read by the spawned program itself (a shell would show its own
         // mask: dash blocks every signal while it waits for a child).
-        let stat = String(decoding: try await output(of: .argv("cut", "-d", " ", "-f1,5", "/proc/self/stat")), as: UTF8.self)
+        let stat = String(
+            decoding: try await output(of: .argv("cut", "-d", " ", "-f1,5", "/proc/self/stat")), as: UTF8.self)
         let ids = stat.split(whereSeparator: { $0 == " " || $0 == "\n" })
         #expect(ids.count == 2 && ids[0] == ids[1])  // pgid == pid: a group of its own
 
         signal(SIGTERM, SIG_IGN)  // ignored here must not mean ignored there
         defer { signal(SIGTERM, SIG_DFL) }
-        let status = String(decoding: try await output(of: .argv("grep", "-E", "^(SigIgn|SigBlk)", "/proc/self/status")), as: UTF8.self)
+        let status = String(
+            decoding: try await output(of: .argv("grep", "-E", "^(SigIgn|SigBlk)", "/proc/self/status")), as: UTF8.self)
         // The spawning thread (a Dispatch worker) blocks most signals.
         #expect(status.contains("SigBlk:\t0000000000000000"))
         // Standard signals 1…31 all at their defaults (glibc leaves its own

@@ -42,12 +42,12 @@ struct ProcStat {
 
     init?(pid: pid_t) {
         guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let close = text.lastIndex(of: ")")
+            let close = text.lastIndex(of: ")")
         else { return nil }
         // After "pid (comm) ": state ppid pgrp …
         let fields = text[text.index(after: close)...].split(separator: " ")
         guard fields.count > 3, let state = fields[0].first,
-              let parent = pid_t(fields[1]), let group = pid_t(fields[2])
+            let parent = pid_t(fields[1]), let group = pid_t(fields[2])
         else { return nil }
         self.state = state
         self.parent = parent

@@ -1,6 +1,7 @@
 import Foundation
-@_spi(Maintenance) @testable import JobStore
 import Testing
+
+@_spi(Maintenance) @testable import JobStore
 
 /// Operator actions over a selection (`JobActionStore`): batches, resuming, the audit trail.
 @Suite struct ActionTests {
@@ -16,9 +17,10 @@ import Testing
         let selection = JobSelection(states: [.rejected], definition: "report")
         let (count, highest) = try await actions.countMatching(selection, for: .retry, ids: 1...Int64.max)
         #expect(count == 12)
-        var action = try await actions.startAction(ActionStart(
-            verb: .retry, actor: alice, filter: "--state rejected --definition report", selection: selection,
-            matched: count, highestID: highest))
+        var action = try await actions.startAction(
+            ActionStart(
+                verb: .retry, actor: alice, filter: "--state rejected --definition report", selection: selection,
+                matched: count, highestID: highest))
         // Two batches, then the run stops; an engine runs the retried jobs and they fail again.
         action = try await actions.continueAction(action.id, batchSize: 5)
         action = try await actions.continueAction(action.id, batchSize: 5)
@@ -27,7 +29,8 @@ import Testing
         #expect(try await actions.countMatching(selection, for: .retry, ids: 1...Int64.max).count == 12)
 
         // The next run finds the unfinished action by its verb and filter, and changes only what is left.
-        let resumed = try #require(try await actions.unfinishedAction(.retry, filter: "--state rejected --definition report"))
+        let resumed = try #require(
+            try await actions.unfinishedAction(.retry, filter: "--state rejected --definition report"))
         #expect(resumed.id == action.id && resumed.lastID == ids[9])
         action = resumed
         while !action.isFinished { action = try await actions.continueAction(action.id, batchSize: 5) }
@@ -50,7 +53,8 @@ import Testing
         let actions = try #require(store as? any JobActionStore)
         let ids = try await submit(6, to: store)
         try await resolve(2, as: .fulfilled, store)
-        let running = try #require(try await store.claim(pool: "default", owner: "e", limit: 1, leaseDuration: .seconds(60)).first)
+        let running = try #require(
+            try await store.claim(pool: "default", owner: "e", limit: 1, leaseDuration: .seconds(60)).first)
         // 2 fulfilled, 1 running, 3 pending.
         let cancel = try await runToTheEnd(.cancel, JobSelection(), actions)
         #expect(cancel.matched == 4 && cancel.changed == 4)
@@ -78,7 +82,9 @@ import Testing
         let all = 1...Int64.max
         #expect(try await actions.countMatching(JobSelection(definition: "a"), for: .cancel, ids: all).count == 2)
         #expect(try await actions.countMatching(JobSelection(key: "k1"), for: .cancel, ids: all).count == 2)
-        #expect(try await actions.countMatching(JobSelection(definition: "a", key: "k1"), for: .cancel, ids: all).count == 1)
+        #expect(
+            try await actions.countMatching(JobSelection(definition: "a", key: "k1"), for: .cancel, ids: all).count == 1
+        )
         #expect(try await actions.countMatching(JobSelection(definition: "a"), for: .retry, ids: all).count == 0)
         #expect(try await actions.countMatching(JobSelection(states: [.rejected]), for: .cancel, ids: all).count == 0)
         let hourAgo = Date().addingTimeInterval(-3600)
@@ -88,7 +94,9 @@ import Testing
         #expect(try await actions.countMatching(JobSelection(), for: .cancel, ids: 2...3).count == 2)
         #expect(try await actions.idsMatching(JobSelection(key: "k1"), for: .cancel, after: 0, limit: 10) == [1, 3])
         // Text that looks like SQL is a value like any other.
-        #expect(try await actions.countMatching(JobSelection(definition: "a' OR '1'='1"), for: .cancel, ids: all).count == 0)
+        #expect(
+            try await actions.countMatching(JobSelection(definition: "a' OR '1'='1"), for: .cancel, ids: all).count == 0
+        )
     }
 
     @Test(arguments: StoreKind.allCases)
@@ -120,12 +128,15 @@ import Testing
         }
     }
 
-    private func runToTheEnd(_ verb: ActionVerb, _ selection: JobSelection, _ actions: any JobActionStore) async throws
+    private func runToTheEnd(
+        _ verb: ActionVerb, _ selection: JobSelection, _ actions: any JobActionStore
+    ) async throws
         -> ActionRecord
     {
         let (count, highest) = try await actions.countMatching(selection, for: verb, ids: 1...Int64.max)
-        var action = try await actions.startAction(ActionStart(
-            verb: verb, actor: alice, filter: "test", selection: selection, matched: count, highestID: highest))
+        var action = try await actions.startAction(
+            ActionStart(
+                verb: verb, actor: alice, filter: "test", selection: selection, matched: count, highestID: highest))
         while !action.isFinished { action = try await actions.continueAction(action.id, batchSize: 3) }
         return action
     }

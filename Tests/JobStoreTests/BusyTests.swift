@@ -1,11 +1,12 @@
 import Dispatch
 import Foundation
-@testable import JobStore
 import JobValues
-@_spi(Maintenance) @testable import JobStorePostgres
-@_spi(Maintenance) @testable import JobStoreSQLite
 import Spawn
 import Testing
+
+@testable import JobStore
+@_spi(Maintenance) @testable import JobStorePostgres
+@_spi(Maintenance) @testable import JobStoreSQLite
 
 /// Another connection holding the write lock makes writers wait, not fail —
 /// up to the busy timeout, after which the error says what happened.

@@ -1,7 +1,7 @@
 import Foundation
 import JobStore
-import JobValues
 @_spi(Maintenance) import JobStoreSQLite
+import JobValues
 import Testing
 
 /// Closing a store leaves no `-wal`/`-shm` behind unless another
@@ -85,7 +85,8 @@ import Testing
         try await pool.close()
 
         // …one connection does not, reads and writes, and cleans up when it closes.
-        let single = try SQLiteJobStore(SQLiteJobStoreConfiguration(path: path, checkpointInterval: nil, connections: .single))
+        let single = try SQLiteJobStore(
+            SQLiteJobStoreConfiguration(path: path, checkpointInterval: nil, connections: .single))
         #expect(try await single.job(id)?.job.input == Data("kept".utf8))
         #expect((walSize(path) ?? 0) == 0)
         let second = try await single.submit(job(input: "two")).id
@@ -98,7 +99,8 @@ import Testing
     @Test func aSingleConnectionStoreCreatesAWALDatabase() async throws {
         let folder = try TemporaryFolder()
         let path = folder.file("new.sqlite")
-        let store = try SQLiteJobStore(SQLiteJobStoreConfiguration(path: path, checkpointInterval: nil, connections: .single))
+        let store = try SQLiteJobStore(
+            SQLiteJobStoreConfiguration(path: path, checkpointInterval: nil, connections: .single))
         _ = try await store.submit(job())
         #expect(try await store.writerPragma("journal_mode") == "wal")
         try await store.close()

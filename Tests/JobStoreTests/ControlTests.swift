@@ -1,9 +1,10 @@
 import Foundation
-@testable import JobStore
 import JobValues
+import Testing
+
+@testable import JobStore
 @_spi(Maintenance) @testable import JobStorePostgres
 @_spi(Maintenance) @testable import JobStoreSQLite
-import Testing
 
 @Suite struct ControlTests {
     @Test(arguments: StoreKind.allCases)
@@ -26,7 +27,8 @@ import Testing
         let (store, scope) = try await makeStore(kind)
         _ = scope
         let id = try await store.submit(job()).id
-        let claimed = try #require(try await store.claim(pool: "default", owner: "e", limit: 1, leaseDuration: .seconds(60)).first)
+        let claimed = try #require(
+            try await store.claim(pool: "default", owner: "e", limit: 1, leaseDuration: .seconds(60)).first)
         try await store.recordStageStart(StageStart(lease: claimed.lease, position: 0))
         #expect(try await store.requestCancellation(of: id) == .requested)
         #expect(try await store.job(id)?.job.cancelRequested == true)
@@ -44,10 +46,14 @@ import Testing
         let (store, scope) = try await makeStore(kind)
         _ = scope
         let id = try await store.submit(job(input: "in")).id
-        var claimed = try #require(try await store.claim(pool: "default", owner: "e", limit: 1, leaseDuration: .seconds(60)).first)
-        try await store.recordStageResult(StageResult(lease: claimed.lease, position: 0, outcome: .fulfilled(Data("v0".utf8)), exitCode: 0))
-        try await store.recordStageResult(StageResult(
-            lease: claimed.lease, position: 1, outcome: .rejected("bad total"), exitCode: 3, errorCode: "stage-failed"))
+        var claimed = try #require(
+            try await store.claim(pool: "default", owner: "e", limit: 1, leaseDuration: .seconds(60)).first)
+        try await store.recordStageResult(
+            StageResult(lease: claimed.lease, position: 0, outcome: .fulfilled(Data("v0".utf8)), exitCode: 0))
+        try await store.recordStageResult(
+            StageResult(
+                lease: claimed.lease, position: 1, outcome: .rejected("bad total"), exitCode: 3,
+                errorCode: "stage-failed"))
         #expect(try await store.job(id)?.stages.map(\.errorCode) == [nil, "stage-failed", nil])
         await expectStoreError(.invalidState) { try await store.retry(id) }
         try await store.finish(JobFinish(lease: claimed.lease, outcome: .rejected("bad total")))
@@ -57,7 +63,10 @@ import Testing
         #expect(retried.attempt == 2)
         #expect(retried.error == nil && retried.finishedAt == nil)
         let fresh = try #require(try await store.job(id))
-        #expect(fresh.stages.allSatisfy { $0.state == .pending && $0.value == nil && $0.attempts == 0 && $0.errorCode == nil })
+        #expect(
+            fresh.stages.allSatisfy {
+                $0.state == .pending && $0.value == nil && $0.attempts == 0 && $0.errorCode == nil
+            })
 
         let history = try await store.attemptHistory(of: id)
         #expect(history.count == 1)
@@ -70,7 +79,8 @@ import Testing
         #expect(history[0].stages[1].errorCode == "stage-failed")
 
         // The second attempt runs from the start and can be retried in turn.
-        claimed = try #require(try await store.claim(pool: "default", owner: "e", limit: 1, leaseDuration: .seconds(60)).first)
+        claimed = try #require(
+            try await store.claim(pool: "default", owner: "e", limit: 1, leaseDuration: .seconds(60)).first)
         #expect(claimed.resumePosition == 0)
         #expect(claimed.resumeValue == Data("in".utf8))
         try await store.finish(JobFinish(lease: claimed.lease, outcome: .fulfilled(Data("ok".utf8))))
@@ -88,9 +98,11 @@ import Testing
         // Resolve 1,100 of them (one retried, with history and events), leave 100 pending.
         var resolved: [Int64] = []
         while resolved.count < 1100 {
-            let batch = try await store.claim(pool: "default", owner: "e", limit: min(100, 1100 - resolved.count), leaseDuration: .seconds(60))
+            let batch = try await store.claim(
+                pool: "default", owner: "e", limit: min(100, 1100 - resolved.count), leaseDuration: .seconds(60))
             for claimed in batch {
-                try await store.recordStageResult(StageResult(lease: claimed.lease, position: 0, outcome: .fulfilled(Data("x".utf8))))
+                try await store.recordStageResult(
+                    StageResult(lease: claimed.lease, position: 0, outcome: .fulfilled(Data("x".utf8))))
                 try await store.recordEvent(NewEvent(jobID: claimed.job.id, kind: "note", message: "hello"))
                 try await store.finish(JobFinish(lease: claimed.lease, outcome: .fulfilled(nil)))
                 resolved.append(claimed.job.id)
@@ -105,12 +117,14 @@ import Testing
         // Age 1,000 of the resolved jobs; the last 100 resolved stay recent.
         let old = Array(resolved.prefix(1000))
         try await store.executeInWriteTransaction(
-            "UPDATE jobs SET finished_at = '2001-01-01T00:00:00.000Z' WHERE id IN (\(old.map(String.init).joined(separator: ",")))")
+            "UPDATE jobs SET finished_at = '2001-01-01T00:00:00.000Z' WHERE id IN (\(old.map(String.init).joined(separator: ",")))"
+        )
         let cutoff = Date(timeIntervalSinceNow: -86400)
         #expect(try await store.prune(finishedBefore: cutoff) == 1000)
         #expect(try await store.count("SELECT count(*) FROM jobs") == 200)
         for table in ["stages", "events", "job_attempts", "stage_attempts"] {
-            let orphans = try await store.count("SELECT count(*) FROM \(table) WHERE job_id NOT IN (SELECT id FROM jobs)")
+            let orphans = try await store.count(
+                "SELECT count(*) FROM \(table) WHERE job_id NOT IN (SELECT id FROM jobs)")
             #expect(orphans == 0, "\(table) keeps rows of pruned jobs")
         }
         #expect(try await store.count("SELECT count(*) FROM stages") == 600)
@@ -125,9 +139,12 @@ import Testing
 
 @Suite struct ConfigurationTests {
     @Test(arguments: [(SQLiteJobStoreConfiguration.Synchronous.normal, "1"), (.full, "2")])
-    func synchronousSettingReachesTheWriter(_ setting: SQLiteJobStoreConfiguration.Synchronous, pragma: String) async throws {
+    func synchronousSettingReachesTheWriter(
+        _ setting: SQLiteJobStoreConfiguration.Synchronous, pragma: String
+    ) async throws {
         let folder = try TemporaryFolder()
-        let store = try SQLiteJobStore(SQLiteJobStoreConfiguration(path: folder.file("jobs.sqlite"), synchronous: setting))
+        let store = try SQLiteJobStore(
+            SQLiteJobStoreConfiguration(path: folder.file("jobs.sqlite"), synchronous: setting))
         #expect(try await store.writerPragma("synchronous") == pragma)
         #expect(try await store.writerPragma("journal_mode") == "wal")
         #expect(try await store.writerPragma("busy_timeout") == "10000")
@@ -139,7 +156,8 @@ import Testing
         let (store, scope) = try await makeStore(kind)
         _ = scope
         _ = try await store.submit(job())
-        let claimed = try #require(try await store.claim(pool: "default", owner: "e", limit: 1, leaseDuration: .seconds(60)).first)
+        let claimed = try #require(
+            try await store.claim(pool: "default", owner: "e", limit: 1, leaseDuration: .seconds(60)).first)
         try await store.finish(JobFinish(lease: claimed.lease, outcome: .fulfilled(nil)))
         #expect(try await store.prune(olderThan: .seconds(3600)) == 0)
         #expect(try await store.count("SELECT count(*) FROM jobs") == 1)
@@ -158,8 +176,9 @@ import Testing
     func backgroundCheckpointCopiesTheWALIntoTheDatabase(enabled: Bool) async throws {
         let folder = try TemporaryFolder()
         let path = folder.file("jobs.sqlite")
-        let store = try SQLiteJobStore(SQLiteJobStoreConfiguration(
-            path: path, checkpointInterval: enabled ? .milliseconds(20) : nil))
+        let store = try SQLiteJobStore(
+            SQLiteJobStoreConfiguration(
+                path: path, checkpointInterval: enabled ? .milliseconds(20) : nil))
         let before = fileSize(path)
         _ = try await store.submit((0..<2000).map { _ in job(input: String(repeating: "x", count: 200)) })
         var after = fileSize(path)

@@ -1,10 +1,11 @@
 import Foundation
+import JobValues
+import Testing
+
 @testable import JobDatabase
 @testable import JobStore
-import JobValues
 @_spi(Maintenance) @testable import JobStorePostgres
 @_spi(Maintenance) @testable import JobStoreSQLite
-import Testing
 
 /// Moving up: a SQLite database copied into an empty PostgreSQL schema
 /// reads back the same through the protocol, ids and all.
@@ -14,17 +15,24 @@ import Testing
         let binary = Data([0x00, 0xff, 0x41, 0x00, 0x80])
         let ids = try await sqlite.submit([
             job(input: "first"), NewJob(definition: "raw", input: binary, stages: threeStages),
-            job(key: "order-17"), NewJob(definition: "nightly", scheduledFor: Date(timeIntervalSince1970: 1_800_000_000), stages: []),
+            job(key: "order-17"),
+            NewJob(definition: "nightly", scheduledFor: Date(timeIntervalSince1970: 1_800_000_000), stages: []),
             job(input: "later", runAt: Date(timeIntervalSinceNow: 3600)), job(input: "pruned"),
         ]).map(\.id)
         for _ in 0..<2 {
-            let claimed = try await sqlite.claim(pool: "default", owner: "old-host", limit: 1, leaseDuration: .seconds(60))
+            let claimed = try await sqlite.claim(
+                pool: "default", owner: "old-host", limit: 1, leaseDuration: .seconds(60))
             for job in claimed {
-                try await sqlite.recordStageResult(StageResult(
-                    lease: job.lease, position: 0, outcome: .fulfilled(binary), exitCode: 0, attempt: 1, startedAt: Date()))
-                try await sqlite.recordStageResult(StageResult(
-                    lease: job.lease, position: 1, outcome: .rejected("café: exit 3"), exitCode: 3, errorCode: "stage-failed"))
-                try await sqlite.recordEvent(NewEvent(jobID: job.job.id, position: 1, kind: "note", message: "stage 1 failed"))
+                try await sqlite.recordStageResult(
+                    StageResult(
+                        lease: job.lease, position: 0, outcome: .fulfilled(binary), exitCode: 0, attempt: 1,
+                        startedAt: Date()))
+                try await sqlite.recordStageResult(
+                    StageResult(
+                        lease: job.lease, position: 1, outcome: .rejected("café: exit 3"), exitCode: 3,
+                        errorCode: "stage-failed"))
+                try await sqlite.recordEvent(
+                    NewEvent(jobID: job.job.id, position: 1, kind: "note", message: "stage 1 failed"))
                 try await sqlite.finish(JobFinish(lease: job.lease, outcome: .rejected("stage 1 failed")))
             }
         }
@@ -32,7 +40,8 @@ import Testing
         // The last job is pruned: its id is never given out again, here or after the copy.
         try await sqlite.executeInWriteTransaction("DELETE FROM jobs WHERE id = \(ids[5])")
         try await sqlite.recordEvent(NewEvent(jobID: nil, kind: "daemon", message: "not about a job"))
-        _ = try await sqlite.startSchedule(definition: "nightly", schedule: "cron: 0 3 * * * @UTC", at: Date(timeIntervalSince1970: 1_800_000_000))
+        _ = try await sqlite.startSchedule(
+            definition: "nightly", schedule: "cron: 0 3 * * * @UTC", at: Date(timeIntervalSince1970: 1_800_000_000))
         let marks = try await sqlite.scheduleMarks()
         #expect(marks.count == 1)
         try await sqlite.close()
@@ -88,7 +97,8 @@ extension CopyTests {
         #expect(report.jobs == 1)
         let copy = scope.running(try await PostgresJobStore(configuration))
         #expect(try await copy.job(id)?.job.input == Data("moved".utf8))
-        let marks = Dictionary(uniqueKeysWithValues: try await copy.scheduleMarks().map { ($0.definition, $0.firedThrough) })
+        let marks = Dictionary(
+            uniqueKeysWithValues: try await copy.scheduleMarks().map { ($0.definition, $0.firedThrough) })
         #expect(marks == ["disk-check": fired, "only-here": fired + 86400])
     }
 }

@@ -1,9 +1,10 @@
 import Foundation
-@testable import JobStore
 import JobValues
+import Testing
+
+@testable import JobStore
 @_spi(Maintenance) @testable import JobStorePostgres
 @_spi(Maintenance) @testable import JobStoreSQLite
-import Testing
 
 /// A process killed with SIGKILL while writing as fast as it can leaves a
 /// database that opens, passes `PRAGMA integrity_check`, and holds every
@@ -40,7 +41,8 @@ import Testing
         let store = try SQLiteJobStore(path: path)
         #expect(try await store.queryStrings("PRAGMA integrity_check") == ["ok"])
         #expect(try await store.scalar("PRAGMA journal_mode") == "wal")
-        let storedJobs = Set(try await store.queryStrings("SELECT id FROM jobs").compactMap { $0.flatMap { Int64($0) } })
+        let storedJobs = Set(
+            try await store.queryStrings("SELECT id FROM jobs").compactMap { $0.flatMap { Int64($0) } })
         let missingJobs = jobs.filter { !storedJobs.contains($0) }
         #expect(missingJobs.isEmpty, "acknowledged jobs missing: \(missingJobs.prefix(10))")
         let storedValues = try await store.queryStrings(

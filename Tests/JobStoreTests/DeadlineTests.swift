@@ -1,11 +1,12 @@
 import Foundation
-@testable import JobStore
 import JobValues
-@_spi(Maintenance) @testable import JobStorePostgres
-@_spi(Maintenance) @testable import JobStoreSQLite
 import Locking
 import Synchronization
 import Testing
+
+@testable import JobStore
+@_spi(Maintenance) @testable import JobStorePostgres
+@_spi(Maintenance) @testable import JobStoreSQLite
 
 /// The race that bounds a pooled call: first the wait for a connection,
 /// then, once `body` watches its connection, a query left unanswered on a
@@ -14,7 +15,9 @@ import Testing
     struct Marker: Error, Equatable { let name: String }
 
     @Test func theWorksValueWins() async throws {
-        let value = try await withDeadline(.seconds(5), timedOut: { Marker(name: "timer") }, lost: { Marker(name: "lost") }) { deadline in
+        let value = try await withDeadline(
+            .seconds(5), timedOut: { Marker(name: "timer") }, lost: { Marker(name: "lost") }
+        ) { deadline in
             deadline.watch { false }
             return 42
         }
@@ -24,7 +27,9 @@ import Testing
     /// (Had the timer not fired, the body would have returned after 30 s.)
     @Test func noConnectionInTimeFailsWithTheTimersError() async throws {
         await #expect(throws: Marker(name: "timer")) {
-            try await withDeadline(.milliseconds(200), timedOut: { Marker(name: "timer") }, lost: { Marker(name: "lost") }) { _ in
+            try await withDeadline(
+                .milliseconds(200), timedOut: { Marker(name: "timer") }, lost: { Marker(name: "lost") }
+            ) { _ in
                 try await Task.sleep(for: .seconds(30))
             }
         }
@@ -32,7 +37,9 @@ import Testing
 
     /// A watched call outlives the timeout while its connection is open.
     @Test func aWatchedCallOutlivesTheTimeout() async throws {
-        let value = try await withDeadline(.milliseconds(100), timedOut: { Marker(name: "timer") }, lost: { Marker(name: "lost") }) { deadline in
+        let value = try await withDeadline(
+            .milliseconds(100), timedOut: { Marker(name: "timer") }, lost: { Marker(name: "lost") }
+        ) { deadline in
             deadline.watch { false }
             try await Task.sleep(for: .milliseconds(1200))
             return "done"
@@ -52,7 +59,9 @@ import Testing
             closed.set()
         }
         await #expect(throws: Marker(name: "lost")) {
-            try await withDeadline(.milliseconds(100), timedOut: { Marker(name: "timer") }, lost: { Marker(name: "lost") }) { deadline in
+            try await withDeadline(
+                .milliseconds(100), timedOut: { Marker(name: "timer") }, lost: { Marker(name: "lost") }
+            ) { deadline in
                 deadline.watch { closed.isSet }
                 await never.wait()
             }

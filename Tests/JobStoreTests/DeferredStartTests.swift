@@ -1,9 +1,10 @@
 import Foundation
-@testable import JobStore
 import JobValues
+import Testing
+
+@testable import JobStore
 @_spi(Maintenance) @testable import JobStorePostgres
 @_spi(Maintenance) @testable import JobStoreSQLite
-import Testing
 
 /// An idempotent stage's start is deferrable: on SQLite, held back to join
 /// another write's transaction, and dropped when the stage's result comes
@@ -12,14 +13,18 @@ import Testing
 @Suite struct DeferredStartTests {
     private func claimedStore(wait: Duration) async throws -> (SQLiteJobStore, TemporaryFolder, Lease, Int64) {
         let folder = try TemporaryFolder()
-        let store = try SQLiteJobStore(SQLiteJobStoreConfiguration(path: folder.file("jobs.sqlite"), deferredWriteWait: wait))
+        let store = try SQLiteJobStore(
+            SQLiteJobStoreConfiguration(path: folder.file("jobs.sqlite"), deferredWriteWait: wait))
         let id = try await store.submit(job(input: "in")).id
-        let claimed = try #require(try await store.claim(pool: "default", owner: "e", limit: 1, leaseDuration: .seconds(60)).first)
+        let claimed = try #require(
+            try await store.claim(pool: "default", owner: "e", limit: 1, leaseDuration: .seconds(60)).first)
         return (store, folder, claimed.lease, id)
     }
 
     /// Records `start` without waiting; `await`ing the returned task waits for its completion.
-    private func startWithoutWaiting(_ store: SQLiteJobStore, _ start: StageStart) -> Task<Result<Void, any Error>, Never> {
+    private func startWithoutWaiting(
+        _ store: SQLiteJobStore, _ start: StageStart
+    ) -> Task<Result<Void, any Error>, Never> {
         let done = AsyncStream<Result<Void, any Error>>.makeStream()
         store.recordStageStart(start) { result in
             done.continuation.yield(result)
@@ -46,9 +51,12 @@ import Testing
         _ = folder
         let before = store.writerStatistics
         let at = Date(timeIntervalSince1970: 1_800_000_000.5)
-        let start = startWithoutWaiting(store, StageStart(lease: lease, position: 0, attempt: 2, at: at, deferrable: true))
-        try await store.recordStageResult(StageResult(
-            lease: lease, position: 0, outcome: .fulfilled(Data("42\n".utf8)), exitCode: 0, attempt: 2, startedAt: at))
+        let start = startWithoutWaiting(
+            store, StageStart(lease: lease, position: 0, attempt: 2, at: at, deferrable: true))
+        try await store.recordStageResult(
+            StageResult(
+                lease: lease, position: 0, outcome: .fulfilled(Data("42\n".utf8)), exitCode: 0, attempt: 2,
+                startedAt: at))
         #expect(try await start.value.get() == ())
         let after = store.writerStatistics
         #expect(after.writes - before.writes == 1, "the start was not written on its own")

@@ -1,11 +1,12 @@
 import Foundation
 import GRDB
 import GRDBSQLite
+import JobValues
+import Testing
+
 @testable import JobStore
 @_spi(Maintenance) @testable import JobStorePostgres
 @_spi(Maintenance) @testable import JobStoreSQLite
-import JobValues
-import Testing
 
 #if canImport(Glibc)
 import Glibc
@@ -28,17 +29,22 @@ import Glibc
                 (error as? DatabaseError)?.resultCode == .SQLITE_TOOBIG
             }
             #expect(throws: DatabaseError.self) { try insert.bind(1, String(repeating: "x", count: 100)) }
-            #expect(throws: DatabaseError.self) { try insert.bind(1, value: Data([0xFF, 0x00] + Array(repeating: 1, count: 50))) }
+            #expect(throws: DatabaseError.self) {
+                try insert.bind(1, value: Data([0xFF, 0x00] + Array(repeating: 1, count: 50)))
+            }
             #expect(throws: DatabaseError.self) { try insert.bind(2, 7) }
-            #expect(JobStoreError.wrap(DatabaseError(resultCode: .SQLITE_TOOBIG), path: "x", doing: "write").code == .valueTooLarge)
+            #expect(
+                JobStoreError.wrap(DatabaseError(resultCode: .SQLITE_TOOBIG), path: "x", doing: "write").code
+                    == .valueTooLarge)
         }
     }
 
     @Test func aValueCapPastWhatSQLiteHoldsIsRefused() async {
         let folder = try? TemporaryFolder()
         await expectStoreError(.invalidArgument) {
-            try SQLiteJobStore(SQLiteJobStoreConfiguration(
-                path: folder!.file("x.sqlite"), maxValueBytes: SQLiteJobStoreConfiguration.maxValueBytesLimit + 1))
+            try SQLiteJobStore(
+                SQLiteJobStoreConfiguration(
+                    path: folder!.file("x.sqlite"), maxValueBytes: SQLiteJobStoreConfiguration.maxValueBytesLimit + 1))
         }
     }
 
@@ -57,10 +63,12 @@ import Glibc
         let folder = try TemporaryFolder()
         let old = umask(0o022)
         defer { umask(old) }
-        let store = try SQLiteJobStore(SQLiteJobStoreConfiguration(path: folder.file("new.sqlite"), checkpointInterval: nil))
+        let store = try SQLiteJobStore(
+            SQLiteJobStoreConfiguration(path: folder.file("new.sqlite"), checkpointInterval: nil))
         _ = try await store.submit(job())
         for name in ["new.sqlite", "new.sqlite-wal", "new.sqlite-shm"] {
-            let mode = try #require(FileManager.default.attributesOfItem(atPath: folder.file(name))[.posixPermissions] as? Int)
+            let mode = try #require(
+                FileManager.default.attributesOfItem(atPath: folder.file(name))[.posixPermissions] as? Int)
             #expect(mode == 0o660, "\(name): \(String(mode, radix: 8))")
         }
         try await store.close()

@@ -1,14 +1,17 @@
 import Foundation
 import JobStore
-@testable import JobStoreSQLite
 import Testing
+
+@testable import JobStoreSQLite
 
 /// The memory a SQLite store's connections keep for reuse is handed back
 /// when asked, and an integrity check at open leaves none behind.
 @Suite struct IdleMemoryTests {
     /// A store with one read connection, so the reader measured is the one
     /// that read the value; and a job holding 3 MB of input.
-    private func storeWithLargeJob(checkIntegrity: Bool = false) async throws -> (SQLiteJobStore, TemporaryFolder, Int64) {
+    private func storeWithLargeJob(
+        checkIntegrity: Bool = false
+    ) async throws -> (SQLiteJobStore, TemporaryFolder, Int64) {
         let folder = try TemporaryFolder()
         let configuration = SQLiteJobStoreConfiguration(
             path: folder.file("jobs.sqlite"), maxValueBytes: 8 << 20, maxReaders: 1)
@@ -41,8 +44,9 @@ import Testing
     @Test func anIntegrityCheckAtOpenLeavesTheWritersCacheEmpty() async throws {
         let (store, folder, _) = try await storeWithLargeJob()
         try await store.close()
-        let reopened = try SQLiteJobStore(SQLiteJobStoreConfiguration(
-            path: folder.file("jobs.sqlite"), maxValueBytes: 8 << 20, maxReaders: 1, checkIntegrity: true))
+        let reopened = try SQLiteJobStore(
+            SQLiteJobStoreConfiguration(
+                path: folder.file("jobs.sqlite"), maxValueBytes: 8 << 20, maxReaders: 1, checkIntegrity: true))
         let cached = reopened.writerCacheBytes()
         #expect(cached < 1 << 20, "the writer's cache holds \(cached) bytes after the check read a 3 MB file")
         try await reopened.close()

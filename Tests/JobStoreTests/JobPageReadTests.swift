@@ -1,9 +1,10 @@
 import Foundation
-@testable import JobStore
 import JobValues
+import Testing
+
+@testable import JobStore
 @_spi(Maintenance) @testable import JobStorePostgres
 @_spi(Maintenance) @testable import JobStoreSQLite
-import Testing
 
 /// The dashboard's read of one job's page, on both stores.
 protocol JobPageReading {
@@ -30,15 +31,21 @@ extension PostgresJobStore: JobPageReading {}
         let binary = Data((0..<100_000).map { UInt8(truncatingIfNeeded: $0 * 7) | 0x80 })
 
         // Attempt 1 rejected and retried; attempt 2 fulfilled.
-        var lease = try #require(try await store.claim(pool: "default", owner: "t", limit: 1, leaseDuration: .seconds(60)).first).lease
+        var lease = try #require(
+            try await store.claim(pool: "default", owner: "t", limit: 1, leaseDuration: .seconds(60)).first
+        ).lease
         try await store.recordStageResult(StageResult(lease: lease, position: 120, outcome: .rejected("first try")))
         try await store.finish(JobFinish(lease: lease, outcome: .rejected("first try")))
         _ = try await store.retry(id)
-        lease = try #require(try await store.claim(pool: "default", owner: "t", limit: 1, leaseDuration: .seconds(60)).first).lease
+        lease = try #require(
+            try await store.claim(pool: "default", owner: "t", limit: 1, leaseDuration: .seconds(60)).first
+        ).lease
         try await store.recordStageResult(StageResult(lease: lease, position: 5, outcome: .fulfilled(binary)))
-        try await store.recordStageResult(StageResult(lease: lease, position: 120, outcome: .fulfilled(Data("ok".utf8))))
+        try await store.recordStageResult(
+            StageResult(lease: lease, position: 120, outcome: .fulfilled(Data("ok".utf8))))
         try await store.finish(JobFinish(lease: lease, outcome: .fulfilled(Data("done".utf8))))
-        try await store.executeInWriteTransaction("""
+        try await store.executeInWriteTransaction(
+            """
             WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 450)
             INSERT INTO events (job_id, position, kind, message, created_at)
             SELECT \(id), 0, 'retry', 'event ' || i, (SELECT created_at FROM jobs WHERE id = \(id)) FROM n

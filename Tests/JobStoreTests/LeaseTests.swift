@@ -1,9 +1,10 @@
 import Foundation
-@testable import JobStore
 import JobValues
+import Testing
+
+@testable import JobStore
 @_spi(Maintenance) @testable import JobStorePostgres
 @_spi(Maintenance) @testable import JobStoreSQLite
-import Testing
 
 @Suite struct LeaseTests {
     @Test(arguments: StoreKind.allCases)
@@ -22,7 +23,8 @@ import Testing
         #expect(claimed[0].resumeValue == Data("high1".utf8))
         let rest = try await store.claim(pool: "default", owner: "engine-1", limit: 10, leaseDuration: .seconds(30))
         #expect(rest.map(\.job.id) == [low2])
-        #expect(try await store.claim(pool: "default", owner: "engine-1", limit: 10, leaseDuration: .seconds(30)).isEmpty)
+        #expect(
+            try await store.claim(pool: "default", owner: "engine-1", limit: 10, leaseDuration: .seconds(30)).isEmpty)
     }
 
     @Test(arguments: StoreKind.allCases)
@@ -60,14 +62,17 @@ import Testing
         let (store, scope) = try await makeStore(kind)
         _ = scope
         let id = try await store.submit(job()).id
-        let claimed = try #require(try await store.claim(pool: "default", owner: "a", limit: 1, leaseDuration: .milliseconds(1)).first)
+        let claimed = try #require(
+            try await store.claim(pool: "default", owner: "a", limit: 1, leaseDuration: .milliseconds(1)).first)
         try await Task.sleep(for: .milliseconds(20))
         #expect(try await store.requeueExpiredLeases() == [id])
-        let again = try #require(try await store.claim(pool: "default", owner: "a", limit: 1, leaseDuration: .seconds(30)).first)
+        let again = try #require(
+            try await store.claim(pool: "default", owner: "a", limit: 1, leaseDuration: .seconds(30)).first)
         #expect(again.lease.claim == 2)
         // Same owner, older claim: refused, and nothing changed.
         let error = await expectStoreError(.leaseLost) {
-            try await store.recordStageResult(StageResult(lease: claimed.lease, position: 0, outcome: .fulfilled(Data("stale".utf8))))
+            try await store.recordStageResult(
+                StageResult(lease: claimed.lease, position: 0, outcome: .fulfilled(Data("stale".utf8))))
         }
         #expect(error?.jobID == id)
         await expectStoreError(.leaseLost) {
@@ -76,7 +81,8 @@ import Testing
         #expect(try await store.job(id)?.stages[0].state == .pending)
         #expect(try await store.job(id)?.job.state == .running)
         // The current lease works.
-        try await store.recordStageResult(StageResult(lease: again.lease, position: 0, outcome: .fulfilled(Data("fresh".utf8))))
+        try await store.recordStageResult(
+            StageResult(lease: again.lease, position: 0, outcome: .fulfilled(Data("fresh".utf8))))
         #expect(try await store.job(id)?.stages[0].value == Data("fresh".utf8))
     }
 
@@ -88,7 +94,9 @@ import Testing
         let (store, scope) = try await makeStore(kind)
         _ = scope
         let id = try await store.submit(job()).id
-        let lease = try #require(try await store.claim(pool: "default", owner: "a", limit: 1, leaseDuration: .seconds(30)).first).lease
+        let lease = try #require(
+            try await store.claim(pool: "default", owner: "a", limit: 1, leaseDuration: .seconds(30)).first
+        ).lease
         try await store.finish(JobFinish(lease: lease, outcome: .fulfilled(nil)))
         let late = await expectStoreError(.leaseLost) {
             try await store.recordStageStart(StageStart(lease: lease, position: 0, attempt: 1))
@@ -115,7 +123,8 @@ import Testing
         #expect(try await store.requestCancellation(of: ids[1]) == .requested)
         var foreign = claimed[2].lease
         foreign.owner = "someone-else"
-        let renewal = try await store.renew([claimed[0].lease, claimed[1].lease, foreign], leaseDuration: .seconds(600))
+        let renewal = try await store.renew(
+            [claimed[0].lease, claimed[1].lease, foreign], leaseDuration: .seconds(600))
         #expect(renewal.renewed.map(\.jobID) == [ids[0], ids[1]])
         #expect(renewal.lost == [ids[2]])
         #expect(renewal.cancellationRequested == [ids[1]])
@@ -130,10 +139,13 @@ import Testing
         _ = scope
         let id = try await store.submit(job(input: "in")).id
         let untouched = try await store.submit(job(input: "other")).id
-        let first = try #require(try await store.claim(pool: "default", owner: "crashed", limit: 1, leaseDuration: .milliseconds(1)).first)
-        let healthy = try #require(try await store.claim(pool: "default", owner: "alive", limit: 1, leaseDuration: .seconds(60)).first)
+        let first = try #require(
+            try await store.claim(pool: "default", owner: "crashed", limit: 1, leaseDuration: .milliseconds(1)).first)
+        let healthy = try #require(
+            try await store.claim(pool: "default", owner: "alive", limit: 1, leaseDuration: .seconds(60)).first)
         #expect(healthy.job.id == untouched)
-        try await store.recordStageResult(StageResult(lease: first.lease, position: 0, outcome: .fulfilled(Data("fetched".utf8)), exitCode: 0))
+        try await store.recordStageResult(
+            StageResult(lease: first.lease, position: 0, outcome: .fulfilled(Data("fetched".utf8)), exitCode: 0))
         try await store.recordStageStart(StageStart(lease: first.lease, position: 1))
         // The process dies here; its lease runs out.
         try await Task.sleep(for: .milliseconds(20))
@@ -145,7 +157,8 @@ import Testing
         #expect(try await store.job(untouched)?.job.state == .running)
         #expect(try await store.events(of: id).map(\.kind) == ["requeued"])
 
-        let resumed = try #require(try await store.claim(pool: "default", owner: "new", limit: 1, leaseDuration: .seconds(60)).first)
+        let resumed = try #require(
+            try await store.claim(pool: "default", owner: "new", limit: 1, leaseDuration: .seconds(60)).first)
         #expect(resumed.job.id == id)
         #expect(resumed.resumePosition == 1)
         #expect(resumed.resumeValue == Data("fetched".utf8))

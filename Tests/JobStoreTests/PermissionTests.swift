@@ -1,9 +1,10 @@
 import Foundation
-@testable import JobStore
 import JobValues
+import Testing
+
+@testable import JobStore
 @_spi(Maintenance) @testable import JobStorePostgres
 @_spi(Maintenance) @testable import JobStoreSQLite
-import Testing
 
 /// A user who may not write the database is told so, by name.
 @Suite struct PermissionTests {

@@ -1,16 +1,18 @@
 import Foundation
-@testable import JobStore
 import JobValues
-@_spi(Maintenance) @testable import JobStoreSQLite
-@_spi(Maintenance) @testable import JobStorePostgres
 import Testing
+
+@testable import JobStore
+@_spi(Maintenance) @testable import JobStorePostgres
+@_spi(Maintenance) @testable import JobStoreSQLite
 
 @Suite struct PostgresConfigurationTests {
     static let none: [String: String] = [:]
 
     @Test func tcpURLWithEverything() throws {
         let configuration = try PostgresJobStoreConfiguration(
-            url: "postgres://jobd:s3cr%40t@db.example.com:6543/jobs?sslmode=verify-full&schema=queue&application_name=web-1",
+            url:
+                "postgres://jobd:s3cr%40t@db.example.com:6543/jobs?sslmode=verify-full&schema=queue&application_name=web-1",
             environment: Self.none)
         #expect(configuration.endpoint == .tcp(host: "db.example.com", port: 6543))
         #expect(configuration.user == "jobd" && configuration.database == "jobs" && configuration.schema == "queue")
@@ -19,14 +21,18 @@ import Testing
     }
 
     @Test func defaultsAndTheOtherScheme() throws {
-        let configuration = try PostgresJobStoreConfiguration(url: "postgresql://jobd@localhost/jobs", environment: Self.none)
+        let configuration = try PostgresJobStoreConfiguration(
+            url: "postgresql://jobd@localhost/jobs", environment: Self.none)
         #expect(configuration.endpoint == .tcp(host: "localhost", port: 5432))
         #expect(configuration.schema == "jobd" && configuration.sslMode == .prefer && !configuration.hasPassword)
         #expect(configuration.maxValueBytes == 1 << 20)
         // No database: the user's name, as libpq does.
-        #expect(try PostgresJobStoreConfiguration(url: "postgres://jobd@[::1]:5433", environment: Self.none).database == "jobd")
-        #expect(try PostgresJobStoreConfiguration(url: "postgres://jobd@[::1]:5433", environment: Self.none).endpoint
-            == .tcp(host: "::1", port: 5433))
+        #expect(
+            try PostgresJobStoreConfiguration(url: "postgres://jobd@[::1]:5433", environment: Self.none).database
+                == "jobd")
+        #expect(
+            try PostgresJobStoreConfiguration(url: "postgres://jobd@[::1]:5433", environment: Self.none).endpoint
+                == .tcp(host: "::1", port: 5433))
     }
 
     @Test(arguments: [
@@ -45,27 +51,41 @@ import Testing
         let folder = try TemporaryFolder()
         try Data("from-credential\n".utf8).write(to: URL(fileURLWithPath: folder.file("db-password")))
         let credential = ["CREDENTIALS_DIRECTORY": folder.path]
-        #expect(try PostgresJobStoreConfiguration(url: "postgres://u@h/d", environment: credential).password == "from-credential")
+        #expect(
+            try PostgresJobStoreConfiguration(url: "postgres://u@h/d", environment: credential).password
+                == "from-credential")
         let both = credential.merging(["PGPASSWORD": "from-env"]) { $1 }
         #expect(try PostgresJobStoreConfiguration(url: "postgres://u@h/d", environment: both).password == "from-env")
-        #expect(try PostgresJobStoreConfiguration(url: "postgres://u:from-url@h/d", environment: both).password == "from-url")
-        #expect(try PostgresJobStoreConfiguration(url: "postgres://u@h/d", environment: ["CREDENTIALS_DIRECTORY": "/nonexistent"]).password == nil)
+        #expect(
+            try PostgresJobStoreConfiguration(url: "postgres://u:from-url@h/d", environment: both).password
+                == "from-url")
+        #expect(
+            try PostgresJobStoreConfiguration(
+                url: "postgres://u@h/d", environment: ["CREDENTIALS_DIRECTORY": "/nonexistent"]
+            ).password == nil)
     }
 
     @Test func thePasswordIsNeverShown() throws {
         let secret = "Tr0ub4dor-pw"
-        let configuration = try PostgresJobStoreConfiguration(url: "postgres://jobd:\(secret)@db:5432/jobs", environment: Self.none)
+        let configuration = try PostgresJobStoreConfiguration(
+            url: "postgres://jobd:\(secret)@db:5432/jobs", environment: Self.none)
         var dumped = ""
         dump(configuration, to: &dumped)
-        for shown in [configuration.description, configuration.debugDescription, String(reflecting: configuration),
-                      "\(configuration)", dumped, PostgresJobStore.describe(configuration)] {
+        for shown in [
+            configuration.description, configuration.debugDescription, String(reflecting: configuration),
+            "\(configuration)", dumped, PostgresJobStore.describe(configuration),
+        ] {
             #expect(!shown.contains(secret), "\(shown)")
         }
         #expect(configuration.description == "postgres://jobd:***@db:5432/jobs?sslmode=prefer&schema=jobd")
         // Nor in the error about a bad URL that holds one.
-        for bad in ["postgres://jobd:\(secret)@db:port/jobs", "postgres://jobd:\(secret)@db/jobs?sslmode=sometimes",
-                    "postgres://jobd:\(secret)@db/jobs?colour=blue", "postgres://jobd:\(secret)%zz@db/jobs"] {
-            let error = #expect(throws: JobStoreError.self) { try PostgresJobStoreConfiguration(url: bad, environment: Self.none) }
+        for bad in [
+            "postgres://jobd:\(secret)@db:port/jobs", "postgres://jobd:\(secret)@db/jobs?sslmode=sometimes",
+            "postgres://jobd:\(secret)@db/jobs?colour=blue", "postgres://jobd:\(secret)%zz@db/jobs",
+        ] {
+            let error = #expect(throws: JobStoreError.self) {
+                try PostgresJobStoreConfiguration(url: bad, environment: Self.none)
+            }
             #expect(error?.description.contains(secret) == false, "\(error?.description ?? "")")
         }
     }
@@ -74,7 +94,10 @@ import Testing
         ("mysql://jobd@db/jobs", "scheme 'mysql'"),
         ("db.example.com/jobs", "does not start with postgres://"),
         ("postgres://jobd@db:99999/jobs", "port '99999'"),
-        ("postgres://jobd@db/jobs?sslmode=allow", "sslmode 'allow' is not one of disable, prefer, require, verify-full"),
+        (
+            "postgres://jobd@db/jobs?sslmode=allow",
+            "sslmode 'allow' is not one of disable, prefer, require, verify-full"
+        ),
         ("postgres://jobd@db/jobs?schema=Jobs", "schema name 'Jobs'"),
         ("postgres://jobd@db/jobs?poolsize=3", "option 'poolsize' is unknown"),
         ("postgres://jobd@db1,db2/jobs", "several hosts"),
@@ -84,14 +107,18 @@ import Testing
         ("postgres://jobd@db/jobs?sslrootcert=ca.pem", "not an absolute path"),
     ])
     func badURLsSayWhatIsWrongInOneLine(_ url: String, _ expected: String) {
-        let error = #expect(throws: JobStoreError.self) { try PostgresJobStoreConfiguration(url: url, environment: Self.none) }
+        let error = #expect(throws: JobStoreError.self) {
+            try PostgresJobStoreConfiguration(url: url, environment: Self.none)
+        }
         #expect(error?.code == .invalidArgument)
         #expect(error?.message.contains(expected) == true, "\(error?.message ?? "")")
         #expect(error?.message.contains("\n") == false)
     }
 
     @Test func urlOrPath() {
-        #expect(PostgresJobStoreConfiguration.isURL("postgres://x@y/z") && PostgresJobStoreConfiguration.isURL("postgresql://x@y/z"))
+        #expect(
+            PostgresJobStoreConfiguration.isURL("postgres://x@y/z")
+                && PostgresJobStoreConfiguration.isURL("postgresql://x@y/z"))
         #expect(!PostgresJobStoreConfiguration.isURL("../var/jobd.sqlite"))
     }
 
@@ -108,21 +135,29 @@ import Testing
         #expect(problem?.contains("secretPW1") == false, "\(problem ?? "")")
     }
 
-    @Test(arguments: ["../var/jobd.sqlite", "/var/lib/jobd/jobd.sqlite", "postgres.sqlite", "pgdata/jobs.db", "data:2/x.sqlite"])
+    @Test(arguments: [
+        "../var/jobd.sqlite", "/var/lib/jobd/jobd.sqlite", "postgres.sqlite", "pgdata/jobs.db", "data:2/x.sqlite",
+    ])
     func pathsAreNotMistypedURLs(_ path: String) {
         #expect(PostgresURL.mistypedURLProblem(path) == nil, "\(path)")
     }
 
     /// The description can be pasted back as a URL: a unix socket's port and the CA file stay in it.
     @Test func theDescriptionKeepsTheSocketPortAndTheCAFile() throws {
-        let socket = try PostgresJobStoreConfiguration(url: "postgres://jobd@/jobs?host=/tmp/pg&port=54329", environment: Self.none)
+        let socket = try PostgresJobStoreConfiguration(
+            url: "postgres://jobd@/jobs?host=/tmp/pg&port=54329", environment: Self.none)
         #expect(socket.description == "postgres://jobd@/jobs?host=/tmp/pg&port=54329&schema=jobd")
-        #expect(try PostgresJobStoreConfiguration(url: socket.description, environment: Self.none).endpoint == socket.endpoint)
-        let standard = try PostgresJobStoreConfiguration(url: "postgres://jobd@/jobs?host=/tmp/pg", environment: Self.none)
+        #expect(
+            try PostgresJobStoreConfiguration(url: socket.description, environment: Self.none).endpoint
+                == socket.endpoint)
+        let standard = try PostgresJobStoreConfiguration(
+            url: "postgres://jobd@/jobs?host=/tmp/pg", environment: Self.none)
         #expect(standard.description == "postgres://jobd@/jobs?host=/tmp/pg&schema=jobd")
         let verified = try PostgresJobStoreConfiguration(
             url: "postgres://jobd@db/jobs?sslmode=verify-full&sslrootcert=/etc/jobd/ca.pem", environment: Self.none)
         #expect(verified.rootCertificates == "/etc/jobd/ca.pem")
-        #expect(verified.description == "postgres://jobd@db:5432/jobs?sslmode=verify-full&sslrootcert=/etc/jobd/ca.pem&schema=jobd")
+        #expect(
+            verified.description
+                == "postgres://jobd@db:5432/jobs?sslmode=verify-full&sslrootcert=/etc/jobd/ca.pem&schema=jobd")
     }
 }

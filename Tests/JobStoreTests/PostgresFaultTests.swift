@@ -1,17 +1,22 @@
 import Foundation
-@testable import JobStore
 import JobValues
-@_spi(Maintenance) @testable import JobStoreSQLite
-@_spi(Maintenance) @testable import JobStorePostgres
 import Locking
 import Synchronization
 import TestSupport
 import Testing
 
+@testable import JobStore
+@_spi(Maintenance) @testable import JobStorePostgres
+@_spi(Maintenance) @testable import JobStoreSQLite
+
 /// Whatever keeps a PostgreSQL store from opening is said in one line, with a code.
 @Suite struct PostgresOpenErrorTests {
-    private func expectOneLine(_ error: JobStoreError?, _ fragment: String, sourceLocation: SourceLocation = #_sourceLocation) {
-        #expect(error?.message.contains(fragment) == true, "\(error?.message ?? "no error")", sourceLocation: sourceLocation)
+    private func expectOneLine(
+        _ error: JobStoreError?, _ fragment: String, sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+        #expect(
+            error?.message.contains(fragment) == true, "\(error?.message ?? "no error")", sourceLocation: sourceLocation
+        )
         #expect(error?.description.contains("\n") == false, sourceLocation: sourceLocation)
     }
 
@@ -27,7 +32,9 @@ import Testing
         #expect(error?.description.contains("wrong-staple-guess") == false)
         #expect(error.map { String(reflecting: $0) }?.contains("wrong-staple-guess") == false)
         configuration.setPassword(nil)
-        expectOneLine(await expectStoreError(.permissionDenied) { try await PostgresJobStore(configuration) }, "asks for a password")
+        expectOneLine(
+            await expectStoreError(.permissionDenied) { try await PostgresJobStore(configuration) },
+            "asks for a password")
         // The right one, with sslmode=prefer against a server without TLS: plain TCP.
         configuration.setPassword("right-horse-battery")
         configuration.sslMode = .prefer
@@ -38,7 +45,8 @@ import Testing
     @Test func unreachableServer() async throws {
         let port = TestPostgres.freePort()
         var configuration = PostgresJobStoreConfiguration(
-            endpoint: .tcp(host: "127.0.0.1", port: port), user: "postgres", password: nil, database: "jobd_test", sslMode: .disable)
+            endpoint: .tcp(host: "127.0.0.1", port: port), user: "postgres", password: nil, database: "jobd_test",
+            sslMode: .disable)
         configuration.connectTimeout = .seconds(2)
         let error = await expectStoreError(.unavailable) { try await PostgresJobStore(configuration) }
         expectOneLine(error, "127.0.0.1:\(port)")
@@ -49,7 +57,8 @@ import Testing
         let server = try await TestPostgres.shared()
         let configuration = PostgresJobStoreConfiguration(
             endpoint: .unixSocket(path: server.socket), user: "postgres", password: nil, database: "no_such_database")
-        expectOneLine(await expectStoreError(.cannotOpen) { try await PostgresJobStore(configuration) }, "does not exist")
+        expectOneLine(
+            await expectStoreError(.cannotOpen) { try await PostgresJobStore(configuration) }, "does not exist")
     }
 
     @Test func missingPrivileges() async throws {
@@ -58,7 +67,9 @@ import Testing
         try await server.psql("REVOKE CREATE ON DATABASE jobd_test FROM PUBLIC", database: "jobd_test")
         let configuration = PostgresJobStoreConfiguration(
             endpoint: .unixSocket(path: server.socket), user: user, password: nil, database: "jobd_test", schema: user)
-        expectOneLine(await expectStoreError(.permissionDenied) { try await PostgresJobStore(configuration) }, "permission denied")
+        expectOneLine(
+            await expectStoreError(.permissionDenied) { try await PostgresJobStore(configuration) }, "permission denied"
+        )
     }
 }
 
@@ -74,13 +85,20 @@ import Testing
         #expect(stores.count == 4)
         let scope = StoreScope(postgres: configuration)
         let store = scope.running(stores[0])
-        #expect(try await store.queryStrings("SELECT version FROM schema_migrations ORDER BY version") == (1...PostgresSchema.latestVersion).map(String.init))
+        #expect(
+            try await store.queryStrings("SELECT version FROM schema_migrations ORDER BY version")
+                == (1...PostgresSchema.latestVersion).map(String.init))
     }
 
     @Test func aSchemaFromANewerJobdIsRefused() async throws {
         let configuration = try await postgresConfiguration()
-        let later = PostgresSchema.migrations + [(PostgresSchema.latestVersion + 1, "test: a note per job",
-                                                  "ALTER TABLE {s}.jobs ADD COLUMN note text;")]
+        let later =
+            PostgresSchema.migrations + [
+                (
+                    PostgresSchema.latestVersion + 1, "test: a note per job",
+                    "ALTER TABLE {s}.jobs ADD COLUMN note text;"
+                )
+            ]
         _ = try await PostgresJobStore(configuration, migrations: later)
         let error = await expectStoreError(.schemaTooNew) { try await PostgresJobStore(configuration) }
         #expect(error?.message.contains("newer jobd") == true)
@@ -118,8 +136,10 @@ private func storeOnAServerOfItsOwn() async throws -> (TestPostgres, PostgresJob
         try await waitUntil("LISTEN is up") { store.wakeUpStatus.listening }
 
         let id = try await store.submit(job(input: "in")).id
-        let claimed = try #require(try await store.claim(pool: "default", owner: "a", limit: 1, leaseDuration: .seconds(120)).first)
-        try await store.recordStageResult(StageResult(lease: claimed.lease, position: 0, outcome: .fulfilled(Data("zero".utf8))))
+        let claimed = try #require(
+            try await store.claim(pool: "default", owner: "a", limit: 1, leaseDuration: .seconds(120)).first)
+        try await store.recordStageResult(
+            StageResult(lease: claimed.lease, position: 0, outcome: .fulfilled(Data("zero".utf8))))
 
         await server.kill()
         let result = StageResult(lease: claimed.lease, position: 1, outcome: .fulfilled(Data("one".utf8)))
@@ -144,7 +164,9 @@ private func storeOnAServerOfItsOwn() async throws -> (TestPostgres, PostgresJob
         }
         try await waitUntil("the resync is told") { heard.withAnnouncedLock { $0.contains(.resync) } }
         _ = try await store.submit(job(pool: "after"))
-        try await waitUntil("a wake-up after the restart") { heard.withAnnouncedLock { $0.contains(.runnable(pool: "after")) } }
+        try await waitUntil("a wake-up after the restart") {
+            heard.withAnnouncedLock { $0.contains(.runnable(pool: "after")) }
+        }
 
         try await store.finish(JobFinish(lease: claimed.lease, outcome: .fulfilled(Data("done".utf8))))
         let detail = try #require(try await store.job(id))
@@ -166,7 +188,8 @@ private func storeOnAServerOfItsOwn() async throws -> (TestPostgres, PostgresJob
         defer { server.stop() }
         defer { running.cancel() }
         let stages = (0..<200).map { StagePlan(name: "s\($0)", kind: "then") }
-        _ = try await store.submit((0..<16).map { NewJob(definition: "loop", input: Data("\($0)".utf8), stages: stages) })
+        _ = try await store.submit(
+            (0..<16).map { NewJob(definition: "loop", input: Data("\($0)".utf8), stages: stages) })
         let claimed = try await store.claim(pool: "default", owner: "a", limit: 16, leaseDuration: .seconds(300))
         #expect(claimed.count == 16)
         let written = WriteCount()
@@ -177,7 +200,8 @@ private func storeOnAServerOfItsOwn() async throws -> (TestPostgres, PostgresJob
                     group.addTask {
                         var failures = 0
                         for position in 0..<200 {
-                            let result = StageResult(lease: lease, position: position, outcome: .fulfilled(Data("v".utf8)))
+                            let result = StageResult(
+                                lease: lease, position: position, outcome: .fulfilled(Data("v".utf8)))
                             while true {
                                 do {
                                     try await store.recordStageResult(result)

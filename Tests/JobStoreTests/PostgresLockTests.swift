@@ -1,11 +1,12 @@
 import Foundation
-@testable import JobStore
 import JobValues
-@_spi(Maintenance) @testable import JobStoreSQLite
-@_spi(Maintenance) @testable import JobStorePostgres
 import Spawn
 import TestSupport
 import Testing
+
+@testable import JobStore
+@_spi(Maintenance) @testable import JobStorePostgres
+@_spi(Maintenance) @testable import JobStoreSQLite
 
 #if canImport(Glibc)
 import Glibc
@@ -30,11 +31,13 @@ import Glibc
         let free = try #require(claimed.first { $0.job.id == ids[1] })
 
         let name = "locker_\(configuration.schema)"
-        let locker = try server.holdLocks("SELECT id FROM \(configuration.schema).jobs WHERE id = \(ids[0]) FOR UPDATE", name: name)
+        let locker = try server.holdLocks(
+            "SELECT id FROM \(configuration.schema).jobs WHERE id = \(ids[0]) FOR UPDATE", name: name)
         defer { _ = locker.stop(grace: .seconds(1)) }
         @Sendable func lockHeld() async throws -> Bool {
             try await store.count(
-                "SELECT count(*) FROM pg_stat_activity WHERE application_name = '\(name)' AND wait_event = 'PgSleep'") == 1
+                "SELECT count(*) FROM pg_stat_activity WHERE application_name = '\(name)' AND wait_event = 'PgSleep'")
+                == 1
         }
         try await waitUntil("the row is locked", timeout: .seconds(60)) { try await lockHeld() }
 
@@ -55,7 +58,8 @@ import Glibc
         #expect(renewal.heldUp == [locked.job.id], "passed over, not lost")
         #expect(renewal.lost.isEmpty)
         try await answered(within: .seconds(60), "the other job's result") {
-            try await store.recordStageResult(StageResult(lease: free.lease, position: 0, outcome: .fulfilled(Data("b".utf8))))
+            try await store.recordStageResult(
+                StageResult(lease: free.lease, position: 0, outcome: .fulfilled(Data("b".utf8))))
         }
         let failure = try await answered(within: .seconds(60), "the locked job's result") { await blocked.value }
         #expect(failure?.code == .busy, "\(String(describing: failure))")
@@ -91,14 +95,18 @@ import Glibc
         configuration.user = user
         let scope = StoreScope(postgres: configuration)
         let store = scope.running(try await PostgresJobStore(configuration))
-        let claimed = try #require(try await store.claim(pool: "default", owner: "w", limit: 1, leaseDuration: .seconds(60)).first)
+        let claimed = try #require(
+            try await store.claim(pool: "default", owner: "w", limit: 1, leaseDuration: .seconds(60)).first)
         try await server.psql("REVOKE UPDATE ON \(schema).stages FROM \(user)", database: "jobd_test")
         let error = await expectStoreError(.permissionDenied) {
-            try await store.recordStageResult(StageResult(lease: claimed.lease, position: 0, outcome: .fulfilled(Data())))
+            try await store.recordStageResult(
+                StageResult(lease: claimed.lease, position: 0, outcome: .fulfilled(Data())))
         }
         let message = error?.message ?? ""
         #expect(message.contains("stages"), "\(message)")
-        #expect(message.contains("GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA \(schema) TO \(user)"), "\(message)")
+        #expect(
+            message.contains("GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA \(schema) TO \(user)"),
+            "\(message)")
         #expect(!message.contains("CREATE on the"), "\(message)")
     }
 }

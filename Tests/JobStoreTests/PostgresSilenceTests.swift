@@ -1,10 +1,11 @@
 import Foundation
-@testable import JobStore
 import JobValues
-@_spi(Maintenance) @testable import JobStoreSQLite
-@_spi(Maintenance) @testable import JobStorePostgres
 import TestSupport
 import Testing
+
+@testable import JobStore
+@_spi(Maintenance) @testable import JobStorePostgres
+@_spi(Maintenance) @testable import JobStoreSQLite
 
 /// A network path that stops passing data without closing the connection
 /// (a NAT or proxy that lost its state): a call on such a connection fails

@@ -1,10 +1,11 @@
 import Foundation
-@testable import JobStore
 import JobValues
-@_spi(Maintenance) @testable import JobStoreSQLite
-@_spi(Maintenance) @testable import JobStorePostgres
 import TestSupport
 import Testing
+
+@testable import JobStore
+@_spi(Maintenance) @testable import JobStorePostgres
+@_spi(Maintenance) @testable import JobStoreSQLite
 
 /// `sslmode=verify-full` against a server whose certificate the system
 /// does not trust: a permanent misconfiguration, said as such (cannot-open,
@@ -16,11 +17,14 @@ import Testing
         let server = try await TestPostgres.make()
         defer { server.stop() }
         // A self-signed certificate for localhost only, made by the server's user in its folder.
-        try TestPostgres.run("/usr/bin/openssl", [
-            "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "2", "-subj", "/CN=localhost",
-            "-addext", "subjectAltName=DNS:localhost",
-            "-keyout", server.data + "/server.key", "-out", server.data + "/server.crt",
-        ])
+        try TestPostgres.run(
+            "/usr/bin/openssl",
+            [
+                "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "2",
+                "-subj", "/CN=localhost",
+                "-addext", "subjectAltName=DNS:localhost",
+                "-keyout", server.data + "/server.key", "-out", server.data + "/server.crt",
+            ])
         try TestPostgres.run("/bin/chmod", ["600", server.data + "/server.key"])
         try await server.psql("ALTER SYSTEM SET ssl = on")
         try await server.psql("SELECT pg_reload_conf()")

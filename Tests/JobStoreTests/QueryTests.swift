@@ -1,9 +1,10 @@
 import Foundation
-@testable import JobStore
 import JobValues
+import Testing
+
+@testable import JobStore
 @_spi(Maintenance) @testable import JobStorePostgres
 @_spi(Maintenance) @testable import JobStoreSQLite
-import Testing
 
 @Suite struct QueryTests {
     /// 30 jobs over 3 definitions: ids 1…30; every 3rd fulfilled, every 5th running, the rest pending.
@@ -12,7 +13,8 @@ import Testing
         var states: [Int64: JobState] = [:]
         let ids = try await store.submit((0..<30).map { job("def-\($0 % 3)", input: "\($0)") }).map(\.id)
         for id in ids { states[id] = .pending }
-        try await store.executeInWriteTransaction("""
+        try await store.executeInWriteTransaction(
+            """
             UPDATE jobs SET state = 'fulfilled', finished_at = '2020-01-01T00:00:00.000Z' WHERE id % 3 = 0;
             UPDATE jobs SET state = 'running', lease_owner = 'x', lease_expires_at = '2999-01-01T00:00:00.000Z'
                 WHERE id % 5 = 0 AND id % 3 <> 0;
@@ -53,7 +55,8 @@ import Testing
         let (store, scope, _) = try await populated(kind)
         _ = scope
         let long = String(repeating: "é", count: JobQuery.summaryErrorCharacters + 10)
-        try await store.executeInWriteTransaction("""
+        try await store.executeInWriteTransaction(
+            """
             UPDATE jobs SET result = 'a result', error = '\(long)' WHERE id % 3 = 0;
             """)
         #expect(try await store.list(JobQuery(limit: 100)).jobs.contains { $0.result != nil && $0.error == long })
@@ -78,7 +81,9 @@ import Testing
     func pagesFollowTheCursorWithoutGapsOrRepeats(_ kind: StoreKind) async throws {
         let (store, scope, states) = try await populated(kind)
         _ = scope
-        for query in [JobQuery(limit: 7), .pending(limit: 4), .resolved(limit: 3), JobQuery(definition: "def-0", limit: 2)] {
+        for query in [
+            JobQuery(limit: 7), .pending(limit: 4), .resolved(limit: 3), JobQuery(definition: "def-0", limit: 2),
+        ] {
             var seen: [Int64] = []
             var next: JobQuery? = query
             while let current = next {
@@ -92,7 +97,8 @@ import Testing
                 }
             }
             let expected = states.filter { id, state in
-                (query.states?.contains(state) ?? true) && (query.definition.map { "def-\((id - 1) % 3)" == $0 } ?? true)
+                (query.states?.contains(state) ?? true)
+                    && (query.definition.map { "def-\((id - 1) % 3)" == $0 } ?? true)
             }.keys.sorted(by: >)
             #expect(seen == expected, "\(query)")
         }
@@ -110,7 +116,8 @@ import Testing
     func viewsShowPendingAndResolvedSets(_ kind: StoreKind) async throws {
         let (store, scope, states) = try await populated(kind)
         _ = scope
-        #expect(try await store.count("SELECT count(*) FROM pending_jobs") == states.values.filter { !$0.isResolved }.count)
+        #expect(
+            try await store.count("SELECT count(*) FROM pending_jobs") == states.values.filter { !$0.isResolved }.count)
         #expect(try await store.count("SELECT count(*) FROM resolved_jobs") == states.values.filter(\.isResolved).count)
     }
 
@@ -132,7 +139,9 @@ import Testing
         } else {
             // The page's rows by key, from one bounded index range per state.
             #expect(plan.first == "SEARCH jobs USING INTEGER PRIMARY KEY (rowid=?)", "\(plan)")
-            let index = query.definition == nil ? "jobs_state (state=? AND id<?)" : "jobs_definition_state (definition=? AND state=? AND id<?)"
+            let index =
+                query.definition == nil
+                ? "jobs_state (state=? AND id<?)" : "jobs_definition_state (definition=? AND state=? AND id<?)"
             let ranges = plan.filter { $0.hasPrefix("SEARCH jobs USING COVERING INDEX") }
             #expect(ranges.count == (query.states ?? Set(JobState.allCases)).count, "\(plan)")
             #expect(ranges.allSatisfy { $0.hasSuffix(index) }, "\(plan)")
@@ -142,13 +151,15 @@ import Testing
     @Test func claimRequeueAndStagesUseIndexes() async throws {
         let (store, folder) = try makeStore()
         _ = folder
-        let claim = try await store.queryPlan("""
+        let claim = try await store.queryPlan(
+            """
             SELECT id FROM jobs WHERE state = 'pending' AND pool = 'default' AND run_at <= '2030'
             ORDER BY priority DESC, run_at, id LIMIT 16
             """)
         #expect(claim.contains { $0.contains("jobs_claim") }, "\(claim)")
         #expect(!claim.contains { $0.contains("TEMP B-TREE") }, "\(claim)")
-        let requeue = try await store.queryPlan("SELECT id FROM jobs WHERE state = 'running' AND lease_expires_at < '2030'")
+        let requeue = try await store.queryPlan(
+            "SELECT id FROM jobs WHERE state = 'running' AND lease_expires_at < '2030'")
         // Running jobs are few (at most the pools' sizes): the state index finds them.
         #expect(requeue.contains { $0.contains("jobs_state") }, "\(requeue)")
         let stages = try await store.queryPlan("SELECT * FROM stages WHERE job_id = 5 ORDER BY position")

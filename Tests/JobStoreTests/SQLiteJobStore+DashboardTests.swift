@@ -1,13 +1,16 @@
 import Foundation
-@testable import JobStore
 import JobValues
+import Testing
+
+@testable import JobStore
 @_spi(Maintenance) @testable import JobStorePostgres
 @_spi(Maintenance) @testable import JobStoreSQLite
-import Testing
 
 @Suite struct DashboardQueryTests {
     /// Runs one job to the end, finishing at `at`.
-    func finish(_ store: SQLiteJobStore, _ definition: String, _ outcome: JobOutcome, at: Date, pool: String = "default")
+    func finish(
+        _ store: SQLiteJobStore, _ definition: String, _ outcome: JobOutcome, at: Date, pool: String = "default"
+    )
         async throws
     {
         _ = try await store.submit(job(definition, pool: pool))
@@ -30,21 +33,26 @@ import Testing
         _ = try await store.submit(job("pending"))
 
         // The start is rounded down to its minute: 10:00:40 counts from 10:00:00.
-        let minutes = try await store.resolvedPerMinute(from: base.addingTimeInterval(40), to: base.addingTimeInterval(600))
-        #expect(Set(minutes) == [
-            ResolvedMinute(minute: base, state: .fulfilled, count: 2),
-            ResolvedMinute(minute: base, state: .rejected, count: 1),
-            ResolvedMinute(minute: base.addingTimeInterval(60), state: .cancelled, count: 1),
-        ])
+        let minutes = try await store.resolvedPerMinute(
+            from: base.addingTimeInterval(40), to: base.addingTimeInterval(600))
+        #expect(
+            Set(minutes) == [
+                ResolvedMinute(minute: base, state: .fulfilled, count: 2),
+                ResolvedMinute(minute: base, state: .rejected, count: 1),
+                ResolvedMinute(minute: base.addingTimeInterval(60), state: .cancelled, count: 1),
+            ])
         #expect(minutes.map(\.minute) == minutes.map(\.minute).sorted())
-        #expect(try await store.resolvedPerMinute(from: base.addingTimeInterval(3600), to: base.addingTimeInterval(7200)).isEmpty)
+        #expect(
+            try await store.resolvedPerMinute(from: base.addingTimeInterval(3600), to: base.addingTimeInterval(7200))
+                .isEmpty)
     }
 
     @Test func resolvedPerMinuteReadsTheFinishedIndex() async throws {
         let (store, folder) = try makeStore()
         _ = folder
         let sql = SQLiteJobStore.resolvedPerMinuteSQL
-            .replacingOccurrences(of: ">= ?", with: ">= '2026-01-01'").replacingOccurrences(of: "< ?", with: "< '2026-01-02'")
+            .replacingOccurrences(of: ">= ?", with: ">= '2026-01-01'").replacingOccurrences(
+                of: "< ?", with: "< '2026-01-02'")
         let plan = try await store.queryPlan(sql)
         #expect(plan.contains { $0.contains("USING INDEX jobs_finished (finished_at>? AND finished_at<?)") }, "\(plan)")
     }
@@ -59,8 +67,10 @@ import Testing
         try await store.finish(JobFinish(lease: try #require(claimed.first).lease, outcome: .fulfilled(nil)))
         #expect(try await store.jobCountsByPool() == [PoolJobCounts(pool: "fast", pending: 2, running: 1)])
         _ = try await store.submit(job(runAt: Date(timeIntervalSinceNow: 3600), pool: "slow"))
-        #expect(try await store.jobCountsByPool() == [
-            PoolJobCounts(pool: "fast", pending: 2, running: 1), PoolJobCounts(pool: "slow", pending: 1, running: 0),
-        ])
+        #expect(
+            try await store.jobCountsByPool() == [
+                PoolJobCounts(pool: "fast", pending: 2, running: 1),
+                PoolJobCounts(pool: "slow", pending: 1, running: 0),
+            ])
     }
 }

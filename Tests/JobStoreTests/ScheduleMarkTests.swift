@@ -1,16 +1,19 @@
 import Foundation
-@testable import JobStore
 import JobValues
+import Testing
+
+@testable import JobStore
 @_spi(Maintenance) @testable import JobStorePostgres
 @_spi(Maintenance) @testable import JobStoreSQLite
-import Testing
 
 /// Schedule marks: each occurrence fired or skipped exactly once, however
 /// many processes try, on both stores.
 @Suite struct ScheduleMarkTests {
     static let t0 = Date(timeIntervalSince1970: 1_900_000_000)
 
-    func occurrence(_ at: Date, _ overlap: ScheduleOccurrence.Overlap = .allow, schedule: String = "every: 1m") -> ScheduleOccurrence {
+    func occurrence(
+        _ at: Date, _ overlap: ScheduleOccurrence.Overlap = .allow, schedule: String = "every: 1m"
+    ) -> ScheduleOccurrence {
         var new = job("report", input: "scheduled")
         new.scheduledFor = at
         return ScheduleOccurrence(definition: "report", schedule: schedule, at: at, job: new, overlap: overlap)
@@ -22,8 +25,12 @@ import Testing
         _ = scope
         #expect(try await store.startSchedule(definition: "report", schedule: "every: 1m", at: Self.t0) == Self.t0)
         // A second start (another jobd) keeps the first mark.
-        #expect(try await store.startSchedule(definition: "report", schedule: "every: 1m", at: Self.t0 + 600) == Self.t0)
-        #expect(try await store.scheduleMarks() == [ScheduleMark(definition: "report", schedule: "every: 1m", firedThrough: Self.t0)])
+        #expect(
+            try await store.startSchedule(definition: "report", schedule: "every: 1m", at: Self.t0 + 600) == Self.t0)
+        #expect(
+            try await store.scheduleMarks() == [
+                ScheduleMark(definition: "report", schedule: "every: 1m", firedThrough: Self.t0)
+            ])
         try await store.close()
     }
 
@@ -81,8 +88,11 @@ import Testing
         let (store, scope) = try await makeStore(kind)
         _ = scope
         _ = try await store.startSchedule(definition: "report", schedule: "cron: 0 * * * *", at: Self.t0)
-        #expect(try await store.skipOccurrences(definition: "report", schedule: "cron: 0 * * * *", through: Self.t0 + 7200))
-        #expect(try await !store.skipOccurrences(definition: "report", schedule: "cron: 0 * * * *", through: Self.t0 + 3600))
+        #expect(
+            try await store.skipOccurrences(definition: "report", schedule: "cron: 0 * * * *", through: Self.t0 + 7200))
+        #expect(
+            try await !store.skipOccurrences(definition: "report", schedule: "cron: 0 * * * *", through: Self.t0 + 3600)
+        )
         #expect(try await store.scheduleMarks().first?.firedThrough == Self.t0 + 7200)
         #expect(try await store.fireOccurrence(occurrence(Self.t0 + 3600, schedule: "cron: 0 * * * *")) == .alreadyDone)
         try await store.close()
@@ -101,7 +111,8 @@ import Testing
             Issue.record("the first schedule's occurrence did not fire")
             return
         }
-        #expect(try await store.fireOccurrence(occurrence(Self.t0 + 120, schedule: "every: 2m")) == .coincided(job: job))
+        #expect(
+            try await store.fireOccurrence(occurrence(Self.t0 + 120, schedule: "every: 2m")) == .coincided(job: job))
         let events = try await store.events(of: job)
         #expect(events.map(\.kind) == ["schedule-skipped"])
         #expect(events.first?.message.contains("schedule every: 2m of report") == true, "\(events)")

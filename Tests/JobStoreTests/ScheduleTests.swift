@@ -1,9 +1,10 @@
 import Foundation
-@testable import JobStore
 import JobValues
+import Testing
+
+@testable import JobStore
 @_spi(Maintenance) @testable import JobStorePostgres
 @_spi(Maintenance) @testable import JobStoreSQLite
-import Testing
 
 /// `nextRunAt(pool:)` (the engine's timer to the next delayed job) and
 /// `countJobs(in:)` (the engine's status).
@@ -23,7 +24,8 @@ import Testing
         let next = try #require(try await store.nextRunAt(pool: "default"))
         #expect(abs(next.timeIntervalSince(soon)) < 0.002)
         if let store = store as? SQLiteJobStore {  // SQLite's plan for nextRunAt
-            let plan = try await store.queryPlan("""
+            let plan = try await store.queryPlan(
+                """
                 WITH RECURSIVE levels(priority) AS (
                     SELECT max(priority) FROM jobs INDEXED BY jobs_claim WHERE state = 'pending' AND pool = 'default'
                     UNION ALL

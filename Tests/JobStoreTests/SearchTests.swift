@@ -1,6 +1,7 @@
 import Foundation
-@_spi(Maintenance) @testable import JobStore
 import Testing
+
+@_spi(Maintenance) @testable import JobStore
 
 /// `JobSearchStore`: words of the input, result, error and key; every word
 /// required; what the user types is never SQL nor a query operator.

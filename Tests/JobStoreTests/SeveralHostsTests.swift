@@ -1,10 +1,11 @@
 import Foundation
-@testable import JobStore
 import JobValues
-@_spi(Maintenance) @testable import JobStoreSQLite
-@_spi(Maintenance) @testable import JobStorePostgres
 import Synchronization
 import Testing
+
+@testable import JobStore
+@_spi(Maintenance) @testable import JobStorePostgres
+@_spi(Maintenance) @testable import JobStoreSQLite
 
 /// What several processes sharing one database rely on: schedule
 /// occurrences fire once, one leader per chore, wake-ups.
@@ -20,7 +21,9 @@ import Testing
         let first = try await store.submit(occurrence())
         let again = try await store.submit(occurrence(input: "b"))
         #expect(first.created && !again.created && again.id == first.id)
-        let batch = try await store.submit([occurrence("nightly", at + 60), occurrence("nightly", at + 60), occurrence("other")])
+        let batch = try await store.submit([
+            occurrence("nightly", at + 60), occurrence("nightly", at + 60), occurrence("other"),
+        ])
         #expect(batch[0].created && !batch[1].created && batch[1].id == batch[0].id)
         #expect(batch[2].created && batch[2].id != first.id)
         let detail = try #require(try await store.job(first.id))
@@ -70,7 +73,9 @@ import Testing
         // Releasing what one does not hold changes nothing.
         try await other.releaseLeadership(of: "maintenance", owner: "web-2")
         #expect(try await !other.acquireLeadership(of: "maintenance", owner: "web-2", for: .seconds(60)))
-        await expectStoreError(.invalidArgument) { try await store.acquireLeadership(of: "", owner: "x", for: .seconds(1)) }
+        await expectStoreError(.invalidArgument) {
+            try await store.acquireLeadership(of: "", owner: "x", for: .seconds(1))
+        }
     }
 
     @Test(arguments: StoreKind.allCases)
@@ -80,7 +85,8 @@ import Testing
         let winners = try await withThrowingTaskGroup(of: Bool.self) { group in
             for owner in 0..<16 {
                 group.addTask {
-                    try await (owner % 2 == 0 ? store : other).acquireLeadership(of: "race", owner: "o\(owner)", for: .seconds(60))
+                    try await (owner % 2 == 0 ? store : other).acquireLeadership(
+                        of: "race", owner: "o\(owner)", for: .seconds(60))
                 }
             }
             return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
@@ -117,7 +123,8 @@ import Testing
         try await waitUntil("the LISTEN connection is up") { listening.wakeUpStatus.listening }
         let id = try await store.submit(job(pool: "reports")).id
         try await waitUntil("the submit is heard") { heard.withLock { $0.contains(.runnable(pool: "reports")) } }
-        let claimed = try #require(try await store.claim(pool: "reports", owner: "a", limit: 1, leaseDuration: .seconds(60)).first)
+        let claimed = try #require(
+            try await store.claim(pool: "reports", owner: "a", limit: 1, leaseDuration: .seconds(60)).first)
         #expect(try await store.requestCancellation(of: id) == .requested)
         try await waitUntil("the cancel is heard") { heard.withLock { $0.contains(.cancellationRequested(jobID: id)) } }
         try await store.finish(JobFinish(lease: claimed.lease, outcome: .cancelled(nil)))

@@ -1,8 +1,9 @@
 import Foundation
+import Testing
+
 @testable import JobStore
 @_spi(Maintenance) @testable import JobStorePostgres
 @_spi(Maintenance) @testable import JobStoreSQLite
-import Testing
 
 @Suite struct StageLogTests {
     private func write(_ store: any StoreUnderTest, _ batch: StageLogBatch) async throws {
@@ -29,18 +30,27 @@ import Testing
         let key = StageLogKey(jobID: id, jobAttempt: 1, position: 1, attempt: 1)
         // Plain text, terminal escapes, bytes that are not UTF-8, a NUL, an empty line.
         let texts: [[UInt8]] = [
-            Array("starting".utf8), Array("\u{1B}[31mred\u{1B}[0m".utf8), [0x66, 0xFF, 0xFE, 0x6F], [0x61, 0x00, 0x62], [],
+            Array("starting".utf8), Array("\u{1B}[31mred\u{1B}[0m".utf8), [0x66, 0xFF, 0xFE, 0x6F], [0x61, 0x00, 0x62],
+            [],
         ]
         try await write(store, StageLogBatch(key: key, replacesEarlierRun: true, lines: lines(texts, at: time)))
         try await write(store, StageLogBatch(key: key, lines: lines([Array("more".utf8)], from: 5, at: time + 1)))
         // Another attempt and another stage sort after and before it.
-        try await write(store, StageLogBatch(
-            key: StageLogKey(jobID: id, jobAttempt: 1, position: 1, attempt: 2), lines: lines([Array("retry".utf8)], at: time)))
-        try await write(store, StageLogBatch(
-            key: StageLogKey(jobID: id, jobAttempt: 1, position: 0, attempt: 1), lines: lines([Array("first".utf8)], at: time)))
+        try await write(
+            store,
+            StageLogBatch(
+                key: StageLogKey(jobID: id, jobAttempt: 1, position: 1, attempt: 2),
+                lines: lines([Array("retry".utf8)], at: time)))
+        try await write(
+            store,
+            StageLogBatch(
+                key: StageLogKey(jobID: id, jobAttempt: 1, position: 0, attempt: 1),
+                lines: lines([Array("first".utf8)], at: time)))
 
         let all = try await read(store, StageLogQuery(jobID: id))
-        #expect(all.map(\.content) == ([Array("first".utf8)] + texts + [Array("more".utf8), Array("retry".utf8)]).map { .line($0) })
+        #expect(
+            all.map(\.content)
+                == ([Array("first".utf8)] + texts + [Array("more".utf8), Array("retry".utf8)]).map { .line($0) })
         #expect(all.map(\.cursor.position) == [0, 1, 1, 1, 1, 1, 1, 1])
         #expect(all[1].at == time)
         #expect(all[6].at == time + 1)
@@ -59,19 +69,25 @@ import Testing
         let id = try await store.submit(job()).id
         let time = Date(timeIntervalSince1970: 1_800_000_000)
         let key = StageLogKey(jobID: id, jobAttempt: 1, position: 0, attempt: 1)
-        try await write(store, StageLogBatch(key: key, lines: lines((0..<6).map { Array("line \($0)".utf8) }, at: time)))
+        try await write(
+            store, StageLogBatch(key: key, lines: lines((0..<6).map { Array("line \($0)".utf8) }, at: time)))
         // Lines 2…3 fell out of the tail; then 4 too.
-        try await write(store, StageLogBatch(
-            key: key, deleting: 2...3, lines: lines([Array("line 6".utf8)], from: 6, at: time),
-            dropped: StageLogDrop(sequence: 2, lines: 2, bytes: 12, at: time)))
-        try await write(store, StageLogBatch(
-            key: key, deleting: 4...4, dropped: StageLogDrop(sequence: 2, lines: 3, bytes: 18, at: time)))
+        try await write(
+            store,
+            StageLogBatch(
+                key: key, deleting: 2...3, lines: lines([Array("line 6".utf8)], from: 6, at: time),
+                dropped: StageLogDrop(sequence: 2, lines: 2, bytes: 12, at: time)))
+        try await write(
+            store,
+            StageLogBatch(
+                key: key, deleting: 4...4, dropped: StageLogDrop(sequence: 2, lines: 3, bytes: 18, at: time)))
         let entries = try await read(store, StageLogQuery(jobID: id))
         #expect(entries.map(\.cursor.sequence) == [0, 1, 2, 5, 6])
         #expect(entries[2].content == .dropped(lines: 3, bytes: 18))
 
         // A run of the same attempt after a crash starts it afresh.
-        try await write(store, StageLogBatch(key: key, replacesEarlierRun: true, lines: lines([Array("again".utf8)], at: time)))
+        try await write(
+            store, StageLogBatch(key: key, replacesEarlierRun: true, lines: lines([Array("again".utf8)], at: time)))
         #expect(try await read(store, StageLogQuery(jobID: id)).map(\.content) == [.line(Array("again".utf8))])
     }
 
@@ -80,7 +96,9 @@ import Testing
         let (store, scope) = try await makeStore(kind)
         _ = scope
         let id = try await store.submit(job(stages: [StagePlan(name: "a", kind: "then")])).id
-        let lease = try #require(try await store.claim(pool: "default", owner: "e", limit: 1, leaseDuration: .seconds(60)).first).lease
+        let lease = try #require(
+            try await store.claim(pool: "default", owner: "e", limit: 1, leaseDuration: .seconds(60)).first
+        ).lease
         let key = StageLogKey(jobID: id, jobAttempt: 1, position: 0, attempt: 1)
         try await write(store, StageLogBatch(key: key, lines: lines([Array("kept".utf8)], at: Date())))
         try await store.finish(JobFinish(lease: lease, outcome: .fulfilled(nil)))

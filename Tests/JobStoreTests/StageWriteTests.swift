@@ -1,10 +1,11 @@
 import Foundation
-@testable import JobStore
 import JobValues
-@_spi(Maintenance) @testable import JobStorePostgres
-@_spi(Maintenance) @testable import JobStoreSQLite
 import Synchronization
 import Testing
+
+@testable import JobStore
+@_spi(Maintenance) @testable import JobStorePostgres
+@_spi(Maintenance) @testable import JobStoreSQLite
 
 @Suite struct StageWriteTests {
     @Test(arguments: StoreKind.allCases)
@@ -12,16 +13,19 @@ import Testing
         let (store, scope) = try await makeStore(kind)
         _ = scope
         let id = try await store.submit(job(input: "in")).id
-        let claimed = try #require(try await store.claim(pool: "default", owner: "e", limit: 1, leaseDuration: .seconds(60)).first)
+        let claimed = try #require(
+            try await store.claim(pool: "default", owner: "e", limit: 1, leaseDuration: .seconds(60)).first)
         let lease = claimed.lease
         let started = Date(timeIntervalSince1970: 1_800_000_000.123)
         try await store.recordStageStart(StageStart(lease: lease, position: 0, attempt: 1, at: started))
         var detail = try #require(try await store.job(id))
         #expect(detail.stages[0].state == .running)
         #expect(detail.stages[0].startedAt == started)
-        try await store.recordStageResult(StageResult(
-            lease: lease, position: 0, outcome: .rejected("exit status 2: boom"), exitCode: 2, errorCode: "stage-failed",
-            attempt: 1))
+        try await store.recordStageResult(
+            StageResult(
+                lease: lease, position: 0, outcome: .rejected("exit status 2: boom"), exitCode: 2,
+                errorCode: "stage-failed",
+                attempt: 1))
         #expect(try await store.job(id)?.stages[0].errorCode == "stage-failed")
         try await store.recordStageStart(StageStart(lease: lease, position: 0, attempt: 2))
         #expect(try await store.job(id)?.stages[0].errorCode == nil, "a new attempt clears the last one's code")
@@ -56,7 +60,9 @@ import Testing
         let (store, scope) = try await makeStore(kind)
         _ = scope
         let id = try await store.submit(job()).id
-        let lease = try #require(try await store.claim(pool: "default", owner: "e", limit: 1, leaseDuration: .seconds(60)).first).lease
+        let lease = try #require(
+            try await store.claim(pool: "default", owner: "e", limit: 1, leaseDuration: .seconds(60)).first
+        ).lease
         try await store.recordStageResult(
             StageResult(lease: lease, position: 0, outcome: .fulfilled(Data("done".utf8)), exitCode: 0, attempt: 1))
         // As a start made again after a store error would arrive: late.
@@ -82,7 +88,8 @@ import Testing
         let (store, scope) = try await makeStore(kind)
         _ = scope
         _ = try await store.submit(job())
-        let claimed = try #require(try await store.claim(pool: "default", owner: "e", limit: 1, leaseDuration: .seconds(60)).first)
+        let claimed = try #require(
+            try await store.claim(pool: "default", owner: "e", limit: 1, leaseDuration: .seconds(60)).first)
         let error = await expectStoreError(.invalidArgument) {
             try await store.recordStageResult(StageResult(lease: claimed.lease, position: 7, outcome: .skipped))
         }
@@ -105,13 +112,22 @@ import Testing
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             for job in claimed {
                 let value = "v\(job.job.id)"
-                store.recordStageResult(StageResult(lease: job.lease, position: 0, outcome: .fulfilled(Data(value.utf8)))) { result in
+                store.recordStageResult(
+                    StageResult(lease: job.lease, position: 0, outcome: .fulfilled(Data(value.utf8)))
+                ) { result in
                     // Runs on the store's completion queue: look with another connection, now.
-                    let stored = try? observer.queryStringsNow(
-                        "SELECT value FROM stages WHERE job_id = \(job.job.id) AND position = 0").first ?? nil
+                    let stored =
+                        try? observer.queryStringsNow(
+                            "SELECT value FROM stages WHERE job_id = \(job.job.id) AND position = 0"
+                        ).first ?? nil
                     if case .failure = result { unseen.withLock { $0.append("\(job.job.id) failed") } }
                     if stored != value { unseen.withLock { $0.append("\(job.job.id): \(stored ?? "nil")") } }
-                    if acknowledged.withLock({ $0 += 1; return $0 }) == claimed.count { done.resume() }
+                    if acknowledged.withLock({
+                        $0 += 1
+                        return $0
+                    }) == claimed.count {
+                        done.resume()
+                    }
                 }
             }
         }
@@ -129,7 +145,8 @@ import Testing
             for (index, job) in claimed.enumerated() {
                 // The middle one is over the cap.
                 let value = Data(repeating: 97, count: index == 1 ? 11 : 5)
-                store.recordStageResult(StageResult(lease: job.lease, position: 0, outcome: .fulfilled(value))) { result in
+                store.recordStageResult(StageResult(lease: job.lease, position: 0, outcome: .fulfilled(value))) {
+                    result in
                     let count = outcomes.withLock {
                         if case .success = result { $0[index] = true } else { $0[index] = false }
                         return $0.count
@@ -149,7 +166,8 @@ import Testing
         let (store, scope) = try await makeStore(kind)
         _ = scope
         let id = try await store.submit(job()).id
-        try await store.recordEvent(NewEvent(jobID: id, position: 1, kind: "finalizer-warning", message: "pending promise deallocated"))
+        try await store.recordEvent(
+            NewEvent(jobID: id, position: 1, kind: "finalizer-warning", message: "pending promise deallocated"))
         try await store.recordEvent(NewEvent(jobID: id, kind: "note", message: "second"))
         try await store.recordEvent(NewEvent(jobID: nil, kind: "daemon", message: "not about a job"))
         let events = try await store.events(of: id)

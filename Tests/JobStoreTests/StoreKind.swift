@@ -1,12 +1,13 @@
 import Foundation
-@testable import JobStore
-import JobValues
 import JobDatabase
-@_spi(Maintenance) @testable import JobStorePostgres
-@_spi(Maintenance) @testable import JobStoreSQLite
+import JobValues
 import Synchronization
 import TestSupport
 import Testing
+
+@testable import JobStore
+@_spi(Maintenance) @testable import JobStorePostgres
+@_spi(Maintenance) @testable import JobStoreSQLite
 
 /// The stores the conformance tests run against: every test written once,
 /// with `@Test(arguments: StoreKind.allCases)`.
@@ -85,7 +86,10 @@ private let schemaCounter = Mutex(0)
 /// A configuration for a schema of its own in the shared test server's database.
 func postgresConfiguration(maxValueBytes: Int = 1 << 20) async throws -> PostgresJobStoreConfiguration {
     let server = try await TestPostgres.shared()
-    let number = schemaCounter.withLock { $0 += 1; return $0 }
+    let number = schemaCounter.withLock {
+        $0 += 1
+        return $0
+    }
     var configuration = PostgresJobStoreConfiguration(
         endpoint: .unixSocket(path: server.socket), user: "postgres", password: nil, database: "jobd_test",
         schema: "t\(getpid())_\(number)")

@@ -1,12 +1,13 @@
 import Foundation
-@testable import JobStore
 import JobValues
-@_spi(Maintenance) @testable import JobStorePostgres
-@_spi(Maintenance) @testable import JobStoreSQLite
 import Spawn
 import Synchronization
 import TestSupport
 import Testing
+
+@testable import JobStore
+@_spi(Maintenance) @testable import JobStorePostgres
+@_spi(Maintenance) @testable import JobStoreSQLite
 
 /// A folder of its own for each test, removed at the end.
 final class TemporaryFolder: Sendable {
@@ -25,7 +26,8 @@ final class TemporaryFolder: Sendable {
 /// A store in a fresh folder; keep the folder alive as long as the store.
 func makeStore(maxValueBytes: Int = 1 << 20) throws -> (SQLiteJobStore, TemporaryFolder) {
     let folder = try TemporaryFolder()
-    let store = try SQLiteJobStore(SQLiteJobStoreConfiguration(path: folder.file("jobs.sqlite"), maxValueBytes: maxValueBytes))
+    let store = try SQLiteJobStore(
+        SQLiteJobStoreConfiguration(path: folder.file("jobs.sqlite"), maxValueBytes: maxValueBytes))
     return (store, folder)
 }
 
@@ -35,10 +37,13 @@ let threeStages = [
     StagePlan(name: "publish", kind: "done"),
 ]
 
-func job(_ definition: String = "report", input: String? = nil, priority: Int = 0, key: String? = nil,
-         runAt: Date? = nil, pool: String = "default", stages: [StagePlan] = threeStages) -> NewJob {
-    NewJob(definition: definition, pool: pool, input: input.map { Data($0.utf8) }, priority: priority,
-           runAt: runAt, idempotencyKey: key, stages: stages)
+func job(
+    _ definition: String = "report", input: String? = nil, priority: Int = 0, key: String? = nil,
+    runAt: Date? = nil, pool: String = "default", stages: [StagePlan] = threeStages
+) -> NewJob {
+    NewJob(
+        definition: definition, pool: pool, input: input.map { Data($0.utf8) }, priority: priority,
+        runAt: runAt, idempotencyKey: key, stages: stages)
 }
 
 /// Expects `body` to throw a JobStoreError with `code`, and returns it.
@@ -110,8 +115,10 @@ final class ChildProcess: Sendable {
     /// Reads both pipes to their end, then reaps the child.
     func finish() async -> (status: Int32, signaled: Bool, lines: [String], stderr: String) {
         let finished = await process.finish()
-        return (finished.termination.status, finished.termination.exitCode == nil, lines(of: finished.stdout),
-                finished.stderrText)
+        return (
+            finished.termination.status, finished.termination.exitCode == nil, lines(of: finished.stdout),
+            finished.stderrText
+        )
     }
 
     /// The complete lines of `stdout` (all stdout so far): a last line

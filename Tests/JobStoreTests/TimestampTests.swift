@@ -1,9 +1,10 @@
 import Foundation
+import JobValues
+import Testing
+
 @testable import JobStore
 @_spi(Maintenance) @testable import JobStorePostgres
 @_spi(Maintenance) @testable import JobStoreSQLite
-import JobValues
-import Testing
 
 @Suite struct TimestampTests {
     @Test(arguments: [

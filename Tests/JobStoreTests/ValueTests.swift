@@ -1,9 +1,10 @@
 import Foundation
-@testable import JobStore
 import JobValues
+import Testing
+
+@testable import JobStore
 @_spi(Maintenance) @testable import JobStorePostgres
 @_spi(Maintenance) @testable import JobStoreSQLite
-import Testing
 
 @Suite struct ValueTests {
     static let samples: [(String, Data)] = [
@@ -23,10 +24,14 @@ import Testing
         let (store, scope) = try await makeStore(kind)
         _ = scope
         for (label, bytes) in Self.samples {
-            let id = try await store.submit(NewJob(definition: "v", input: bytes, stages: [StagePlan(name: "s", kind: "then")])).id
-            let claimed = try #require(try await store.claim(pool: "default", owner: "e", limit: 1, leaseDuration: .seconds(60)).first)
+            let id = try await store.submit(
+                NewJob(definition: "v", input: bytes, stages: [StagePlan(name: "s", kind: "then")])
+            ).id
+            let claimed = try #require(
+                try await store.claim(pool: "default", owner: "e", limit: 1, leaseDuration: .seconds(60)).first)
             #expect(claimed.job.input == bytes, "input: \(label)")
-            try await store.recordStageResult(StageResult(lease: claimed.lease, position: 0, outcome: .fulfilled(bytes)))
+            try await store.recordStageResult(
+                StageResult(lease: claimed.lease, position: 0, outcome: .fulfilled(bytes)))
             try await store.finish(JobFinish(lease: claimed.lease, outcome: .fulfilled(bytes)))
             let detail = try #require(try await store.job(id))
             #expect(detail.job.input == bytes, "input: \(label)")
@@ -43,7 +48,8 @@ import Testing
         let text = try await store.submit(NewJob(definition: "v", input: Data("007".utf8), stages: [])).id
         let binary = try await store.submit(NewJob(definition: "v", input: Data([0xff, 0x00]), stages: [])).id
         let nul = try await store.submit(NewJob(definition: "v", input: Data("a\u{0}b".utf8), stages: [])).id
-        let typeOf = kind == .sqlite
+        let typeOf =
+            kind == .sqlite
             ? "typeof(input)" : "CASE WHEN input_bytes IS NOT NULL THEN 'blob' WHEN input IS NOT NULL THEN 'text' END"
         #expect(try await store.scalar("SELECT \(typeOf) FROM jobs WHERE id = \(text)") == "text")
         #expect(try await store.scalar("SELECT input FROM jobs WHERE id = \(text)") == "007")
@@ -57,7 +63,9 @@ import Testing
         _ = scope
         let atCap = Data(repeating: 120, count: 1000)
         let overCap = Data(repeating: 120, count: 1001)
-        let id = try await store.submit(NewJob(definition: "v", input: atCap, stages: [StagePlan(name: "s", kind: "then")])).id
+        let id = try await store.submit(
+            NewJob(definition: "v", input: atCap, stages: [StagePlan(name: "s", kind: "then")])
+        ).id
         let error = await expectStoreError(.valueTooLarge) {
             try await store.submit(NewJob(definition: "v", input: overCap, stages: []))
         }
@@ -66,9 +74,11 @@ import Testing
         // The config key to raise, and advice that fits an input (not a stage's output).
         #expect(error?.message.contains("store.value-cap") == true && error?.message.contains("maxValueBytes") == false)
         #expect(error?.message.contains("Give a smaller input") == true)
-        let claimed = try #require(try await store.claim(pool: "default", owner: "e", limit: 1, leaseDuration: .seconds(60)).first)
+        let claimed = try #require(
+            try await store.claim(pool: "default", owner: "e", limit: 1, leaseDuration: .seconds(60)).first)
         let stageError = await expectStoreError(.valueTooLarge) {
-            try await store.recordStageResult(StageResult(lease: claimed.lease, position: 0, outcome: .fulfilled(overCap)))
+            try await store.recordStageResult(
+                StageResult(lease: claimed.lease, position: 0, outcome: .fulfilled(overCap)))
         }
         #expect(stageError?.jobID == id)
         #expect(stageError?.message.contains("Make the stage print less") == true)
@@ -87,7 +97,9 @@ import Testing
     func defaultCapIsOneMebibyte(_ kind: StoreKind) async throws {
         let (store, scope) = try await makeStore(kind)
         _ = scope
-        let cap = (store as? SQLiteJobStore)?.configuration.maxValueBytes ?? (store as? PostgresJobStore)?.configuration.maxValueBytes
+        let cap =
+            (store as? SQLiteJobStore)?.configuration.maxValueBytes
+            ?? (store as? PostgresJobStore)?.configuration.maxValueBytes
         #expect(cap == 1_048_576)
         let big = Data(repeating: 0xfe, count: 1_048_576)
         let id = try await store.submit(NewJob(definition: "v", input: big, stages: [])).id

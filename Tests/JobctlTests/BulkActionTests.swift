@@ -77,20 +77,24 @@ import Testing
         let total = 2000
         let actor = ActionActor(name: "test", uid: nil, origin: "test")
         try await sandbox.withStore { store in
-            _ = try await store.submit((0..<total).map { _ in
-                NewJob(definition: "hello", stages: JobSeeder.stages)
-            })
+            _ = try await store.submit(
+                (0..<total).map { _ in
+                    NewJob(definition: "hello", stages: JobSeeder.stages)
+                })
             try await Self.runAction(.cancel, JobSelection(states: [.pending]), actor, store)
         }
-        let arguments = ["retry", "--state", "cancelled", "--definition", "hello", "--yes", "--batch-size", "10",
-                         "--pause", "10ms", "--config", sandbox.configPath]
+        let arguments = [
+            "retry", "--state", "cancelled", "--definition", "hello", "--yes", "--batch-size", "10",
+            "--pause", "10ms", "--config", sandbox.configPath,
+        ]
         let first = try SpawnedProcess(
             jobctlPath, arguments, environment: childEnvironment([:]), directory: sandbox.folder)
         // Wait until some batches are in, then kill it.
         let store = try sandbox.store()
         var progress = 0
         while progress == 0 && first.isRunning {
-            progress = try await store.actions(limit: 1, before: nil).first.map { $0.verb == .retry ? $0.changed : 0 } ?? 0
+            progress =
+                try await store.actions(limit: 1, before: nil).first.map { $0.verb == .retry ? $0.changed : 0 } ?? 0
             if progress == 0 { try await Task.sleep(for: .milliseconds(5)) }
         }
         first.signal(SIGKILL)
@@ -127,8 +131,9 @@ import Testing
         _ verb: ActionVerb, _ selection: JobSelection, _ actor: ActionActor, _ store: SQLiteJobStore
     ) async throws {
         let (count, highest) = try await store.countMatching(selection, for: verb, ids: 1...Int64.max)
-        var action = try await store.startAction(ActionStart(
-            verb: verb, actor: actor, filter: "setup", selection: selection, matched: count, highestID: highest))
+        var action = try await store.startAction(
+            ActionStart(
+                verb: verb, actor: actor, filter: "setup", selection: selection, matched: count, highestID: highest))
         while !action.isFinished { action = try await store.continueAction(action.id, batchSize: 1000) }
     }
 }

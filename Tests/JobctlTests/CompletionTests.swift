@@ -4,7 +4,8 @@ import Testing
 /// Shell completions and the help that the man page is made from.
 @Suite struct CompletionTests {
     static let subcommands = [
-        "submit", "status", "list", "wait", "logs", "cancel", "retry", "definitions", "validate", "daemon", "metrics", "calendar", "schedules",
+        "submit", "status", "list", "wait", "logs", "cancel", "retry", "definitions", "validate", "daemon", "metrics",
+        "calendar", "schedules",
     ]
 
     @Test(arguments: ["bash", "zsh", "fish"])

@@ -40,7 +40,10 @@ import Testing
         let sandbox = try Sandbox()
         let named = try await sandbox.jobctl(["list", "--config", sandbox.file("nope.yaml")], config: false)
         #expect(named.status == 78, "\(named)")
-        #expect(named.errLines == ["jobctl: error: the config file \(sandbox.file("nope.yaml")) given with --config does not exist"])
+        #expect(
+            named.errLines == [
+                "jobctl: error: the config file \(sandbox.file("nope.yaml")) given with --config does not exist"
+            ])
         let fromEnvironment = try await sandbox.jobctl(
             ["list"], environment: ["JOBD_CONFIG": sandbox.file("gone.yaml")], config: false, directory: "/")
         #expect(fromEnvironment.status == 78)
@@ -88,7 +91,9 @@ import Testing
         // A definition with errors cannot be submitted, and says why.
         let submit = try await sandbox.jobctl(["submit", "broken"])
         #expect(submit.status == 78, "\(submit)")
-        #expect(submit.errLines.first?.contains("the definition broken has errors and cannot be submitted: \(broken):4:") == true)
+        #expect(
+            submit.errLines.first?.contains("the definition broken has errors and cannot be submitted: \(broken):4:")
+                == true)
         #expect(try await sandbox.jobCount() == 0)
     }
 
@@ -96,8 +101,10 @@ import Testing
         let sandbox = try Sandbox()
         let good = sandbox.file("good.yaml")
         let bad = sandbox.file("bad.yaml")
-        try "pool: slow\npipeline:\n  - then: a\n    run: [true]\n".write(toFile: good, atomically: true, encoding: .utf8)
-        try "pool: nowhere\npipeline:\n  - then: a\n    run: [true]\n".write(toFile: bad, atomically: true, encoding: .utf8)
+        try "pool: slow\npipeline:\n  - then: a\n    run: [true]\n".write(
+            toFile: good, atomically: true, encoding: .utf8)
+        try "pool: nowhere\npipeline:\n  - then: a\n    run: [true]\n".write(
+            toFile: bad, atomically: true, encoding: .utf8)
         let ok = try await sandbox.jobctl(["validate", good])
         #expect(ok.status == 0, "\(ok)")
         #expect(ok.out == "ok: \(sandbox.configPath) and 1 definition\n")
@@ -115,12 +122,13 @@ import Testing
         let sandbox = try Sandbox()
         let text = try await sandbox.jobctl(["definitions"])
         #expect(text.status == 0, "\(text)")
-        #expect(text.outLines == [
-            "NAME     POOL     STAGES  TIMEOUT  DESCRIPTION",
-            "failing  default       3  -",
-            "hello    default       4  -        greets its input",
-            "slow     slow          2  -",
-        ])
+        #expect(
+            text.outLines == [
+                "NAME     POOL     STAGES  TIMEOUT  DESCRIPTION",
+                "failing  default       3  -",
+                "hello    default       4  -        greets its input",
+                "slow     slow          2  -",
+            ])
         let json = try await sandbox.jobctl(["definitions", "--json"]).json()
         let definitions = try #require(json["definitions"] as? [[String: Any]])
         #expect(definitions.map { $0["name"] as? String } == ["failing", "hello", "slow"])
@@ -129,10 +137,14 @@ import Testing
         #expect(stages.map { $0["action"] as? String } == ["run", "transform", "transform", "run"])
         #expect(json["problems"] as? Int == 0)
 
-        try "pipeline: []\n".write(toFile: sandbox.folder + "/config/jobs.d/empty.yaml", atomically: true, encoding: .utf8)
+        try "pipeline: []\n".write(
+            toFile: sandbox.folder + "/config/jobs.d/empty.yaml", atomically: true, encoding: .utf8)
         let withError = try await sandbox.jobctl(["definitions"])
         #expect(withError.status == 0, "\(withError)")
         #expect(withError.outLines.count == 4, "the valid ones are still listed")
-        #expect(withError.errLines == ["jobctl: 1 error in \(sandbox.folder)/config/jobs.d: some definitions were not loaded (jobctl validate lists them)"])
+        #expect(
+            withError.errLines == [
+                "jobctl: 1 error in \(sandbox.folder)/config/jobs.d: some definitions were not loaded (jobctl validate lists them)"
+            ])
     }
 }

@@ -15,12 +15,13 @@ import Glibc
         defer { daemon.stop() }
         let result = try await sandbox.jobctl(["daemon"])
         #expect(result.status == 0, "\(result)")
-        #expect(result.outLines == [
-            "jobd \(JobdVersion.string) is running: pid 4242, since 2026-11-21T08:00:00.000Z",
-            "  jobs    1 running, 7 pending",
-            "  pools   default 1/4, slow 0/1",
-            "  config  /etc/jobd/jobd.yaml",
-        ])
+        #expect(
+            result.outLines == [
+                "jobd \(JobdVersion.string) is running: pid 4242, since 2026-11-21T08:00:00.000Z",
+                "  jobs    1 running, 7 pending",
+                "  pools   default 1/4, slow 0/1",
+                "  config  /etc/jobd/jobd.yaml",
+            ])
         #expect(daemon.received == [.status])
     }
 
@@ -66,7 +67,8 @@ import Glibc
     func connect(_ path: String, sending bytes: [UInt8] = []) throws -> Int32 {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard let address = UnixSocketAddress(path: path),
-              address.withSocketAddress({ Glibc.connect(fd, $0, $1) }) == 0 else {
+            address.withSocketAddress({ Glibc.connect(fd, $0, $1) }) == 0
+        else {
             close(fd)
             throw POSIXError(.ECONNREFUSED)
         }
@@ -96,7 +98,9 @@ import Glibc
         for _ in 0..<3 {
             let result = try await sandbox.jobctl(["daemon"])
             #expect(result.status != 0)
-            #expect(result.stderr.contains("jobd is serving \(ControlServer.maxConnections) control connections; try again"), "\(result)")
+            #expect(
+                result.stderr.contains(
+                    "jobd is serving \(ControlServer.maxConnections) control connections; try again"), "\(result)")
         }
     }
 

@@ -15,7 +15,8 @@ import Testing
         let sandbox = try Sandbox()
         let id = try await sandbox.seed(.running)
         try await sandbox.withStore { store in
-            try await store.executeInWriteTransaction("""
+            try await store.executeInWriteTransaction(
+                """
                 UPDATE jobs SET definition = \(Self.hostile), pool = \(Self.hostile), idempotency_key = \(Self.hostile),
                     lease_owner = \(Self.hostile) WHERE id = \(id);
                 UPDATE stages SET name = \(Self.hostile), kind = \(Self.hostile) WHERE job_id = \(id);
@@ -35,7 +36,8 @@ import Testing
         let sandbox = try Sandbox()
         let id = try await sandbox.seed(.fulfilled)
         try await sandbox.withStore { store in
-            try await store.executeInWriteTransaction("""
+            try await store.executeInWriteTransaction(
+                """
                 INSERT INTO events (job_id, kind, message, created_at)
                     VALUES (\(id), 'note', X'FFFE41', '2026-01-01T00:00:00.000Z')
                 """)
@@ -62,9 +64,10 @@ import Testing
         #expect(result.status == 65, "\(result)")
         let ids = result.outLines.dropFirst().map { $0.trimmingCharacters(in: .whitespaces).prefix { $0 != " " } }
         #expect(ids == ["\(good)"], "\(result)")
-        #expect(result.errLines.first == "jobctl: warning: cannot read the jobs row id \(bad): its column attempt holds "
-            + "the text 'two\\u{1b}' where jobd reads an integer within 0…2147483647; the row was written by something "
-            + "other than jobd: correct or delete it (see \"Rows written by hand\" in docs/schema.md)", "\(result)")
+        #expect(
+            result.errLines.first == "jobctl: warning: cannot read the jobs row id \(bad): its column attempt holds "
+                + "the text 'two\\u{1b}' where jobd reads an integer within 0…2147483647; the row was written by something "
+                + "other than jobd: correct or delete it (see \"Rows written by hand\" in docs/schema.md)", "\(result)")
         #expect(result.errLines.last?.hasPrefix("jobctl: error: 1 job(s) of this page cannot be read (\(bad))") == true)
 
         let json = try await sandbox.jobctl(["list", "--json"])

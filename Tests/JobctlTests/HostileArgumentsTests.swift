@@ -8,8 +8,9 @@ import Testing
     /// Runs jobctl through bash, so that an argument may hold any bytes
     /// (`$'\xff'`): `script` follows `jobctl` on the command line.
     func jobctlRaw(_ sandbox: Sandbox, _ script: String) async throws -> ChildResult {
-        try await runChild("/bin/bash", ["-c", "exec \"$0\" " + script + " --config \"$1\"", jobctlPath, sandbox.configPath],
-                           directory: sandbox.folder)
+        try await runChild(
+            "/bin/bash", ["-c", "exec \"$0\" " + script + " --config \"$1\"", jobctlPath, sandbox.configPath],
+            directory: sandbox.folder)
     }
 
     @Test func inputKeepsTheBytesOfItsArgument() async throws {
@@ -65,11 +66,13 @@ struct PermissionAdviceTests {
         let nobody = try #require(getpwnam("nobody")).pointee
         let folder = sandbox.folder + "/var"
         #expect(chown(folder, nobody.pw_uid, nobody.pw_gid) == 0)
-        #expect(chown(sandbox.databasePath, nobody.pw_uid, nobody.pw_gid) == 0 && chmod(sandbox.databasePath, 0o440) == 0)
+        #expect(
+            chown(sandbox.databasePath, nobody.pw_uid, nobody.pw_gid) == 0 && chmod(sandbox.databasePath, 0o440) == 0)
         let result = try await sandbox.jobctl(["submit", "hello", "--input", "x"], asNobody: true)
         #expect(result.status == 77, "\(result)")
-        #expect(result.stderr.contains("you own the file \(sandbox.databasePath) but its mode 440 denies you; chmod u+rw"),
-                "\(result)")
+        #expect(
+            result.stderr.contains("you own the file \(sandbox.databasePath) but its mode 440 denies you; chmod u+rw"),
+            "\(result)")
         #expect(!result.stderr.contains("join group"), "\(result)")
     }
 }

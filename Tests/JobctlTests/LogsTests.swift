@@ -93,7 +93,8 @@ import Testing
         #expect(result.status == 1, "rejected: exit 1, as wait: \(result)")
         #expect(result.stderr.hasPrefix("jobctl: error: job 1 rejected at stage 1/1 work (then): "), "\(result)")
         let printed = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
-        #expect(printed.split(separator: "\n").map { $0.split(separator: " ", maxSplits: 2).last.map(String.init) }
-            == ["tick 1", "tick 2"], "\(printed)")
+        #expect(
+            printed.split(separator: "\n").map { $0.split(separator: " ", maxSplits: 2).last.map(String.init) }
+                == ["tick 1", "tick 2"], "\(printed)")
     }
 }

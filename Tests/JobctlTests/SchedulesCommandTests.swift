@@ -27,9 +27,10 @@ import Testing
             let definition = try #require(try sandbox.configuration().definitions["nightly"])
             let key = definition.schedules[1].key
             _ = try await store.startSchedule(definition: "nightly", schedule: key, at: occurrence - 900)
-            _ = try await store.fireOccurrence(ScheduleOccurrence(
-                definition: "nightly", schedule: key, at: occurrence,
-                job: definition.newJob(scheduledFor: occurrence), overlap: .allow))
+            _ = try await store.fireOccurrence(
+                ScheduleOccurrence(
+                    definition: "nightly", schedule: key, at: occurrence,
+                    job: definition.newJob(scheduledFor: occurrence), overlap: .allow))
         }
         let text = try await sandbox.jobctl(["schedules"])
         #expect(text.status == 0, "\(text)")
@@ -76,9 +77,11 @@ import Testing
     /// reads it in, not in jobctl's own.
     @Test func aScheduleWithoutAZoneIsShownInJobdsZone() async throws {
         let sandbox = try Sandbox(definitions: ["hourly": Self.hourly])
-        let daemon = try FakeDaemon(path: sandbox.socketPath, status: DaemonStatus(
-            version: "0.1.0", pid: 4242, running: 0, pending: 0, pools: [:], draining: false,
-            startedAt: "2026-11-21T08:00:00.000Z", config: sandbox.configPath, timezone: "Asia/Kolkata"))
+        let daemon = try FakeDaemon(
+            path: sandbox.socketPath,
+            status: DaemonStatus(
+                version: "0.1.0", pid: 4242, running: 0, pending: 0, pools: [:], draining: false,
+                startedAt: "2026-11-21T08:00:00.000Z", config: sandbox.configPath, timezone: "Asia/Kolkata"))
         let result = try await sandbox.jobctl(["schedules", "--json"], environment: ["TZ": "Europe/Berlin"])
         daemon.stop()
         #expect(result.status == 0 && result.stderr.isEmpty, "\(result)")
@@ -91,8 +94,11 @@ import Testing
         let alone = try await sandbox.jobctl(["schedules"], environment: ["TZ": ":Europe/Berlin"])
         #expect(alone.status == 0, "\(alone)")
         #expect(alone.out.contains("Europe/Berlin") && alone.out.contains(":15:00.000Z"), "\(alone)")
-        #expect(alone.errLines == ["jobctl: jobd does not answer on \(sandbox.socketPath): schedules without timezone: "
-            + "are shown in this host's zone, Europe/Berlin (jobd reads them in its own)"], "\(alone)")
+        #expect(
+            alone.errLines == [
+                "jobctl: jobd does not answer on \(sandbox.socketPath): schedules without timezone: "
+                    + "are shown in this host's zone, Europe/Berlin (jobd reads them in its own)"
+            ], "\(alone)")
     }
 
     /// A definition that does not load is missing from the list: stderr
@@ -103,7 +109,8 @@ import Testing
         let result = try await sandbox.jobctl(["schedules"])
         #expect(result.status == 0, "\(result)")
         #expect(!result.out.contains("tzcron"))
-        #expect(result.errLines.contains { $0.hasSuffix("some definitions were not loaded (jobctl validate lists them)") },
-                "\(result)")
+        #expect(
+            result.errLines.contains { $0.hasSuffix("some definitions were not loaded (jobctl validate lists them)") },
+            "\(result)")
     }
 }

@@ -50,8 +50,10 @@ import Testing
         let result = try await sandbox.jobctl(["status", String(id), "--json"])
         #expect(result.status == 0, "\(result)")
         let json = try result.json()
-        for key in ["id", "definition", "state", "attempt", "input", "result", "error", "created_at", "started_at",
-                    "finished_at", "scheduled_for", "stages"] {
+        for key in [
+            "id", "definition", "state", "attempt", "input", "result", "error", "created_at", "started_at",
+            "finished_at", "scheduled_for", "stages",
+        ] {
             #expect(json.keys.contains(key), "missing \(key)")
         }
         #expect(json["scheduled_for"] is NSNull, "a submitted job has no occurrence")
@@ -63,8 +65,10 @@ import Testing
         #expect(created.count == 24 && created.hasSuffix("Z"), "\(created)")
         let stages = try #require(json["stages"] as? [[String: Any]])
         #expect(stages.map { $0["name"] as? String } == ["fetch", "total", "publish"])
-        for key in ["position", "name", "kind", "state", "attempts", "value", "error", "exit_code", "error_code",
-                    "started_at", "finished_at"] {
+        for key in [
+            "position", "name", "kind", "state", "attempts", "value", "error", "exit_code", "error_code",
+            "started_at", "finished_at",
+        ] {
             #expect(stages.allSatisfy { $0.keys.contains(key) }, "a stage misses \(key)")
         }
         #expect(stages[1]["value"] as? String == "42\n")
@@ -78,7 +82,8 @@ import Testing
         let sandbox = try Sandbox()
         let id = try await sandbox.seed(.fulfilled)
         try await sandbox.withStore { store in
-            try await store.executeInWriteTransaction("""
+            try await store.executeInWriteTransaction(
+                """
                 UPDATE jobs SET started_at = '2026-11-26T12:00:00.000Z', finished_at = '2026-11-26T11:00:10.000Z' WHERE id = \(id);
                 UPDATE stages SET started_at = '2026-11-26T12:00:00.000Z', finished_at = '2026-11-26T11:00:10.000Z' WHERE job_id = \(id);
                 """)
@@ -105,9 +110,11 @@ import Testing
     @Test func listFiltersNewestFirst() async throws {
         let sandbox = try Sandbox()
         var ids: [JobState: [Int64]] = [:]
-        for (state, definition) in [(JobState.pending, "hello"), (.running, "hello"), (.fulfilled, "hello"),
-                                    (.rejected, "failing"), (.cancelled, "hello"), (.pending, "failing"),
-                                    (.fulfilled, "failing")] {
+        for (state, definition) in [
+            (JobState.pending, "hello"), (.running, "hello"), (.fulfilled, "hello"),
+            (.rejected, "failing"), (.cancelled, "hello"), (.pending, "failing"),
+            (.fulfilled, "failing"),
+        ] {
             ids[state, default: []].append(try await sandbox.seed(state, definition: definition))
         }
         func listed(_ arguments: [String]) async throws -> [Int64] {
@@ -118,9 +125,11 @@ import Testing
         let all = ids.values.flatMap { $0 }.sorted(by: >)
         #expect(try await listed([]) == all)
         #expect(try await listed(["--pending"]) == (ids[.pending]! + ids[.running]!).sorted(by: >))
-        #expect(try await listed(["--resolved"]) == (ids[.fulfilled]! + ids[.rejected]! + ids[.cancelled]!).sorted(by: >))
-        #expect(try await listed(["--state", "rejected", "--state", "cancelled"])
-            == (ids[.rejected]! + ids[.cancelled]!).sorted(by: >))
+        #expect(
+            try await listed(["--resolved"]) == (ids[.fulfilled]! + ids[.rejected]! + ids[.cancelled]!).sorted(by: >))
+        #expect(
+            try await listed(["--state", "rejected", "--state", "cancelled"])
+                == (ids[.rejected]! + ids[.cancelled]!).sorted(by: >))
         #expect(try await listed(["--definition", "failing"]).count == 3)
         #expect(try await listed(["--resolved", "--definition", "failing"]).count == 2)
         #expect(try await listed(["--limit", "2"]) == Array(all.prefix(2)))
@@ -150,7 +159,10 @@ import Testing
         let sandbox = try Sandbox(createDatabase: false)
         let result = try await sandbox.jobctl(arguments)
         #expect(result.status == 74, "\(result)")
-        #expect(result.errLines == ["jobctl: error: the job database \(sandbox.databasePath) does not exist: jobd creates it when it first starts. Start jobd, or check 'database' in jobd.yaml"], "\(result)")
+        #expect(
+            result.errLines == [
+                "jobctl: error: the job database \(sandbox.databasePath) does not exist: jobd creates it when it first starts. Start jobd, or check 'database' in jobd.yaml"
+            ], "\(result)")
         #expect(!FileManager.default.fileExists(atPath: sandbox.databasePath))
     }
 }

@@ -73,18 +73,21 @@ import Testing
     @Test func aBatchIsOneJobPerLineInOrder() async throws {
         let sandbox = try Sandbox()
         let lines = (1...250).map { "line \($0)" }
-        try (lines.joined(separator: "\n") + "\n").write(toFile: sandbox.file("batch.txt"), atomically: true, encoding: .utf8)
+        try (lines.joined(separator: "\n") + "\n").write(
+            toFile: sandbox.file("batch.txt"), atomically: true, encoding: .utf8)
         let result = try await sandbox.jobctl(["submit", "hello", "--batch", sandbox.file("batch.txt")])
         #expect(result.status == 0, "\(result)")
         let ids = result.outLines.compactMap { Int64($0) }
         #expect(ids.count == 250)
         #expect(ids == ids.sorted() && Set(ids).count == 250)
-        #expect(result.errLines == ["jobctl: jobd is not running: the 250 jobs are queued and will start when jobd runs"])
+        #expect(
+            result.errLines == ["jobctl: jobd is not running: the 250 jobs are queued and will start when jobd runs"])
 
         #expect(try await sandbox.job(ids[0]).job.input == Data("line 1".utf8))
         #expect(try await sandbox.job(ids[249]).job.input == Data("line 250".utf8))
 
-        let fromStdin = try await sandbox.jobctl(["submit", "hello", "--batch", "-", "--json"], stdin: Data("x\ny".utf8))
+        let fromStdin = try await sandbox.jobctl(
+            ["submit", "hello", "--batch", "-", "--json"], stdin: Data("x\ny".utf8))
         let jobs = try #require(try fromStdin.json()["jobs"] as? [[String: Any]], "\(fromStdin)")
         #expect(jobs.count == 2)
         #expect(jobs.allSatisfy { $0["created"] as? Bool == true })

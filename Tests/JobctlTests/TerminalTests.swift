@@ -11,12 +11,17 @@ import Testing
 
     /// Runs jobctl on a pseudo-terminal 80 columns wide; stdout and stderr
     /// both arrive in `stdout`.
-    private func onTerminal(_ sandbox: Sandbox, _ arguments: [String], environment: [String: String] = [:]) async throws -> ChildResult {
+    private func onTerminal(
+        _ sandbox: Sandbox, _ arguments: [String], environment: [String: String] = [:]
+    ) async throws -> ChildResult {
         let words = [jobctlPath] + arguments + ["--config", sandbox.configPath]
-        let command = "stty cols 80 rows 40; " + words.map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }
+        let command =
+            "stty cols 80 rows 40; "
+            + words.map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }
             .joined(separator: " ")
-        return try await runChild("/usr/bin/script", ["-qec", command, "/dev/null"], environment: environment,
-                                  directory: sandbox.folder)
+        return try await runChild(
+            "/usr/bin/script", ["-qec", command, "/dev/null"], environment: environment,
+            directory: sandbox.folder)
     }
 
     private func seeded(_ states: [JobState], result: String = "out") async throws -> Sandbox {
@@ -57,7 +62,8 @@ import Testing
     @Test func submitWaitShowsWhichStageRuns() async throws {
         let sandbox = try Sandbox()
         let daemon = try TestDaemon(sandbox)
-        let result = try await onTerminal(sandbox, ["submit", "slow", "--input", "rested", "--wait", "--timeout", "60s"])
+        let result = try await onTerminal(
+            sandbox, ["submit", "slow", "--input", "rested", "--wait", "--timeout", "60s"])
         await daemon.stop()
         #expect(result.status == 0, "\(result)")
         #expect(result.out.contains("job 1 running: stage 1/2 nap (then)"), "\(result)")

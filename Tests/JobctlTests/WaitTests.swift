@@ -29,7 +29,8 @@ import Testing
         #expect(json["state"] as? String == "fulfilled")
         #expect(json["result"] as? String == "HELLO, JSON!")
         let stages = try #require(json["stages"] as? [[String: Any]])
-        #expect(stages.map { $0["value"] as? String } == ["hello, json!", "HELLO, JSON!", "HELLO, JSON!", "HELLO, JSON!"])
+        #expect(
+            stages.map { $0["value"] as? String } == ["hello, json!", "HELLO, JSON!", "HELLO, JSON!", "HELLO, JSON!"])
     }
 
     @Test func submitWaitGivesUpAfterItsTimeout() async throws {
@@ -37,7 +38,9 @@ import Testing
         // No engine: the job stays pending.
         let result = try await sandbox.jobctl(["submit", "hello", "--wait", "--timeout", "250ms"])
         #expect(result.status == 75, "\(result)")
-        #expect(result.errLines.last == "jobctl: error: job 1 is still pending after 250ms; it goes on (jobctl wait 1 waits again)")
+        #expect(
+            result.errLines.last
+                == "jobctl: error: job 1 is still pending after 250ms; it goes on (jobctl wait 1 waits again)")
         #expect(try await sandbox.job(1).job.state == .pending)
     }
 

@@ -26,13 +26,15 @@ extension ConfigurationTests {
         _ = makePromise()
         let makeGuarantee = Guarantee<Int>.init(resolver:)
         _ = makeGuarantee { _ in }
-        XCTAssertEqual(log.all, [
-            "\(LogEvent.pendingPromiseDeallocated) \(file):\(line + 1) true",
-            "\(LogEvent.pendingPromiseDeallocated) \(file):\(line + 2) true",
-            "\(LogEvent.pendingGuaranteeDeallocated) \(file):\(line + 3) false",
-            "\(LogEvent.pendingGuaranteeDeallocated) \(file):\(line + 4) false",
-            "\(LogEvent.pendingPromiseDeallocated) <unknown>:0 true",
-            "\(LogEvent.pendingGuaranteeDeallocated) <unknown>:0 false",
-        ])
+        XCTAssertEqual(
+            log.all,
+            [
+                "\(LogEvent.pendingPromiseDeallocated) \(file):\(line + 1) true",
+                "\(LogEvent.pendingPromiseDeallocated) \(file):\(line + 2) true",
+                "\(LogEvent.pendingGuaranteeDeallocated) \(file):\(line + 3) false",
+                "\(LogEvent.pendingGuaranteeDeallocated) \(file):\(line + 4) false",
+                "\(LogEvent.pendingPromiseDeallocated) <unknown>:0 true",
+                "\(LogEvent.pendingGuaranteeDeallocated) <unknown>:0 false",
+            ])
     }
 }

@@ -103,7 +103,9 @@ struct ChainTests {
         let (x, y, z) = try when(fulfilled: service.load(1), service.load(2), Promise.value(true)).wait()
         #expect(x == 2 && y == 4)
         #expect(z)
-        let (p, q, r, s, t) = try when(fulfilled: service.load(1), service.load(2), service.load(3), service.load(4), Guarantee.value(5)).wait()
+        let (p, q, r, s, t) = try when(
+            fulfilled: service.load(1), service.load(2), service.load(3), service.load(4), Guarantee.value(5)
+        ).wait()
         #expect(p == 2 && q == 4 && r == 6 && s == 8 && t == 5)
 
         let (never, resolveNever) = Promise<Int>.pending()

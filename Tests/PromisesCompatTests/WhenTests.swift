@@ -88,9 +88,13 @@ struct WhenTests {
 
     @Test("when(guarantees:) of four and of five guarantees gives a tuple (#3)")
     func fourAndFiveGuarantees() {
-        let (a, b, c, d) = when(guarantees: Guarantee.value(1), Guarantee.value("b"), Guarantee.value(true), Service().title()).wait()
+        let (a, b, c, d) = when(
+            guarantees: Guarantee.value(1), Guarantee.value("b"), Guarantee.value(true), Service().title()
+        ).wait()
         #expect(a == 1 && b == "b" && c && d == "Title")
-        let five = when(guarantees: Guarantee.value(1), Guarantee.value(2), Guarantee.value(3), Guarantee.value(4), Guarantee.value("5"))
+        let five = when(
+            guarantees: Guarantee.value(1), Guarantee.value(2), Guarantee.value(3), Guarantee.value(4),
+            Guarantee.value("5"))
         let (p, q, r, s, t) = five.wait()
         #expect([p, q, r, s] == [1, 2, 3, 4] && t == "5")
     }
@@ -132,7 +136,9 @@ struct WhenTests {
         while batch.finishNext(failing: 2) {}
         #expect(throws: FetchError.offline) { try all.wait() }
         #expect(batch.started == 3)
-        #expect(throws: PMKError.self) { try when(fulfilled: [Promise.value(1)].makeIterator(), concurrently: 0).wait() }
+        #expect(throws: PMKError.self) {
+            try when(fulfilled: [Promise.value(1)].makeIterator(), concurrently: 0).wait()
+        }
     }
 
     @Test("when(fulfilled:) of guarantees is a Promise: catch follows, Promise<[T]> takes it (#16)")

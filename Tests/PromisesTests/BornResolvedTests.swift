@@ -1,6 +1,7 @@
 import Dispatch
-@testable import Promises
 import Testing
+
+@testable import Promises
 
 /// An error holding a `Tracked`, so a test can see when the last copy of
 /// the error goes.
@@ -46,7 +47,14 @@ struct BornResolvedTests {
         ("map(on: nil) of a rejection", false, { Promise<Int>(error: TestError.first).map(on: nil) { $0 + 1 } }),
         ("map(on: nil) of a map", true, { Promise.value(1).map(on: nil) { $0 + 1 }.map(on: nil) { $0 + 5 } }),
         ("compactMap(on: nil)", true, { Promise.value("7").compactMap(on: nil) { Int($0) } }),
-        ("compactMap(on: nil) of nil", false, { Promise.value("x").compactMap(on: nil) { Int($0) }.recover(on: nil) { _ -> Promise<Int> in throw TestError.first } }),
+        (
+            "compactMap(on: nil) of nil", false,
+            {
+                Promise.value("x").compactMap(on: nil) { Int($0) }.recover(on: nil) { _ -> Promise<Int> in
+                    throw TestError.first
+                }
+            }
+        ),
     ]
 
     @Test("every reader sees the result", arguments: 0..<makers.count)
@@ -140,9 +148,12 @@ struct BornResolvedTests {
         let alive = Counter()
         try await checkLayout(alive, heldByPromise: true, { Tracked(alive) }, number: { _ in 7 })
         try await checkLayout(alive, heldByPromise: true, { Optional(Tracked(alive)) }, number: { _ in 7 })
-        try await checkLayout(alive, heldByPromise: true, { PairValue(tracked: Tracked(alive), number: 7) }, number: \.number)
-        try await checkLayout(alive, heldByPromise: false, { WideValue(tracked: Tracked(alive), number: 7) }, number: \.number)
-        try await checkLayout(alive, heldByPromise: false, { WeaklyHeldValue(tracked: Tracked(alive), other: nil) }, number: \.number)
+        try await checkLayout(
+            alive, heldByPromise: true, { PairValue(tracked: Tracked(alive), number: 7) }, number: \.number)
+        try await checkLayout(
+            alive, heldByPromise: false, { WideValue(tracked: Tracked(alive), number: 7) }, number: \.number)
+        try await checkLayout(
+            alive, heldByPromise: false, { WeaklyHeldValue(tracked: Tracked(alive), other: nil) }, number: \.number)
         try await checkLayout(alive, heldByPromise: true, { (Tracked(alive), 7) }, number: \.1)
         try await checkLayout(alive, heldByPromise: false, { (Tracked(alive), 7, 0) }, number: \.1)
         try await checkLayout(alive, heldByPromise: true, { _ = Tracked(alive) }, number: { _ in 7 })
@@ -152,7 +163,10 @@ struct BornResolvedTests {
     /// and `map(on: nil)` do, and checks where the value is kept, that every
     /// reader gets it, and that it lives exactly as long as the promise.
     /// Generic, so that the library's unspecialised code runs too.
-    private func checkLayout<V>(_ alive: Counter, heldByPromise: Bool, _ make: @escaping @Sendable () -> V, number: @escaping @Sendable (V) -> Int) async throws {
+    private func checkLayout<V>(
+        _ alive: Counter, heldByPromise: Bool, _ make: @escaping @Sendable () -> V,
+        number: @escaping @Sendable (V) -> Int
+    ) async throws {
         let type = "\(V.self)"
         let before = alive.value
         let queue = QueueTag.queue("layouts")

@@ -117,15 +117,20 @@ struct CatchTests {
     func voidRecoverThrowing() async throws {
         let handled: Promise<Void> = Promise<Void>(error: TestError.first).recover(policy: .allErrors) { _ in }
         try await handled.fulfilledValue()
-        let rethrown: Promise<Void> = Promise<Void>(error: TestError.first).recover(policy: .allErrors) { _ in throw TestError.second }
+        let rethrown: Promise<Void> = Promise<Void>(error: TestError.first).recover(policy: .allErrors) { _ in
+            throw TestError.second
+        }
         #expect(try await rethrown.rejection() as? TestError == .second)
         let called = Counter()
-        let skipped: Promise<Void> = Promise<Void>(error: PMKError.cancelled).recover(policy: .allErrorsExceptCancellation) { _ in
+        let skipped: Promise<Void> = Promise<Void>(error: PMKError.cancelled).recover(
+            policy: .allErrorsExceptCancellation
+        ) { _ in
             called.increment()
         }
         #expect(try await skipped.rejection().isCancelled)
         #expect(called.value == 0)
-        let cancelledHandled: Promise<Void> = Promise<Void>(error: PMKError.cancelled).recover(policy: .allErrors) { _ in
+        let cancelledHandled: Promise<Void> = Promise<Void>(error: PMKError.cancelled).recover(policy: .allErrors) {
+            _ in
             called.increment()
         }
         try await cancelledHandled.fulfilledValue()
@@ -135,7 +140,8 @@ struct CatchTests {
     @Test("recover → Promise with an explicit policy: cancellation passes through unless .allErrors")
     func recoverPolicy() async throws {
         let called = Counter()
-        let passedThrough = Promise<Int>(error: ClientCancelled()).recover(policy: .allErrorsExceptCancellation) { _ -> Promise<Int> in
+        let passedThrough = Promise<Int>(error: ClientCancelled()).recover(policy: .allErrorsExceptCancellation) {
+            _ -> Promise<Int> in
             called.increment()
             return .value(1)
         }
@@ -184,7 +190,10 @@ struct CatchTests {
         let order = Recorder<String>()
         let fulfilled = Promise.value(1)
             .ensure { order.append("ensure") }
-            .map { value -> Int in order.append("map"); return value }
+            .map { value -> Int in
+                order.append("map")
+                return value
+            }
         #expect(try await fulfilled.fulfilledValue() == 1)
         #expect(order.all == ["ensure", "map"])
 
@@ -249,8 +258,10 @@ struct CatchTests {
 
     @Test("PMKError cases describe themselves")
     func errorDescriptions() {
-        let cases: [PMKError] = [.invalidCallingConvention, .returnedSelf, .badInput, .cancelled,
-                                 .compactMap(1, String.self), .emptySequence, .noWinner]
+        let cases: [PMKError] = [
+            .invalidCallingConvention, .returnedSelf, .badInput, .cancelled,
+            .compactMap(1, String.self), .emptySequence, .noWinner,
+        ]
         let descriptions = cases.map(\.debugDescription)
         #expect(Set(descriptions).count == cases.count)
         #expect(descriptions.allSatisfy { !$0.isEmpty })
@@ -259,7 +270,9 @@ struct CatchTests {
 }
 
 /// Runs `body` with `handler` as `conf.logHandler`, then puts the old one back.
-func withLogHandler<R>(_ handler: @escaping @Sendable (LogEvent) -> Void, _ body: () async throws -> R) async rethrows -> R {
+func withLogHandler<R>(
+    _ handler: @escaping @Sendable (LogEvent) -> Void, _ body: () async throws -> R
+) async rethrows -> R {
     let saved = conf.logHandler
     conf.logHandler = handler
     defer { conf.logHandler = saved }

@@ -162,11 +162,13 @@ struct ConcurrencyStressTests {
         for _ in 0..<200 {
             let (_, resolver) = Promise<Int>.pending()
             let files = Recorder<String>()
-            runTogether({
-                for _ in 0..<10 { files.append(resolver.location.file) }
-            }, {
-                resolver.fulfill(1)
-            })
+            runTogether(
+                {
+                    for _ in 0..<10 { files.append(resolver.location.file) }
+                },
+                {
+                    resolver.fulfill(1)
+                })
             #expect(Set(files.all) == ["PromisesTests/ConcurrencyStressTests.swift"])
         }
     }

@@ -91,7 +91,9 @@ struct DeepChainTests {
         #expect(order.all == Array(0..<200))
     }
 
-    @Test("past 32 nested inline handlers, a nested seal's handlers run once the sealing handler returns, still inside the outermost fulfill")
+    @Test(
+        "past 32 nested inline handlers, a nested seal's handlers run once the sealing handler returns, still inside the outermost fulfill"
+    )
     func postponedNestedSeals() {
         // By design (docs/promises.md, Caveats): below the depth limit a
         // nested seal runs its inline handlers at once, as PromiseKit does;
@@ -115,7 +117,8 @@ struct DeepChainTests {
             #expect(dependents.all.map { $0.value.value } == [length + 1], "chain of \(length)")
             if atOnce.all != [true] { postponedAt.append(length) }
         }
-        #expect(postponedAt.allSatisfy { $0 >= 31 }, "a nested seal was postponed below the depth limit: \(postponedAt)")
+        #expect(
+            postponedAt.allSatisfy { $0 >= 31 }, "a nested seal was postponed below the depth limit: \(postponedAt)")
     }
 
     @Test("wait() inside a deep inline handler on a promise it fulfils returns (no self-deadlock)")

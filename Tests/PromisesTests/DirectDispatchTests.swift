@@ -1,6 +1,7 @@
 import Dispatch
-@testable import Promises
 import Testing
+
+@testable import Promises
 
 #if canImport(CDispatch)
 import CDispatch
@@ -12,7 +13,9 @@ import CDispatch
 @Suite("DirectDispatch: operators queue their box without a block")
 struct DirectDispatchTests {
     #if canImport(CDispatch)
-    @Test("the C queue read from a DispatchQueue is the one libdispatch runs work on", arguments: ["serial", "targeted", "global"])
+    @Test(
+        "the C queue read from a DispatchQueue is the one libdispatch runs work on",
+        arguments: ["serial", "targeted", "global"])
     func readsTheCQueue(kind: String) {
         let queue: DispatchQueue
         switch kind {

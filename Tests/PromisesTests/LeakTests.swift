@@ -73,7 +73,9 @@ extension GlobalConfiguration {
             #expect(leaks == [SeenLeak(event: guaranteeLeak, location: site, canReject: false)])
         }
 
-        @Test("call sites that share a slot of a thread's location cache each report their own place, on fresh threads too")
+        @Test(
+            "call sites that share a slot of a thread's location cache each report their own place, on fresh threads too"
+        )
         func sitesSharingACacheSlot() async {
             // Each thread remembers 16 recent call sites, by file address
             // and line; lines 16 apart in one file land in one slot, so each
@@ -86,10 +88,16 @@ extension GlobalConfiguration {
                     _ = Guarantee<Int>.pending(file: "PromisesTests/Other.swift", line: line)
                 }
             }
-            let expected = order.flatMap { line in [
-                SeenLeak(event: promiseLeak, location: .init(file: "PromisesTests/Sites.swift", line: line), canReject: true),
-                SeenLeak(event: guaranteeLeak, location: .init(file: "PromisesTests/Other.swift", line: line), canReject: false),
-            ] }
+            let expected = order.flatMap { line in
+                [
+                    SeenLeak(
+                        event: promiseLeak, location: .init(file: "PromisesTests/Sites.swift", line: line),
+                        canReject: true),
+                    SeenLeak(
+                        event: guaranteeLeak, location: .init(file: "PromisesTests/Other.swift", line: line),
+                        canReject: false),
+                ]
+            }
             let here = await recordingLeaks { makeAll() }
             #expect(here == expected)
             // Two threads that have made no promise yet: the first lookup

@@ -17,8 +17,10 @@ extension GlobalConfiguration {
             #expect("\(LogEvent.pendingPromiseDeallocated)" == "pendingPromiseDeallocated")
             #expect("\(LogEvent.pendingGuaranteeDeallocated)" == "pendingGuaranteeDeallocated")
             #expect("\(LogEvent.cauterized(TestError.numbered(77)))".hasPrefix("cauterized("))
-            let events: [LogEvent] = [.waitOnMainThread, .pendingPromiseDeallocated, .pendingGuaranteeDeallocated,
-                                      .cauterized(TestError.numbered(77))]
+            let events: [LogEvent] = [
+                .waitOnMainThread, .pendingPromiseDeallocated, .pendingGuaranteeDeallocated,
+                .cauterized(TestError.numbered(77)),
+            ]
             let messages = events.map(\.message)
             #expect(messages[1] == "warning: pending promise deallocated")
             #expect(Set(messages).count == 4)

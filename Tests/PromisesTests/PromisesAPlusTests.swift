@@ -209,10 +209,11 @@ struct ThenTests {
         var tails: [Promise<Void>] = []
         for index in 0..<20 {
             if rejects {
-                tails.append(promise.recover(on: queue) { _ -> Promise<Int> in
-                    order.append(index)
-                    return .value(index)
-                }.asVoid())
+                tails.append(
+                    promise.recover(on: queue) { _ -> Promise<Int> in
+                        order.append(index)
+                        return .value(index)
+                    }.asVoid())
             } else {
                 tails.append(promise.done(on: queue) { _ in order.append(index) })
             }
@@ -260,7 +261,8 @@ struct ThenTests {
         let viaCompactMap = source.compactMap { _ -> Int? in throw TestError.numbered(3) }
         let viaDone = source.done { _ in throw TestError.numbered(4) }
         let viaGet = source.get { _ in throw TestError.numbered(5) }
-        let viaRecover = Promise<Int>(error: TestError.first).recover { _ -> Promise<Int> in throw TestError.numbered(6) }
+        let viaRecover = Promise<Int>(error: TestError.first).recover { _ -> Promise<Int> in throw TestError.numbered(6)
+        }
         #expect(try await viaThen.rejection() as? TestError == .numbered(1))
         #expect(try await viaMap.rejection() as? TestError == .numbered(2))
         #expect(try await viaCompactMap.rejection() as? TestError == .numbered(3))
@@ -287,10 +289,20 @@ struct ThenTests {
     func rejectionPassesThroughFulfilmentHandlers() async throws {
         let called = Counter()
         let source = Promise<Int>(error: TestError.second)
-        let end = source
-            .then { value -> Promise<Int> in called.increment(); return .value(value) }
-            .map { value -> Int in called.increment(); return value }
-            .compactMap { value -> Int? in called.increment(); return value }
+        let end =
+            source
+            .then { value -> Promise<Int> in
+                called.increment()
+                return .value(value)
+            }
+            .map { value -> Int in
+                called.increment()
+                return value
+            }
+            .compactMap { value -> Int? in
+                called.increment()
+                return value
+            }
             .get { _ in called.increment() }
             .done { _ in called.increment() }
         #expect(try await end.rejection() as? TestError == .second)

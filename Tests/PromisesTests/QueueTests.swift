@@ -31,7 +31,10 @@ struct QueueCase: Sendable, CustomTestStringConvertible {
 
     static let all: [QueueCase] = [
         QueueCase("Promise.then", .map) { placement, handler in
-            let body = { (_: Int) -> Promise<Int> in handler(); return .value(0) }
+            let body = { (_: Int) -> Promise<Int> in
+                handler()
+                return .value(0)
+            }
             switch placement {
             case .byDefault: _ = Promise.value(1).then(body)
             case .on(let queue): _ = Promise.value(1).then(on: queue, body)
@@ -45,7 +48,10 @@ struct QueueCase: Sendable, CustomTestStringConvertible {
             }
         },
         QueueCase("Promise.compactMap", .map) { placement, handler in
-            let body = { (value: Int) -> Int? in handler(); return value }
+            let body = { (value: Int) -> Int? in
+                handler()
+                return value
+            }
             switch placement {
             case .byDefault: _ = Promise.value(1).compactMap(body)
             case .on(let queue): _ = Promise.value(1).compactMap(on: queue, body)
@@ -59,14 +65,20 @@ struct QueueCase: Sendable, CustomTestStringConvertible {
             }
         },
         QueueCase("Promise.recover -> Promise", .map) { placement, handler in
-            let body = { (_: any Error) -> Promise<Int> in handler(); return .value(0) }
+            let body = { (_: any Error) -> Promise<Int> in
+                handler()
+                return .value(0)
+            }
             switch placement {
             case .byDefault: _ = Promise<Int>(error: TestError.first).recover(body)
             case .on(let queue): _ = Promise<Int>(error: TestError.first).recover(on: queue, body)
             }
         },
         QueueCase("Promise.recover -> Guarantee", .map) { placement, handler in
-            let body = { (_: any Error) -> Guarantee<Int> in handler(); return .value(0) }
+            let body = { (_: any Error) -> Guarantee<Int> in
+                handler()
+                return .value(0)
+            }
             switch placement {
             case .byDefault: Promise<Int>(error: TestError.first).recover(body)
             case .on(let queue): Promise<Int>(error: TestError.first).recover(on: queue, body)
@@ -87,49 +99,70 @@ struct QueueCase: Sendable, CustomTestStringConvertible {
             }
         },
         QueueCase("Promise.mapValues", .map) { placement, handler in
-            let body = { (value: Int) -> Int in handler(); return value }
+            let body = { (value: Int) -> Int in
+                handler()
+                return value
+            }
             switch placement {
             case .byDefault: _ = Promise.value([1]).mapValues(body)
             case .on(let queue): _ = Promise.value([1]).mapValues(on: queue, body)
             }
         },
         QueueCase("Promise.flatMapValues", .map) { placement, handler in
-            let body = { (value: Int) -> [Int] in handler(); return [value] }
+            let body = { (value: Int) -> [Int] in
+                handler()
+                return [value]
+            }
             switch placement {
             case .byDefault: _ = Promise.value([1]).flatMapValues(body)
             case .on(let queue): _ = Promise.value([1]).flatMapValues(on: queue, body)
             }
         },
         QueueCase("Promise.compactMapValues", .map) { placement, handler in
-            let body = { (value: Int) -> Int? in handler(); return value }
+            let body = { (value: Int) -> Int? in
+                handler()
+                return value
+            }
             switch placement {
             case .byDefault: _ = Promise.value([1]).compactMapValues(body)
             case .on(let queue): _ = Promise.value([1]).compactMapValues(on: queue, body)
             }
         },
         QueueCase("Promise.thenFlatMap", .map) { placement, handler in
-            let body = { (value: Int) -> Promise<[Int]> in handler(); return .value([value]) }
+            let body = { (value: Int) -> Promise<[Int]> in
+                handler()
+                return .value([value])
+            }
             switch placement {
             case .byDefault: _ = Promise.value([1]).thenFlatMap(body)
             case .on(let queue): _ = Promise.value([1]).thenFlatMap(on: queue, body)
             }
         },
         QueueCase("Promise.thenMap", .map) { placement, handler in
-            let body = { (value: Int) -> Promise<Int> in handler(); return .value(value) }
+            let body = { (value: Int) -> Promise<Int> in
+                handler()
+                return .value(value)
+            }
             switch placement {
             case .byDefault: _ = Promise.value([1]).thenMap(body)
             case .on(let queue): _ = Promise.value([1]).thenMap(on: queue, body)
             }
         },
         QueueCase("Promise.filterValues", .map) { placement, handler in
-            let body = { (_: Int) -> Bool in handler(); return true }
+            let body = { (_: Int) -> Bool in
+                handler()
+                return true
+            }
             switch placement {
             case .byDefault: _ = Promise.value([1]).filterValues(body)
             case .on(let queue): _ = Promise.value([1]).filterValues(on: queue, body)
             }
         },
         QueueCase("Promise.firstValue(where:)", .map) { placement, handler in
-            let body = { (_: Int) -> Bool in handler(); return true }
+            let body = { (_: Int) -> Bool in
+                handler()
+                return true
+            }
             switch placement {
             case .byDefault: _ = Promise.value([1]).firstValue(where: body)
             case .on(let queue): _ = Promise.value([1]).firstValue(on: queue, where: body)
@@ -143,7 +176,10 @@ struct QueueCase: Sendable, CustomTestStringConvertible {
             }
         },
         QueueCase("Guarantee.then", .map) { placement, handler in
-            let body = { (_: Int) -> Guarantee<Int> in handler(); return .value(0) }
+            let body = { (_: Int) -> Guarantee<Int> in
+                handler()
+                return .value(0)
+            }
             switch placement {
             case .byDefault: Guarantee.value(1).then(body)
             case .on(let queue): Guarantee.value(1).then(on: queue, body)
@@ -177,7 +213,10 @@ struct QueueCase: Sendable, CustomTestStringConvertible {
             }
         },
         QueueCase("Promise.ensureThen", .return) { placement, handler in
-            let body = { () -> Guarantee<Void> in handler(); return .value }
+            let body = { () -> Guarantee<Void> in
+                handler()
+                return .value
+            }
             switch placement {
             case .byDefault: _ = Promise.value(1).ensureThen(body)
             case .on(let queue): _ = Promise.value(1).ensureThen(on: queue, body)
@@ -241,7 +280,9 @@ extension GlobalConfiguration {
             #expect(tag == "explicit")
         }
 
-        @Test("on: nil runs the handler inline: before the operator returns, on the calling thread", arguments: QueueCase.all)
+        @Test(
+            "on: nil runs the handler inline: before the operator returns, on the calling thread",
+            arguments: QueueCase.all)
         func inline(_ queueCase: QueueCase) async {
             let caller = QueueTag.queue("caller")
             let observed = caller.sync { () -> (ranBeforeReturn: Bool, tag: String?) in
@@ -282,7 +323,10 @@ extension GlobalConfiguration {
             let record = { seen.append(Unchecked(value: (QueueTag.current, Thread.isMainThread))) }
             let tail = Promise.value(1)
                 .map { _ in record() }
-                .then { _ -> Promise<Void> in record(); return .value }
+                .then { _ -> Promise<Void> in
+                    record()
+                    return .value
+                }
                 .get { _ in record() }
                 .done { _ in record() }
             try await tail.fulfilledValue()

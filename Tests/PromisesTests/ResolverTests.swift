@@ -1,3 +1,4 @@
+import Dispatch
 import Promises
 import Testing
 
@@ -19,7 +20,9 @@ struct ResolverTests {
     @Test("resolve(Result)")
     func resolveResult() async throws {
         #expect(try await settled(Int.self) { $0.resolve(.fulfilled(2)) }.fulfilledValue() == 2)
-        #expect(try await settled(Int.self) { $0.resolve(.rejected(TestError.second)) }.rejection() as? TestError == .second)
+        #expect(
+            try await settled(Int.self) { $0.resolve(.rejected(TestError.second)) }.rejection() as? TestError == .second
+        )
     }
 
     @Test("resolve(T?, Error?): value, error, error wins over value, (nil, nil) is invalidCallingConvention")
@@ -103,8 +106,6 @@ struct ResolverTests {
         #expect(try await promise.fulfilledValue() == 1)
     }
 }
-
-import Dispatch
 
 /// Calls back on another thread, as a callback API would.
 enum DispatchQueueHop {

@@ -42,27 +42,37 @@ struct RetentionTests {
     @Test("map, done and then release their body after it ran (inline and on a queue)", arguments: [true, false])
     func releasedAfterRunning(onQueue: Bool) async throws {
         let queue: DispatchQueue? = onQueue ? QueueTag.queue("retention") : nil
-        let viaMap = try await aliveAfter(on: queue, { source, tracked in
-            source.map(on: queue) { value in withExtendedLifetime(tracked) { value } }
-        }, settle: { $0.fulfill(1) })
-        let viaDone = try await aliveAfter(on: queue, { source, tracked in
-            source.done(on: queue) { _ in withExtendedLifetime(tracked) {} }
-        }, settle: { $0.fulfill(1) })
-        let viaThen = try await aliveAfter(on: queue, { source, tracked in
-            source.then(on: queue) { _ in withExtendedLifetime(tracked) { Promise() } }
-        }, settle: { $0.fulfill(1) })
+        let viaMap = try await aliveAfter(
+            on: queue,
+            { source, tracked in
+                source.map(on: queue) { value in withExtendedLifetime(tracked) { value } }
+            }, settle: { $0.fulfill(1) })
+        let viaDone = try await aliveAfter(
+            on: queue,
+            { source, tracked in
+                source.done(on: queue) { _ in withExtendedLifetime(tracked) {} }
+            }, settle: { $0.fulfill(1) })
+        let viaThen = try await aliveAfter(
+            on: queue,
+            { source, tracked in
+                source.then(on: queue) { _ in withExtendedLifetime(tracked) { Promise() } }
+            }, settle: { $0.fulfill(1) })
         #expect([viaMap, viaDone, viaThen] == [0, 0, 0])
     }
 
     @Test("a rejection passing by releases the body unrun")
     func releasedWhenRejected() async throws {
-        let viaMap = try await aliveAfter(on: nil, { source, tracked in
-            source.map(on: nil) { value in withExtendedLifetime(tracked) { value } }
-        }, settle: { $0.reject(ClientFailure()) })
+        let viaMap = try await aliveAfter(
+            on: nil,
+            { source, tracked in
+                source.map(on: nil) { value in withExtendedLifetime(tracked) { value } }
+            }, settle: { $0.reject(ClientFailure()) })
         let queue = QueueTag.queue("retention")
-        let viaDone = try await aliveAfter(on: queue, { source, tracked in
-            source.done(on: queue) { _ in withExtendedLifetime(tracked) {} }
-        }, settle: { $0.reject(ClientFailure()) })
+        let viaDone = try await aliveAfter(
+            on: queue,
+            { source, tracked in
+                source.done(on: queue) { _ in withExtendedLifetime(tracked) {} }
+            }, settle: { $0.reject(ClientFailure()) })
         #expect([viaMap, viaDone] == [0, 0])
     }
 }

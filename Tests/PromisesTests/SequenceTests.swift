@@ -56,8 +56,10 @@ struct SequenceTests {
     func firstAndLast() async throws {
         #expect(try await Promise.value([4, 5, 6]).firstValue.fulfilledValue() == 4)
         #expect(try await Promise.value([4, 5, 6]).lastValue.fulfilledValue() == 6)
-        for error in [try await Promise.value([Int]()).firstValue.rejection(),
-                      try await Promise.value([Int]()).lastValue.rejection()] {
+        for error in [
+            try await Promise.value([Int]()).firstValue.rejection(),
+            try await Promise.value([Int]()).lastValue.rejection(),
+        ] {
             guard case PMKError.emptySequence = error else {
                 Issue.record("expected emptySequence, got \(error)")
                 continue

@@ -1,7 +1,8 @@
 import Dispatch
 import Foundation
-@testable import Promises
 import Testing
+
+@testable import Promises
 
 /// A box that only the running step holds is sealed without its lock
 /// (`EmptyBox.isSoleReference`). These tests check the test itself, and that
@@ -34,22 +35,26 @@ struct SoleReferenceTests {
         #expect(seen.all == [2])
     }
 
-    @Test("another thread adds a handler to a step's promise and drops it while the source is fulfilled: the handler runs once", arguments: [false, true])
+    @Test(
+        "another thread adds a handler to a step's promise and drops it while the source is fulfilled: the handler runs once",
+        arguments: [false, true])
     func dropRacesSeal(onQueue: Bool) {
         let queue = QueueTag.queue("sole-reference")
         for _ in 0..<300 {
             let (root, resolver) = Promise<Int>.pending()
             let held = Locked<Promise<Int>?>(root.map(on: onQueue ? queue : nil) { $0 + 1 })
             let seen = Recorder<Int>()
-            runTogether({
-                let step = held.withLock { promise in
-                    defer { promise = nil }
-                    return promise
-                }
-                _ = step?.done(on: nil) { seen.append($0) }
-            }, {
-                resolver.fulfill(1)
-            })
+            runTogether(
+                {
+                    let step = held.withLock { promise in
+                        defer { promise = nil }
+                        return promise
+                    }
+                    _ = step?.done(on: nil) { seen.append($0) }
+                },
+                {
+                    resolver.fulfill(1)
+                })
             if onQueue { queue.sync {} }
             #expect(seen.all == [2])
         }

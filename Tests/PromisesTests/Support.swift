@@ -206,7 +206,9 @@ func drain(_ queue: DispatchQueue) async {
 }
 
 /// Runs `body` with `conf.Q` set to `queues`, and puts the old queues back.
-func withQueues<R>(_ queues: (map: DispatchQueue?, return: DispatchQueue?), _ body: () async throws -> R) async rethrows -> R {
+func withQueues<R>(
+    _ queues: (map: DispatchQueue?, return: DispatchQueue?), _ body: () async throws -> R
+) async rethrows -> R {
     let saved = conf.Q
     conf.Q = queues
     defer { conf.Q = saved }

@@ -58,11 +58,16 @@ struct WhenTests {
         resolver.fulfill("s")
         let pair = try await two.fulfilledValue()
         #expect(pair.0 == 1 && pair.1 == "s")
-        let three = try await when(fulfilled: Promise.value(1), Promise.value("b"), Guarantee.value(true)).fulfilledValue()
+        let three = try await when(fulfilled: Promise.value(1), Promise.value("b"), Guarantee.value(true))
+            .fulfilledValue()
         #expect(three.0 == 1 && three.1 == "b" && three.2)
-        let four = try await when(fulfilled: Promise.value(1), Promise.value("b"), Promise.value(3.5), Promise.value([4])).fulfilledValue()
+        let four = try await when(
+            fulfilled: Promise.value(1), Promise.value("b"), Promise.value(3.5), Promise.value([4])
+        ).fulfilledValue()
         #expect(four.0 == 1 && four.1 == "b" && four.2 == 3.5 && four.3 == [4])
-        let five = try await when(fulfilled: Promise.value(1), Promise.value(2), Promise.value(3), Promise.value(4), Promise.value(5)).fulfilledValue()
+        let five = try await when(
+            fulfilled: Promise.value(1), Promise.value(2), Promise.value(3), Promise.value(4), Promise.value(5)
+        ).fulfilledValue()
         #expect([five.0, five.1, five.2, five.3, five.4] == [1, 2, 3, 4, 5])
     }
 
@@ -72,8 +77,9 @@ struct WhenTests {
         let two = when(fulfilled: pending, Promise<String>(error: TestError.second))
         #expect(try await two.rejection() as? TestError == .second)
         resolver.fulfill(0)
-        let five = when(fulfilled: Promise.value(1), Promise.value(2), Promise<Int>(error: TestError.numbered(3)),
-                        Promise.value(4), Promise.value(5))
+        let five = when(
+            fulfilled: Promise.value(1), Promise.value(2), Promise<Int>(error: TestError.numbered(3)),
+            Promise.value(4), Promise.value(5))
         #expect(try await five.rejection() as? TestError == .numbered(3))
     }
 

@@ -51,8 +51,9 @@ import Glibc
     }
 
     @Test func stopEscalatesToSIGKILL() async throws {
-        let child = try SpawnedProcess("/bin/sh", ["-c", "trap '' TERM; echo ready; while :; do sleep 0.05; done"],
-                                       stdout: .capture)
+        let child = try SpawnedProcess(
+            "/bin/sh", ["-c", "trap '' TERM; echo ready; while :; do sleep 0.05; done"],
+            stdout: .capture)
         #expect(await waitFor { child.captured.stdout == Array("ready\n".utf8) })
         let watch = ContinuousClock.now
         #expect(child.stop(grace: .milliseconds(300)) == .signaled(SIGKILL))
@@ -60,8 +61,9 @@ import Glibc
     }
 
     @Test func aGroupIsSignalledAsOne() async throws {
-        let child = try SpawnedProcess("/bin/sh", ["-c", "sleep 600 & echo $!; wait"], stdout: .capture,
-                                       ownProcessGroup: true)
+        let child = try SpawnedProcess(
+            "/bin/sh", ["-c", "sleep 600 & echo $!; wait"], stdout: .capture,
+            ownProcessGroup: true)
         #expect(child.leadsItsGroup)
         #expect(await waitFor { child.captured.stdout.last == UInt8(ascii: "\n") })
         let grandchild = try #require(pid_t(child.captured.stdoutText.dropLast()))
@@ -134,8 +136,9 @@ import Glibc
     @Test func aDroppedChildIsKilledWithItsGroup() async throws {
         var pids: (pid_t, pid_t) = (0, 0)
         do {
-            let child = try SpawnedProcess("/bin/sh", ["-c", "sleep 600 & echo $!; wait"], stdout: .capture,
-                                           ownProcessGroup: true)
+            let child = try SpawnedProcess(
+                "/bin/sh", ["-c", "sleep 600 & echo $!; wait"], stdout: .capture,
+                ownProcessGroup: true)
             #expect(await waitFor { child.captured.stdout.last == UInt8(ascii: "\n") })
             pids = (child.pid, try #require(pid_t(child.captured.stdoutText.dropLast())))
         }

@@ -29,7 +29,8 @@ public final class Child {
     ///   - output: stderr, and stdout unless `stdout` names another file.
     public init(_ executable: String, _ arguments: [String], output: String, stdout: String? = nil) throws {
         process = try SpawnedProcess(
-            executable, arguments, stdout: .file(stdout ?? output), stderr: stdout == nil ? .sameAsStdout : .file(output))
+            executable, arguments, stdout: .file(stdout ?? output),
+            stderr: stdout == nil ? .sameAsStdout : .file(output))
         self.output = output
     }
 
@@ -50,7 +51,9 @@ public final class Child {
 }
 
 /// Runs a command to completion, reading its stdout and stderr as it writes them.
-public func runCommand(_ path: String, _ arguments: [String], environment: [String: String]? = nil) throws -> (status: Int32, output: String, error: String) {
+public func runCommand(
+    _ path: String, _ arguments: [String], environment: [String: String]? = nil
+) throws -> (status: Int32, output: String, error: String) {
     let finished = try SpawnedProcess.run(path, arguments, environment: environment)
     return (finished.termination.status, finished.stdoutText, finished.stderrText)
 }
@@ -72,7 +75,9 @@ public func freePort() throws -> Int {
     address.sin_addr.s_addr = inet_addr("127.0.0.1")
     var length = socklen_t(MemoryLayout<sockaddr_in>.size)
     let bound = withUnsafeMutablePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
+        }
     }
     guard bound else { throw TestFailure("no free port: \(String(cString: strerror(errno)))") }
     return Int(UInt16(bigEndian: address.sin_port))

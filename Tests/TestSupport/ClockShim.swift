@@ -33,7 +33,8 @@ public enum ClockShim {
         do {
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
             try Self.source.write(toFile: source, atomically: true, encoding: .utf8)
-            let built = try SpawnedProcess.run("/usr/bin/cc", ["-shared", "-fPIC", "-O2", "-o", library, source, "-ldl"])
+            let built = try SpawnedProcess.run(
+                "/usr/bin/cc", ["-shared", "-fPIC", "-O2", "-o", library, source, "-ldl"])
             guard built.termination.status == 0 else {
                 return .failure(TestFailure("cc could not build the clock shim: \(built.stderrText)"))
             }

@@ -39,8 +39,11 @@ public final class NetworkNamespace: Sendable {
         let prefix = "198.\(18 + block / 256).\(block % 256)"
         let name = "jobd-\(getpid())-\(index)"
         let (outer, inner) = ("jv\(index)s", "jv\(index)h")
-        try self.init(name: name, gateway: prefix + ".1", address: prefix + ".2", link: inner) { () throws(TestPostgresError) in
-            try Self.run(["-n", server.name, "link", "add", outer, "type", "veth", "peer", "name", inner, "netns", name])
+        try self.init(name: name, gateway: prefix + ".1", address: prefix + ".2", link: inner) {
+            () throws(TestPostgresError) in
+            try Self.run([
+                "-n", server.name, "link", "add", outer, "type", "veth", "peer", "name", inner, "netns", name,
+            ])
             try Self.run(["-n", server.name, "addr", "add", prefix + ".1/24", "dev", outer])
             try Self.run(["-n", server.name, "link", "set", outer, "up"])
             try Self.run(["-n", name, "addr", "add", prefix + ".2/24", "dev", inner])
@@ -90,9 +93,14 @@ public final class NetworkNamespace: Sendable {
     }
 
     private static func watch(name: String) {
-        _ = try? SpawnedProcess("/bin/sh", ["-c", """
-            while kill -0 \(getpid()) 2>/dev/null; do sleep 1; done
-            \(ip) netns del \(name) 2>/dev/null
-            """], lifetime: .outlivesOwner)
+        _ = try? SpawnedProcess(
+            "/bin/sh",
+            [
+                "-c",
+                """
+                while kill -0 \(getpid()) 2>/dev/null; do sleep 1; done
+                \(ip) netns del \(name) 2>/dev/null
+                """,
+            ], lifetime: .outlivesOwner)
     }
 }

@@ -39,9 +39,10 @@ public enum PrometheusClientParser {
             """
         let finished = try await SpawnedProcess.run(python, ["-c", script], stdin: .bytes(exposition))
         guard finished.termination == .exited(0) else {
-            throw ParseError(message: "prometheus_client rejected the exposition:\n"
-                + finished.stderrText
-                + "\n--- exposition ---\n" + String(decoding: exposition, as: UTF8.self))
+            throw ParseError(
+                message: "prometheus_client rejected the exposition:\n"
+                    + finished.stderrText
+                    + "\n--- exposition ---\n" + String(decoding: exposition, as: UTF8.self))
         }
         return try JSONDecoder().decode([String: Family].self, from: Data(finished.stdout))
     }

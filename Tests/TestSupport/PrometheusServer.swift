@@ -23,15 +23,17 @@ public final class PrometheusServer {
         let port = try freePort()
         let list = targets.map { "\"\($0)\"" }.joined(separator: ", ")
         try """
-            global: { scrape_interval: 1s, evaluation_interval: 1s }
-            scrape_configs:
-              - job_name: jobd
-                static_configs: [{ targets: [\(list)] }]
-            """.write(toFile: folder + "/prometheus.yml", atomically: true, encoding: .utf8)
-        child = try Child(Self.path, [
-            "--config.file=\(folder)/prometheus.yml", "--storage.tsdb.path=\(folder)/tsdb",
-            "--web.listen-address=127.0.0.1:\(port)", "--log.level=warn",
-        ], output: folder + "/prometheus.log")
+        global: { scrape_interval: 1s, evaluation_interval: 1s }
+        scrape_configs:
+          - job_name: jobd
+            static_configs: [{ targets: [\(list)] }]
+        """.write(toFile: folder + "/prometheus.yml", atomically: true, encoding: .utf8)
+        child = try Child(
+            Self.path,
+            [
+                "--config.file=\(folder)/prometheus.yml", "--storage.tsdb.path=\(folder)/tsdb",
+                "--web.listen-address=127.0.0.1:\(port)", "--log.level=warn",
+            ], output: folder + "/prometheus.log")
         api = .tcp(host: "127.0.0.1", port: port)
     }
 
@@ -92,7 +94,9 @@ public final class PrometheusServer {
             case time(Double), text(String)
             init(from decoder: any Decoder) throws {
                 let container = try decoder.singleValueContainer()
-                if let number = try? container.decode(Double.self) { self = .time(number) } else {
+                if let number = try? container.decode(Double.self) {
+                    self = .time(number)
+                } else {
                     self = .text(try container.decode(String.self))
                 }
             }

@@ -94,11 +94,14 @@ public enum RawHTTP {
         }
         let head = String(decoding: data[..<end.lowerBound], as: UTF8.self).components(separatedBy: "\r\n")
         let statusLine = head[0].split(separator: " ")
-        guard statusLine.count >= 2, let status = Int(statusLine[1]) else { throw TestFailure("bad status line \(head[0])") }
+        guard statusLine.count >= 2, let status = Int(statusLine[1]) else {
+            throw TestFailure("bad status line \(head[0])")
+        }
         var headers: [String: String] = [:]
         for line in head.dropFirst() {
             guard let colon = line.firstIndex(of: ":") else { continue }
-            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(
+                in: .whitespaces)
         }
         return Reply(status: status, headers: headers, body: Data(data[end.upperBound...]))
     }

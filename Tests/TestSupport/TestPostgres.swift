@@ -97,7 +97,9 @@ public final class TestPostgres: Sendable {
                 chmod(folder, 0o755)
                 try Self.run("/bin/chown", ["postgres:postgres", folder], asPostgres: false)
             }
-            try Self.run(Self.bin + "/initdb", ["-D", data, "-A", "trust", "-U", "postgres", "-E", "UTF8", "--locale=C", "--no-sync"])
+            try Self.run(
+                Self.bin + "/initdb",
+                ["-D", data, "-A", "trust", "-U", "postgres", "-E", "UTF8", "--locale=C", "--no-sync"])
             let hba = """
                 local all all trust
                 host all all 127.0.0.1/32 scram-sha-256
@@ -112,7 +114,10 @@ public final class TestPostgres: Sendable {
             throw error
         }
         Self.watch(data: data, folder: folder)
-        if Self.registered.withLock({ registered in defer { registered = true }; return !registered }) {
+        if Self.registered.withLock({ registered in
+            defer { registered = true }
+            return !registered
+        }) {
             atexit { if case .success(let server) = TestPostgres.sharedServer { server.stop() } }
         }
     }
@@ -125,11 +130,14 @@ public final class TestPostgres: Sendable {
     /// at once (`kill()`) keeps every acknowledged write.
     public func start() throws(TestPostgresError) {
         let listen = namespace == nil ? "127.0.0.1" : "*"
-        let options = "-k \(folder) -p \(port) -c listen_addresses='\(listen)' -c max_connections=300 "
+        let options =
+            "-k \(folder) -p \(port) -c listen_addresses='\(listen)' -c max_connections=300 "
             + "-c fsync=off -c full_page_writes=off -c shared_buffers=64MB"
-        try Self.run(Self.bin + "/pg_ctl", ["-D", data, "-l", folder + "/server.log", "-w", "-t", "60", "-o", options, "start"],
-                     inNamespace: namespace)
-        let pidText = (try? String(contentsOfFile: data + "/postmaster.pid", encoding: .utf8))?
+        try Self.run(
+            Self.bin + "/pg_ctl", ["-D", data, "-l", folder + "/server.log", "-w", "-t", "60", "-o", options, "start"],
+            inNamespace: namespace)
+        let pidText =
+            (try? String(contentsOfFile: data + "/postmaster.pid", encoding: .utf8))?
             .split(separator: "\n").first.map(String.init) ?? ""
         serverPID.withLock { $0 = pid_t(pidText) ?? 0 }
     }
@@ -172,14 +180,18 @@ public final class TestPostgres: Sendable {
     /// a transaction, then sleeps in it, keeping the locks `sql` took, as an
     /// operator's session left open would; ``releaseLocks(of:)`` ends it.
     public func holdLocks(_ sql: String, name: String, database: String = "jobd_test") throws -> SpawnedProcess {
-        let argv = ["/usr/bin/psql", "-X", "-q", "-h", folder, "-p", "\(port)", "-U", "postgres", "-d", database,
-                    "-c", "BEGIN; \(sql); SELECT pg_sleep(3600); ROLLBACK"]
-        let command = geteuid() == 0
+        let argv = [
+            "/usr/bin/psql", "-X", "-q", "-h", folder, "-p", "\(port)", "-U", "postgres", "-d", database,
+            "-c", "BEGIN; \(sql); SELECT pg_sleep(3600); ROLLBACK",
+        ]
+        let command =
+            geteuid() == 0
             ? ["/usr/bin/setpriv", "--reuid=postgres", "--regid=postgres", "--init-groups"] + argv : argv
         var environment = ProcessInfo.processInfo.environment
         environment["PGAPPNAME"] = name
         do {
-            return try SpawnedProcess(command[0], Array(command.dropFirst()), environment: environment, stdout: .null, stderr: .null)
+            return try SpawnedProcess(
+                command[0], Array(command.dropFirst()), environment: environment, stdout: .null, stderr: .null)
         } catch {
             throw TestPostgresError("cannot run psql: \(error)")
         }
@@ -191,8 +203,12 @@ public final class TestPostgres: Sendable {
     }
 
     private func psqlNow(_ sql: String, database: String) throws(TestPostgresError) {
-        try Self.run("/usr/bin/psql", ["-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", folder, "-p", "\(port)", "-U", "postgres",
-                                       "-d", database, "-c", sql])
+        try Self.run(
+            "/usr/bin/psql",
+            [
+                "-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", folder, "-p", "\(port)", "-U", "postgres",
+                "-d", database, "-c", sql,
+            ])
     }
 
     /// A port nobody listens on now.
@@ -220,7 +236,8 @@ public final class TestPostgres: Sendable {
     public static func run(
         _ executable: String, _ arguments: [String], asPostgres: Bool = true, inNamespace namespace: String? = nil
     ) throws(TestPostgresError) {
-        let command = (asPostgres && geteuid() == 0)
+        let command =
+            (asPostgres && geteuid() == 0)
             ? ["/usr/bin/setpriv", "--reuid=postgres", "--regid=postgres", "--init-groups", executable] + arguments
             : [executable] + arguments
         let argv = namespace.map { [NetworkNamespace.ip, "netns", "exec", $0] + command } ?? command
@@ -228,14 +245,17 @@ public final class TestPostgres: Sendable {
         defer { try? FileManager.default.removeItem(atPath: log) }
         let termination: SpawnedProcess.Termination
         do {
-            termination = try SpawnedProcess(argv[0], Array(argv.dropFirst()), stdout: .file(log), stderr: .sameAsStdout)
-                .wait()
+            termination = try SpawnedProcess(
+                argv[0], Array(argv.dropFirst()), stdout: .file(log), stderr: .sameAsStdout
+            )
+            .wait()
         } catch {
             throw TestPostgresError("cannot run \(executable): \(error)")
         }
         guard termination == .exited(0) else {
             let output = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
-            throw TestPostgresError("\(executable) \(arguments.joined(separator: " ")) failed (\(termination)): \(output)")
+            throw TestPostgresError(
+                "\(executable) \(arguments.joined(separator: " ")) failed (\(termination)): \(output)")
         }
     }
 
@@ -243,11 +263,16 @@ public final class TestPostgres: Sendable {
     /// killed and its folder removed within a second.
     private static func watch(data: String, folder: String) {
         let asPostgres = geteuid() == 0 ? "/usr/bin/setpriv --reuid=postgres --regid=postgres --init-groups " : ""
-        _ = try? SpawnedProcess("/bin/sh", ["-c", """
-            while kill -0 \(getpid()) 2>/dev/null; do sleep 1; done
-            [ -d '\(data)' ] && \(asPostgres)\(bin)/pg_ctl -D '\(data)' -m immediate -w stop >/dev/null 2>&1
-            rm -rf '\(folder)'
-            """], lifetime: .outlivesOwner)
+        _ = try? SpawnedProcess(
+            "/bin/sh",
+            [
+                "-c",
+                """
+                while kill -0 \(getpid()) 2>/dev/null; do sleep 1; done
+                [ -d '\(data)' ] && \(asPostgres)\(bin)/pg_ctl -D '\(data)' -m immediate -w stop >/dev/null 2>&1
+                rm -rf '\(folder)'
+                """,
+            ], lifetime: .outlivesOwner)
     }
 }
 

@@ -29,8 +29,9 @@ while let argument = rest.popFirst() {
     }
 }
 guard positional.count == 2 else {
-    FileHandle.standardError.write(Data(
-        "usage: engine-test-worker DATABASE DEFINITIONS-FOLDER [--lease-ms N] [--lose STAGE] [--log PATH]\n".utf8))
+    FileHandle.standardError.write(
+        Data(
+            "usage: engine-test-worker DATABASE DEFINITIONS-FOLDER [--lease-ms N] [--lose STAGE] [--log PATH]\n".utf8))
     exit(2)
 }
 let database = positional[0]
@@ -63,7 +64,8 @@ do {
     conf.leakHandler = Engine.leakHandler(logger: logger)
     let engine = Engine(
         configuration: EngineConfiguration(
-            killGrace: .milliseconds(200), leaseDuration: .milliseconds(leaseMs), renewInterval: .milliseconds(leaseMs / 4),
+            killGrace: .milliseconds(200), leaseDuration: .milliseconds(leaseMs),
+            renewInterval: .milliseconds(leaseMs / 4),
             pollInterval: .milliseconds(200), logger: logger),
         definitions: set.definitions, store: store, processRunner: ProcessRunner(completesOnLoopThread: true),
         customAction: lose == nil ? nil : losingAction)

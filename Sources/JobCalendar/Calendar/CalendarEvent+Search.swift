@@ -155,8 +155,10 @@ extension CalendarEvent {
     /// systemd's `find_matching_component`: the earliest value at or after
     /// `value` that a component allows, and 1 if it moved, 0 if not, -1 if
     /// there is none (`value` then stays).
-    private func findMatching(_ chain: [CalendarComponent]?, _ value: Int, _ tm: BrokenDownTime,
-                              _ clock: inout LocalClock, isDayChain: Bool = false) -> (Int, Int) {
+    private func findMatching(
+        _ chain: [CalendarComponent]?, _ value: Int, _ tm: BrokenDownTime,
+        _ clock: inout LocalClock, isDayChain: Bool = false
+    ) -> (Int, Int) {
         guard let chain else { return (0, value) }
         let fromEnd = endOfMonth && isDayChain
         var best: Int?

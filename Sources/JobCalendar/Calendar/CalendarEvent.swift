@@ -43,9 +43,11 @@ public struct CalendarEvent: Sendable, Hashable, CustomStringConvertible {
     /// The zone's name as written (systemd normalises only `UTC`).
     let timeZoneName: String?
 
-    init(text: String, weekdays: Int, year: [CalendarComponent]?, month: [CalendarComponent]?,
-         day: [CalendarComponent]?, hour: [CalendarComponent]?, minute: [CalendarComponent]?,
-         microsecond: [CalendarComponent]?, endOfMonth: Bool, utc: Bool, timeZoneName: String?, timeZone: TimeZone?) {
+    init(
+        text: String, weekdays: Int, year: [CalendarComponent]?, month: [CalendarComponent]?,
+        day: [CalendarComponent]?, hour: [CalendarComponent]?, minute: [CalendarComponent]?,
+        microsecond: [CalendarComponent]?, endOfMonth: Bool, utc: Bool, timeZoneName: String?, timeZone: TimeZone?
+    ) {
         self.text = text
         self.weekdays = weekdays
         self.year = year

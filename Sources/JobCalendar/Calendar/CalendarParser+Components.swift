@@ -5,8 +5,12 @@ extension CalendarParser {
         if current == UInt8(ascii: "*") {
             let offset = index
             index += 1
-            return seconds ? [Located(component: CalendarComponent(start: 0, stop: -1, repeat: Self.usecPerSecond),
-                                      offset: offset)] : nil
+            return seconds
+                ? [
+                    Located(
+                        component: CalendarComponent(start: 0, stop: -1, repeat: Self.usecPerSecond),
+                        offset: offset)
+                ] : nil
         }
         var chain: [Located] = []
         while true {
@@ -30,15 +34,22 @@ extension CalendarParser {
                     throw fail(.outOfRange, field, at: repetitionOffset, "a repetition must be longer than 0")
                 }
             } else if seconds && stop >= 0 && start + repetition > stop {
-                throw fail(.outOfRange, field, at: offset,
-                           "a range of seconds shorter than a second needs a repetition (1..1.5/0.25)")
+                throw fail(
+                    .outOfRange, field, at: offset,
+                    "a range of seconds shorter than a second needs a repetition (1..1.5/0.25)")
             }
-            guard [0, UInt8(ascii: " "), UInt8(ascii: ","), UInt8(ascii: "-"), UInt8(ascii: "~"),
-                   UInt8(ascii: ":")].contains(current) else {
+            guard
+                [
+                    0, UInt8(ascii: " "), UInt8(ascii: ","), UInt8(ascii: "-"), UInt8(ascii: "~"),
+                    UInt8(ascii: ":"),
+                ].contains(current)
+            else {
                 throw unexpected(field, "\",\", \"..\", \"/\" or the next field")
             }
-            chain.append(Located(component: CalendarComponent(start: start, stop: stop, repeat: repetition),
-                                 offset: offset))
+            chain.append(
+                Located(
+                    component: CalendarComponent(start: start, stop: stop, repeat: repetition),
+                    offset: offset))
             guard current == UInt8(ascii: ",") else { return chain }
             index += 1
         }

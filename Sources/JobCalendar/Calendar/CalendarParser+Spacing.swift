@@ -20,9 +20,10 @@ extension CalendarParser {
                 continue
             }
             if component.repeat < minimum {
-                throw fail(.outOfRange, "second", at: located.offset,
-                           "the repetition /\(Self.secondsText(component.repeat)) fires more often than once every "
-                            + "\(floor)s; a schedule fires at most once a second (write /1 or longer)")
+                throw fail(
+                    .outOfRange, "second", at: located.offset,
+                    "the repetition /\(Self.secondsText(component.repeat)) fires more often than once every "
+                        + "\(floor)s; a schedule fires at most once a second (write /1 or longer)")
             }
             let last = component.stop >= 0 ? component.stop : minute - 1
             for value in stride(from: component.start, through: last, by: component.repeat) {
@@ -34,15 +35,19 @@ extension CalendarParser {
         var unique: [(value: Int, offset: Int)] = []
         for time in times where unique.last?.value != time.value { unique.append(time) }
         for (earlier, later) in zip(unique, unique.dropFirst()) where later.value - earlier.value < minimum {
-            throw fail(.outOfRange, "second", at: max(earlier.offset, later.offset),
-                       "\(Self.secondsText(later.value)) is \(Self.secondsText(later.value - earlier.value))s after "
-                        + "\(Self.secondsText(earlier.value)); a schedule's occurrences must be at least \(floor)s apart")
+            throw fail(
+                .outOfRange, "second", at: max(earlier.offset, later.offset),
+                "\(Self.secondsText(later.value)) is \(Self.secondsText(later.value - earlier.value))s after "
+                    + "\(Self.secondsText(earlier.value)); a schedule's occurrences must be at least \(floor)s apart")
         }
-        if let first = unique.first, let last = unique.last, unique.count > 1, first.value + minute - last.value < minimum {
-            throw fail(.outOfRange, "second", at: max(first.offset, last.offset),
-                       "\(Self.secondsText(last.value)) is \(Self.secondsText(first.value + minute - last.value))s "
-                        + "before \(Self.secondsText(first.value)) of the next minute; a schedule's occurrences must "
-                        + "be at least \(floor)s apart")
+        if let first = unique.first, let last = unique.last, unique.count > 1,
+            first.value + minute - last.value < minimum
+        {
+            throw fail(
+                .outOfRange, "second", at: max(first.offset, last.offset),
+                "\(Self.secondsText(last.value)) is \(Self.secondsText(first.value + minute - last.value))s "
+                    + "before \(Self.secondsText(first.value)) of the next minute; a schedule's occurrences must "
+                    + "be at least \(floor)s apart")
         }
     }
 }

@@ -32,8 +32,9 @@ extension CalendarParser {
             var components: [CalendarComponent] = []
             for located in chain {
                 let component = Self.normalized(located.component)
-                try validate(component, at: located.offset, field: check.field, from: check.from, to: check.to,
-                             endOfMonth: check.endOfMonth)
+                try validate(
+                    component, at: located.offset, field: check.field, from: check.from, to: check.to,
+                    endOfMonth: check.endOfMonth)
                 components.append(component)
                 if check.field == "second" { seconds.append(Located(component: component, offset: located.offset)) }
             }
@@ -64,7 +65,8 @@ extension CalendarParser {
             component.stop -= (component.stop - component.start) % component.repeat
         }
         if (component.stop > component.start && component.repeat > 0
-            && component.start + component.repeat > component.stop) || component.start == component.stop {
+            && component.start + component.repeat > component.stop) || component.start == component.stop
+        {
             component.repeat = 0
             component.stop = -1
         }
@@ -72,8 +74,10 @@ extension CalendarParser {
     }
 
     /// systemd's `chain_valid` for one component.
-    func validate(_ component: CalendarComponent, at offset: Int, field: String, from: Int, to fieldEnd: Int,
-                  endOfMonth: Bool) throws(ScheduleParseError) {
+    func validate(
+        _ component: CalendarComponent, at offset: Int, field: String, from: Int, to fieldEnd: Int,
+        endOfMonth: Bool
+    ) throws(ScheduleParseError) {
         let to = endOfMonth ? fieldEnd - 3 : fieldEnd
         let seconds = field == "second"
         func shown(_ value: Int) -> String { seconds ? Self.secondsText(value) : String(value) }

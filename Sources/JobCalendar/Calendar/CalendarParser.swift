@@ -61,7 +61,8 @@ struct CalendarParser {
         self.end = bytes.count
     }
 
-    func fail(_ code: ScheduleParseError.Code, _ field: String, at offset: Int, _ reason: String) -> ScheduleParseError {
+    func fail(_ code: ScheduleParseError.Code, _ field: String, at offset: Int, _ reason: String) -> ScheduleParseError
+    {
         ScheduleParseError(code, .calendar, text, field: field, utf8Offset: offset, reason)
     }
 
@@ -79,9 +80,10 @@ struct CalendarParser {
             try parseBody()
         } catch {
             if let unknownZone, zoneIsTheFault(error, unknownZone) {
-                throw fail(.unknownTimeZone, "time zone", at: unknownZone.offset,
-                           "unknown time zone \"\(unknownZone.name)\": \(unknownZone.reason) "
-                               + "(write e.g. Europe/Berlin or UTC)")
+                throw fail(
+                    .unknownTimeZone, "time zone", at: unknownZone.offset,
+                    "unknown time zone \"\(unknownZone.name)\": \(unknownZone.reason) "
+                        + "(write e.g. Europe/Berlin or UTC)")
             }
             throw error
         }
@@ -192,13 +194,15 @@ struct CalendarParser {
             }
             let after = byte(index + length)
             guard [0, UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: ","), UInt8(ascii: " ")].contains(after) else {
-                throw fail(.syntax, "weekday", at: index + length,
-                           "expected \",\", \"..\" or a space after the weekday")
+                throw fail(
+                    .syntax, "weekday", at: index + length,
+                    "expected \",\", \"..\" or a space after the weekday")
             }
             weekdays |= 1 << number
             if rangeStart >= 0 {
                 if rangeStart > number {
-                    throw fail(.outOfRange, "weekday", at: index, "the range ends before it starts (Mon..Sun is the order)")
+                    throw fail(
+                        .outOfRange, "weekday", at: index, "the range ends before it starts (Mon..Sun is the order)")
                 }
                 for between in (rangeStart + 1)..<max(rangeStart + 1, number) { weekdays |= 1 << between }
             }
@@ -210,13 +214,18 @@ struct CalendarParser {
             }
             if current == UInt8(ascii: ".") {
                 guard rangeStart < 0, byte(index + 1) == UInt8(ascii: ".") else {
-                    throw fail(.syntax, "weekday", at: index, rangeStart >= 0 ? "a range cannot continue a range"
-                                : "write a range of weekdays with \"..\" (Mon..Fri)")
+                    throw fail(
+                        .syntax, "weekday", at: index,
+                        rangeStart >= 0
+                            ? "a range cannot continue a range"
+                            : "write a range of weekdays with \"..\" (Mon..Fri)")
                 }
                 rangeStart = number
                 index += 2
             } else if current == UInt8(ascii: "-") {
-                guard rangeStart < 0 else { throw fail(.syntax, "weekday", at: index, "a range cannot continue a range") }
+                guard rangeStart < 0 else {
+                    throw fail(.syntax, "weekday", at: index, "a range cannot continue a range")
+                }
                 rangeStart = number
                 index += 1
             } else if current == UInt8(ascii: ",") {
@@ -317,7 +326,9 @@ struct CalendarParser {
         zone = TimeZone(identifier: "UTC")
         zoneName = nil
         (year, month, day) = (constant(wall.year), constant(wall.month), constant(wall.day))
-        (hour, minute, microsecond) = (constant(wall.hour), constant(wall.minute), constant(wall.second * Self.usecPerSecond))
+        (hour, minute, microsecond) = (
+            constant(wall.hour), constant(wall.minute), constant(wall.second * Self.usecPerSecond)
+        )
     }
 
     func unexpected(_ field: String, _ expected: String) -> ScheduleParseError {

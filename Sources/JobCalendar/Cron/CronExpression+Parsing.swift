@@ -5,8 +5,11 @@ extension CronExpression {
     ///     try CronExpression(parsing: "61 * * * *")  // throws: minute: 61 is out of range 0–59
     public init(parsing text: String) throws(ScheduleParseError) {
         let bytes = Array(text.utf8)
-        func fail(_ code: ScheduleParseError.Code, _ field: String, at offset: Int, _ reason: String)
-            -> ScheduleParseError {
+        func fail(
+            _ code: ScheduleParseError.Code, _ field: String, at offset: Int, _ reason: String
+        )
+            -> ScheduleParseError
+        {
             ScheduleParseError(code, .cron, text, field: field, utf8Offset: offset, reason)
         }
         var start = 0
@@ -36,16 +39,18 @@ extension CronExpression {
             }
         }
         if fields.count != 5, let (offset, scalar) = Self.unusualSpace(in: text) {
-            throw fail(.syntax, "expression", at: offset,
-                       "a non-ASCII space (U+\(String(scalar.value, radix: 16, uppercase: true))) is not a field "
-                           + "separator; separate the fields with plain spaces or tabs")
+            throw fail(
+                .syntax, "expression", at: offset,
+                "a non-ASCII space (U+\(String(scalar.value, radix: 16, uppercase: true))) is not a field "
+                    + "separator; separate the fields with plain spaces or tabs")
         }
         guard fields.count == 5 else {
             let offset = fields.count > 5 ? fields[5].offset : end
             let hint = fields.count == 6 ? " (a seconds or years field is not supported)" : ""
-            throw fail(.syntax, "expression", at: offset,
-                       "a cron expression has five fields (minute hour day-of-month month day-of-week), "
-                           + "not \(fields.count)\(hint)")
+            throw fail(
+                .syntax, "expression", at: offset,
+                "a cron expression has five fields (minute hour day-of-month month day-of-week), "
+                    + "not \(fields.count)\(hint)")
         }
 
         var sets: [CronFieldSet] = []
@@ -60,10 +65,14 @@ extension CronExpression {
         // croniter's reading: a field covering every value is unrestricted
         // only when the other day field's text holds a `*`.
         let star = UInt8(ascii: "*")
-        let dayOfMonthFree = dayOfMonth.hasBareStar || (dayOfMonth.bits == CronField.dayOfMonth.allBits
-            && fields[4].text.contains(star))
-        let dayOfWeekFree = dayOfWeek.hasBareStar || (dayOfWeek.bits == CronField.dayOfWeek.allBits
-            && fields[2].text.contains(star))
+        let dayOfMonthFree =
+            dayOfMonth.hasBareStar
+            || (dayOfMonth.bits == CronField.dayOfMonth.allBits
+                && fields[4].text.contains(star))
+        let dayOfWeekFree =
+            dayOfWeek.hasBareStar
+            || (dayOfWeek.bits == CronField.dayOfWeek.allBits
+                && fields[2].text.contains(star))
         self.init(
             text: text, minutes: sets[0].bits, hours: UInt32(sets[1].bits), daysOfMonth: UInt32(sets[2].bits),
             months: UInt16(sets[3].bits), weekdays: UInt8(sets[4].bits),
@@ -138,8 +147,9 @@ struct CronField: Sendable {
         while true {
             items += 1
             guard items <= ScheduleExpression.maxListItems else {
-                throw CronFieldError(code: .outOfRange, offset: itemStart,
-                                     reason: "more than \(ScheduleExpression.maxListItems) items in one list")
+                throw CronFieldError(
+                    code: .outOfRange, offset: itemStart,
+                    reason: "more than \(ScheduleExpression.maxListItems) items in one list")
             }
             var itemEnd = itemStart
             while itemEnd < text.count, text[itemEnd] != UInt8(ascii: ",") { itemEnd += 1 }
@@ -174,21 +184,24 @@ struct CronField: Sendable {
                 index += 1
                 last = try value(text, &index, range.upperBound, atEnd: true)
                 if first == last {
-                    throw CronFieldError(code: .outOfRange, offset: range.lowerBound,
-                                         reason: "the range \(first)-\(last) has one value; write \(first)")
+                    throw CronFieldError(
+                        code: .outOfRange, offset: range.lowerBound,
+                        reason: "the range \(first)-\(last) has one value; write \(first)")
                 }
                 if first > last {
                     let hint = isWeekday ? " (Sunday at the end is 7: fri-sun, 5-7)" : ""
-                    throw CronFieldError(code: .outOfRange, offset: rangeStart,
-                                         reason: "the range ends at \(last), before its start \(first)\(hint)")
+                    throw CronFieldError(
+                        code: .outOfRange, offset: rangeStart,
+                        reason: "the range ends at \(last), before its start \(first)\(hint)")
                 }
             } else if index < range.upperBound, text[index] == UInt8(ascii: "/") {
                 // croniter reads `a/n` as `a-END/n`, and `END-END/n` as the
                 // whole field: refused rather than read either way.
                 if first == stepEnd {
-                    throw CronFieldError(code: .outOfRange, offset: range.lowerBound,
-                                         reason: "\(first)/n starts at the field's last value, so it never repeats; "
-                                             + "write \(first)")
+                    throw CronFieldError(
+                        code: .outOfRange, offset: range.lowerBound,
+                        reason: "\(first)/n starts at the field's last value, so it never repeats; "
+                            + "write \(first)")
                 }
                 last = stepEnd
             }
@@ -219,8 +232,9 @@ struct CronField: Sendable {
         if index < end, text[index].isDigit {
             let value = try number(text, &index, end)
             guard value >= low, value <= high else {
-                throw CronFieldError(code: .outOfRange, offset: start,
-                                     reason: "\(value) is out of range \(low)–\(high)")
+                throw CronFieldError(
+                    code: .outOfRange, offset: start,
+                    reason: "\(value) is out of range \(low)–\(high)")
             }
             return isWeekday && value == 7 && !atEnd ? 0 : value
         }
@@ -232,8 +246,9 @@ struct CronField: Sendable {
             return isWeekday && value == 0 && atEnd ? 7 : value
         }
         if ["l", "w", "lw"].contains(word) {
-            throw CronFieldError(code: .unsupported, offset: start,
-                                 reason: "\(word.uppercased()) (last, nearest weekday) is not supported")
+            throw CronFieldError(
+                code: .unsupported, offset: start,
+                reason: "\(word.uppercased()) (last, nearest weekday) is not supported")
         }
         if word == "h" {
             throw CronFieldError(code: .unsupported, offset: start, reason: "H (hashed values) is not supported")
@@ -241,8 +256,9 @@ struct CronField: Sendable {
         if names.isEmpty {
             throw CronFieldError(code: .syntax, offset: start, reason: "\(name) takes numbers, not \"\(word)\"")
         }
-        throw CronFieldError(code: .unknownName, offset: start,
-                             reason: "unknown name \"\(word)\"; write one of \(names.joined(separator: " "))")
+        throw CronFieldError(
+            code: .unknownName, offset: start,
+            reason: "unknown name \"\(word)\"; write one of \(names.joined(separator: " "))")
     }
 
     private func number(_ text: [UInt8], _ index: inout Int, _ end: Int) throws(CronFieldError) -> Int {
@@ -268,14 +284,17 @@ struct CronField: Sendable {
         case UInt8(ascii: "?"):
             return CronFieldError(code: .unsupported, offset: index, reason: "? is not supported; write *")
         case UInt8(ascii: "#"):
-            return CronFieldError(code: .unsupported, offset: index,
-                                  reason: "# (the nth weekday of the month) is not supported")
+            return CronFieldError(
+                code: .unsupported, offset: index,
+                reason: "# (the nth weekday of the month) is not supported")
         case UInt8(ascii: "L"), UInt8(ascii: "l"), UInt8(ascii: "W"), UInt8(ascii: "w"):
-            return CronFieldError(code: .unsupported, offset: index,
-                                  reason: "\(rest.uppercased()) (last, nearest weekday) is not supported")
+            return CronFieldError(
+                code: .unsupported, offset: index,
+                reason: "\(rest.uppercased()) (last, nearest weekday) is not supported")
         default:
-            return CronFieldError(code: .syntax, offset: index,
-                                  reason: "unexpected \"\(rest)\"; write *, a value, a-b, */n, a-b/n or a list of those")
+            return CronFieldError(
+                code: .syntax, offset: index,
+                reason: "unexpected \"\(rest)\"; write *, a value, a-b, */n, a-b/n or a list of those")
         }
     }
 }

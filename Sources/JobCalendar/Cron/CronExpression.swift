@@ -38,8 +38,10 @@ public struct CronExpression: Sendable, Hashable, CustomStringConvertible {
     /// Both day fields restricted: a day matching either one fires.
     let eitherDayMatches: Bool
 
-    init(text: String, minutes: UInt64, hours: UInt32, daysOfMonth: UInt32, months: UInt16, weekdays: UInt8,
-         eitherDayMatches: Bool) {
+    init(
+        text: String, minutes: UInt64, hours: UInt32, daysOfMonth: UInt32, months: UInt16, weekdays: UInt8,
+        eitherDayMatches: Bool
+    ) {
         self.text = text
         self.minutes = minutes
         self.hours = hours
@@ -111,7 +113,9 @@ public struct CronExpression: Sendable, Hashable, CustomStringConvertible {
                 continue
             }
             if wall.day > CivilDate.daysInMonth(year: wall.year, month: wall.month) {
-                wall = wall.month == 12 ? WallTime(year: wall.year + 1, month: 1, day: 1)
+                wall =
+                    wall.month == 12
+                    ? WallTime(year: wall.year + 1, month: 1, day: 1)
                     : WallTime(year: wall.year, month: wall.month + 1, day: 1)
                 continue
             }

@@ -11,16 +11,18 @@ enum EveryInterval {
         do {
             duration = try Duration(parsing: text)
         } catch {
-            let code: ScheduleParseError.Code = switch error.code {
-            case .empty: .empty
-            case .overflow: .outOfRange
-            case .unknownUnit: .unknownName
-            default: .syntax
-            }
+            let code: ScheduleParseError.Code =
+                switch error.code {
+                case .empty: .empty
+                case .overflow: .outOfRange
+                case .unknownUnit: .unknownName
+                default: .syntax
+                }
             throw ScheduleParseError(code, .every, text, field: "duration", utf8Offset: 0, error.reason)
         }
         guard duration >= ScheduleExpression.minimumSpacing else {
-            throw ScheduleParseError(.outOfRange, .every, text, field: "duration", utf8Offset: 0, "an interval must be at least 1s")
+            throw ScheduleParseError(
+                .outOfRange, .every, text, field: "duration", utf8Offset: 0, "an interval must be at least 1s")
         }
         return duration
     }

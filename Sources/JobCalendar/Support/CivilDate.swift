@@ -84,8 +84,9 @@ struct WallTime: Hashable, Sendable, Comparable {
         let days = CivilDate.floorDivide(seconds, CivilDate.secondsPerDay)
         let rest = Int(seconds - days * CivilDate.secondsPerDay)
         let date = CivilDate.date(days: days)
-        self.init(year: date.year, month: date.month, day: date.day,
-                  hour: rest / 3600, minute: rest / 60 % 60, second: rest % 60)
+        self.init(
+            year: date.year, month: date.month, day: date.day,
+            hour: rest / 3600, minute: rest / 60 % 60, second: rest % 60)
     }
 
     /// Seconds since 1970-01-01 00:00:00 on this clock, carrying any

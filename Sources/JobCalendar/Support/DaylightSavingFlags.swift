@@ -25,7 +25,8 @@ enum DaylightSavingFlags {
     static func read(_ identifier: String) -> [Int64: Bool] {
         let path = ScheduleTimeZone.databasePath + "/" + (identifier == "GMT" ? "UTC" : identifier)
         guard ScheduleTimeZone.isWellFormed(identifier),
-              let data = FileManager.default.contents(atPath: path) else { return [:] }
+            let data = FileManager.default.contents(atPath: path)
+        else { return [:] }
         return parse(Array(data)) ?? [:]
     }
 
@@ -34,23 +35,27 @@ enum DaylightSavingFlags {
         func count(_ offset: Int, _ index: Int) -> Int? {
             let at = offset + 20 + index * 4
             guard at + 4 <= bytes.count else { return nil }
-            return Int(UInt32(bytes[at]) << 24 | UInt32(bytes[at + 1]) << 16 | UInt32(bytes[at + 2]) << 8
-                       | UInt32(bytes[at + 3]))
+            return Int(
+                UInt32(bytes[at]) << 24 | UInt32(bytes[at + 1]) << 16 | UInt32(bytes[at + 2]) << 8
+                    | UInt32(bytes[at + 3]))
         }
         func block(at offset: Int, timeSize: Int) -> (flags: [Int64: Bool], end: Int)? {
             guard bytes.count >= offset + 44, bytes[offset..<(offset + 4)].elementsEqual("TZif".utf8),
-                  let isUTCCount = count(offset, 0), let isStandardCount = count(offset, 1),
-                  let leapCount = count(offset, 2), let timeCount = count(offset, 3),
-                  let typeCount = count(offset, 4), let characterCount = count(offset, 5) else { return nil }
+                let isUTCCount = count(offset, 0), let isStandardCount = count(offset, 1),
+                let leapCount = count(offset, 2), let timeCount = count(offset, 3),
+                let typeCount = count(offset, 4), let characterCount = count(offset, 5)
+            else { return nil }
             let indices = offset + 44 + timeCount * timeSize
             let types = indices + timeCount
-            let end = types + typeCount * 6 + characterCount + leapCount * (timeSize + 4) + isStandardCount
+            let end =
+                types + typeCount * 6 + characterCount + leapCount * (timeSize + 4) + isStandardCount
                 + isUTCCount
             guard end <= bytes.count, typeCount > 0 else { return nil }
             func type(_ index: Int) -> (offset: Int64, isDST: Bool)? {
                 guard index < typeCount else { return nil }
                 let at = types + index * 6
-                let raw = UInt32(bytes[at]) << 24 | UInt32(bytes[at + 1]) << 16 | UInt32(bytes[at + 2]) << 8
+                let raw =
+                    UInt32(bytes[at]) << 24 | UInt32(bytes[at + 1]) << 16 | UInt32(bytes[at + 2]) << 8
                     | UInt32(bytes[at + 3])
                 return (Int64(Int32(bitPattern: raw)), bytes[at + 4] != 0)
             }

@@ -18,14 +18,16 @@ struct BrokenDownTime: Equatable {
     }
 
     init(year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int, isDST: Int) {
-        (self.year, self.month, self.day, self.hour, self.minute, self.second, self.isDST)
-            = (year, month, day, hour, minute, second, isDST)
+        (self.year, self.month, self.day, self.hour, self.minute, self.second, self.isDST) = (
+            year, month, day, hour, minute, second, isDST
+        )
     }
 
     init(localSeconds: Int64, isDST: Int) {
         let wall = WallTime(localSeconds: localSeconds)
-        self.init(year: wall.year, month: wall.month - 1, day: wall.day, hour: wall.hour, minute: wall.minute,
-                  second: wall.second, isDST: isDST)
+        self.init(
+            year: wall.year, month: wall.month - 1, day: wall.day, hour: wall.hour, minute: wall.minute,
+            second: wall.second, isDST: isDST)
     }
 
     /// `tm_wday` of the (normalised) date: 0 = Sunday.
@@ -82,7 +84,8 @@ struct LocalClock {
             if difference == 0 { break }
             let convertedIsDST = converted.isDST != 0
             if t == t1 && t != t2
-                && (isDST < 0 ? (previousWasDST ? 1 : 0) <= (convertedIsDST ? 1 : 0) : (isDST != 0) != convertedIsDST) {
+                && (isDST < 0 ? (previousWasDST ? 1 : 0) <= (convertedIsDST ? 1 : 0) : (isDST != 0) != convertedIsDST)
+            {
                 // Oscillating around a gap: take this probe, one gap away.
                 found = true
                 break

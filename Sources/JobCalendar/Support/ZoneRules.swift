@@ -21,7 +21,9 @@ struct ZoneRules: Sendable {
     }
 
     static let utc = ZoneRules(nil)
-    static let utcNames: Set<String> = ["UTC", "GMT", "Etc/UTC", "Etc/GMT", "Etc/Universal", "Etc/Zulu", "Universal", "Zulu"]
+    static let utcNames: Set<String> = [
+        "UTC", "GMT", "Etc/UTC", "Etc/GMT", "Etc/Universal", "Etc/Zulu", "Universal", "Zulu",
+    ]
 
     /// Seconds east of UTC at instant `t`.
     func offset(at t: Int64) -> Int64 {

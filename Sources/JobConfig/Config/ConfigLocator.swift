@@ -58,13 +58,15 @@ public enum ConfigLocator {
     ) throws(ConfigLocatorError) -> Location {
         if let explicitPath {
             guard !explicitPath.isEmpty else {
-                throw ConfigLocatorError(code: .explicitPathMissing, path: nil,
-                                         message: "--config is empty; give the path of jobd.yaml")
+                throw ConfigLocatorError(
+                    code: .explicitPathMissing, path: nil,
+                    message: "--config is empty; give the path of jobd.yaml")
             }
             let path = ConfigPaths.resolve(explicitPath, against: currentDirectory)
             guard fileExists(path) else {
-                throw ConfigLocatorError(code: .explicitPathMissing, path: path,
-                                         message: "the config file \(path) given with --config \(whatIsWrong(path))")
+                throw ConfigLocatorError(
+                    code: .explicitPathMissing, path: path,
+                    message: "the config file \(path) given with --config \(whatIsWrong(path))")
             }
             return Location(path: path, reason: .commandLine)
         }
@@ -73,7 +75,9 @@ public enum ConfigLocator {
             guard fileExists(path) else {
                 throw ConfigLocatorError(
                     code: .environmentPathMissing, path: path,
-                    message: "the config file \(path) named by $\(environmentVariable) \(whatIsWrong(path)); fix or unset $\(environmentVariable)")
+                    message:
+                        "the config file \(path) named by $\(environmentVariable) \(whatIsWrong(path)); fix or unset $\(environmentVariable)"
+                )
             }
             return Location(path: path, reason: .environment)
         }
@@ -82,7 +86,9 @@ public enum ConfigLocator {
         if fileExists(systemPath) { return Location(path: systemPath, reason: .system) }
         throw ConfigLocatorError(
             code: .notFound, path: nil,
-            message: "no config file found: tried \(local) and \(systemPath); pass --config PATH or set $\(environmentVariable)")
+            message:
+                "no config file found: tried \(local) and \(systemPath); pass --config PATH or set $\(environmentVariable)"
+        )
     }
 
     /// Whether `path` names an existing regular file (or a symlink to one).

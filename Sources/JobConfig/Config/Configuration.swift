@@ -34,8 +34,9 @@ public struct Configuration: Sendable {
         }
         let diagnostics = configDiagnostics + definitions.diagnostics
         guard !diagnostics.containsErrors else { return LoadResult(value: nil, diagnostics: diagnostics) }
-        return LoadResult(value: Configuration(location: location, daemon: daemon, definitions: definitions),
-                          diagnostics: diagnostics)
+        return LoadResult(
+            value: Configuration(location: location, daemon: daemon, definitions: definitions),
+            diagnostics: diagnostics)
     }
 
     /// A warning when `host` has a problem (an unusable `$TZ`) and some
@@ -44,6 +45,7 @@ public struct Configuration: Sendable {
         guard let problem = host.problem else { return nil }
         let affected = definitions.flatMap { $0.schedules.filter(\.readsHostZone) }
         guard let first = affected.map(\.sourcePosition).min() else { return nil }
-        return Diagnostic(.warning, code: .unusableTZ, at: first, "\(problem) (\(affected.count) schedule(s) have none)")
+        return Diagnostic(
+            .warning, code: .unusableTZ, at: first, "\(problem) (\(affected.count) schedule(s) have none)")
     }
 }

@@ -14,14 +14,17 @@ extension DaemonConfiguration {
     /// This host's name when jobd.yaml gives no `node:`: the host name, with
     /// anything but letters, digits, `.`, `-` and `_` made `-`.
     public static func defaultNode(hostName: String = ProcessInfo.processInfo.hostName) -> String {
-        let cleaned = String(String.UnicodeScalarView(hostName.unicodeScalars.prefix(nodeMaxLength).map {
-            nodeCharacters.contains($0) ? $0 : "-"
-        }))
+        let cleaned = String(
+            String.UnicodeScalarView(
+                hostName.unicodeScalars.prefix(nodeMaxLength).map {
+                    nodeCharacters.contains($0) ? $0 : "-"
+                }))
         return cleaned.isEmpty ? "localhost" : cleaned
     }
 
     public static let nodeMaxLength = 63
-    static let nodeCharacters = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_")
+    static let nodeCharacters = CharacterSet(
+        charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_")
 
     /// Why `node` is not a usable node name, or nil.
     static func nodeProblem(_ node: String) -> String? {

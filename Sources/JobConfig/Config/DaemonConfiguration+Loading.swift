@@ -1,5 +1,5 @@
-internal import Yams
 import JobValues
+internal import Yams
 
 extension DaemonConfiguration {
     /// Reads and checks the config file at `path` (absolute). Every problem in
@@ -47,8 +47,10 @@ extension DaemonConfiguration {
 private struct ConfigParser {
     let folder: String
 
-    static let topKeys = ["database", "node", "definitions", "socket", "Q", "pools", "log", "store",
-                          "shutdown-grace", "kill-grace", "poll-interval", "lease", "http"]
+    static let topKeys = [
+        "database", "node", "definitions", "socket", "Q", "pools", "log", "store",
+        "shutdown-grace", "kill-grace", "poll-interval", "lease", "http",
+    ]
 
     func parse(_ root: Node, into config: inout DaemonConfiguration, reader: inout NodeReader) {
         guard let entries = reader.entries(of: root, "jobd.yaml") else { return }
@@ -111,7 +113,10 @@ private struct ConfigParser {
                     if DaemonConfiguration.leaseRange.contains(lease) {
                         config.lease = lease
                     } else {
-                        reader.error(.invalidValue, at: value, "'lease' must be from 3s to 1h: jobd renews it every sixth of it, and another host takes a dead host's jobs over once it has passed")
+                        reader.error(
+                            .invalidValue, at: value,
+                            "'lease' must be from 3s to 1h: jobd renews it every sixth of it, and another host takes a dead host's jobs over once it has passed"
+                        )
                     }
                 }
             case "http":
@@ -125,7 +130,8 @@ private struct ConfigParser {
         if let httpNode, case .unix(let path) = config.http?.listen, path == config.socket {
             reader.error(
                 .invalidValue, at: httpNode,
-                "'http' listens on \(path), which is the control socket's path ('socket'); give the listener a path of its own, e.g. unix:\(path[..<(path.lastIndex(of: "/") ?? path.endIndex)])/http.sock")
+                "'http' listens on \(path), which is the control socket's path ('socket'); give the listener a path of its own, e.g. unix:\(path[..<(path.lastIndex(of: "/") ?? path.endIndex)])/http.sock"
+            )
         }
     }
 
@@ -134,7 +140,9 @@ private struct ConfigParser {
     func parseQueues(_ node: Node, into queues: inout [String: QueueConfiguration], reader: inout NodeReader) {
         guard let entries = reader.entries(of: node, "'Q'") else { return }
         guard entries.count <= DaemonConfiguration.maxQueues else {
-            reader.error(.invalidValue, at: node, "'Q' names \(entries.count) queues; at most \(DaemonConfiguration.maxQueues) are allowed")
+            reader.error(
+                .invalidValue, at: node,
+                "'Q' names \(entries.count) queues; at most \(DaemonConfiguration.maxQueues) are allowed")
             return
         }
         for entry in entries {
@@ -147,7 +155,8 @@ private struct ConfigParser {
                 switch field.key {
                 case "concurrency":
                     sawConcurrency = true
-                    concurrency = reader.int(field.value, "'concurrency' of \(what)", in: QueueConfiguration.concurrencyRange)
+                    concurrency = reader.int(
+                        field.value, "'concurrency' of \(what)", in: QueueConfiguration.concurrencyRange)
                 default:
                     reader.unknownKey(field, in: what, known: ["concurrency"])
                 }
@@ -163,7 +172,9 @@ private struct ConfigParser {
     func parsePools(_ node: Node, into pools: inout [String: Int], reader: inout NodeReader) {
         guard let entries = reader.entries(of: node, "'pools'") else { return }
         guard entries.count <= DaemonConfiguration.maxPools else {
-            reader.error(.invalidValue, at: node, "'pools' names \(entries.count) pools; at most \(DaemonConfiguration.maxPools) are allowed")
+            reader.error(
+                .invalidValue, at: node,
+                "'pools' names \(entries.count) pools; at most \(DaemonConfiguration.maxPools) are allowed")
             return
         }
         for entry in entries {
@@ -239,18 +250,22 @@ private struct ConfigParser {
                 guard let size = reader.size(entry.value, "'value-cap' of 'store'") else { continue }
                 let limit = ByteSize.storedValueLimit
                 if size.bytes < 1024 {
-                    reader.error(.invalidValue, at: entry.value, "'value-cap' of 'store' must be at least 1KiB, found \(size)")
+                    reader.error(
+                        .invalidValue, at: entry.value, "'value-cap' of 'store' must be at least 1KiB, found \(size)")
                 } else if size > limit {
-                    reader.error(.invalidValue, at: entry.value,
-                                 "'value-cap' of 'store' must be at most \(limit) (SQLite holds at most 1,000,000,000 bytes "
-                                    + "in a row, and a value is kept in memory whole), found \(size)")
+                    reader.error(
+                        .invalidValue, at: entry.value,
+                        "'value-cap' of 'store' must be at most \(limit) (SQLite holds at most 1,000,000,000 bytes "
+                            + "in a row, and a value is kept in memory whole), found \(size)")
                 } else {
                     store.valueCap = size
                 }
             case "retention":
                 if case let .scalar(scalar) = entry.value, scalar.string == "forever" {
                     store.retention = .forever
-                } else if let duration = reader.duration(entry.value, "'retention' of 'store' (a duration or 'forever')") {
+                } else if let duration = reader.duration(
+                    entry.value, "'retention' of 'store' (a duration or 'forever')")
+                {
                     store.retention = .duration(duration)
                 }
             default:
@@ -269,7 +284,9 @@ extension HTTPAccessConfiguration {
 
 extension ConfigParser {
     /// One access key of `http:`.
-    func parseHTTPAccess(_ entry: NodeReader.Entry, into access: inout HTTPAccessConfiguration, reader: inout NodeReader) {
+    func parseHTTPAccess(
+        _ entry: NodeReader.Entry, into access: inout HTTPAccessConfiguration, reader: inout NodeReader
+    ) {
         switch entry.key {
         case "users":
             guard let path = reader.nonEmptyString(entry.value, "'users' of 'http'") else { return }
@@ -277,8 +294,9 @@ extension ConfigParser {
         case "users-credential":
             guard let name = reader.nonEmptyString(entry.value, "'users-credential' of 'http'") else { return }
             guard !name.contains("/") else {
-                reader.error(.invalidValue, at: entry.value,
-                             "'users-credential' of 'http' is a credential's name (LoadCredential=NAME:PATH), not a path")
+                reader.error(
+                    .invalidValue, at: entry.value,
+                    "'users-credential' of 'http' is a credential's name (LoadCredential=NAME:PATH), not a path")
                 return
             }
             access.users = .credential(name)
@@ -288,14 +306,16 @@ extension ConfigParser {
             case "read": access.publicRead = true
             case "none": access.publicRead = false
             default:
-                reader.error(.invalidValue, at: entry.value,
-                             "'public' of 'http' is read (every page readable without a login) or none, found '\(text)'")
+                reader.error(
+                    .invalidValue, at: entry.value,
+                    "'public' of 'http' is read (every page readable without a login) or none, found '\(text)'")
             }
         case "trusted-proxies":
             guard let addresses = reader.stringList(entry.value, "'trusted-proxies' of 'http'") else { return }
             for address in addresses where !HTTPAccessConfiguration.isIPAddress(address) {
-                reader.error(.invalidValue, at: entry.value,
-                             "'trusted-proxies' of 'http' lists IP addresses; '\(address)' is not one")
+                reader.error(
+                    .invalidValue, at: entry.value,
+                    "'trusted-proxies' of 'http' lists IP addresses; '\(address)' is not one")
                 return
             }
             access.trustedProxies = addresses
@@ -312,7 +332,9 @@ extension ConfigParser {
 
     /// A listener other hosts can reach serves nobody it cannot tell apart
     /// unless that is asked for: it needs users, a trusted proxy, or `public: read`.
-    func checkHTTPAccess(_ access: HTTPAccessConfiguration, listen: HTTPListenAddress, at node: Node, reader: inout NodeReader) {
+    func checkHTTPAccess(
+        _ access: HTTPAccessConfiguration, listen: HTTPListenAddress, at node: Node, reader: inout NodeReader
+    ) {
         guard !listen.isLocal, !access.authenticates, !access.publicRead else { return }
         reader.error(
             .invalidValue, at: node,

@@ -85,7 +85,8 @@ public struct DaemonConfiguration: Sendable, Hashable {
             queues: [mapQueue: QueueConfiguration(concurrency: 4), returnQueue: QueueConfiguration(concurrency: 1)],
             pools: [defaultPool: 16],
             log: LogConfiguration(level: .info),
-            store: StoreConfiguration(durability: .normal, valueCap: StoreConfiguration.defaultValueCap, retention: .days(30)),
+            store: StoreConfiguration(
+                durability: .normal, valueCap: StoreConfiguration.defaultValueCap, retention: .days(30)),
             shutdownGrace: .seconds(30),
             killGrace: .seconds(5),
             pollInterval: .seconds(5),

@@ -19,5 +19,6 @@ public struct DefinitionContext: Sendable, Hashable {
     /// The names a config with no `Q` or `pools` has: queues `map` and
     /// `return`, pool `default`.
     public static let defaults = DefinitionContext(
-        queues: [DaemonConfiguration.mapQueue, DaemonConfiguration.returnQueue], pools: [DaemonConfiguration.defaultPool])
+        queues: [DaemonConfiguration.mapQueue, DaemonConfiguration.returnQueue],
+        pools: [DaemonConfiguration.defaultPool])
 }

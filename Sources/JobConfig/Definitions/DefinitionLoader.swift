@@ -54,16 +54,18 @@ public struct DefinitionLoader: Sendable {
         let folder = ConfigPaths.normalize(folder)
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory), isDirectory.boolValue else {
-            let problem = Diagnostic(code: .missingFolder, at: .file(folder),
-                                     "the definitions folder does not exist; create it or fix 'definitions' in jobd.yaml")
+            let problem = Diagnostic(
+                code: .missingFolder, at: .file(folder),
+                "the definitions folder does not exist; create it or fix 'definitions' in jobd.yaml")
             return DefinitionSet(definitions: [], diagnostics: [problem])
         }
         let names: [String]
         do {
             names = try FileManager.default.contentsOfDirectory(atPath: folder)
         } catch {
-            let problem = Diagnostic(code: .unreadableFile, at: .file(folder),
-                                     "the definitions folder cannot be listed: \(error.localizedDescription)")
+            let problem = Diagnostic(
+                code: .unreadableFile, at: .file(folder),
+                "the definitions folder cannot be listed: \(error.localizedDescription)")
             return DefinitionSet(definitions: [], diagnostics: [problem])
         }
         var files: [String] = []
@@ -72,8 +74,10 @@ public struct DefinitionLoader: Sendable {
         for name in names.filter(Self.isDefinitionFile).sorted() {
             let path = folder + "/" + name
             if ConfigFile.kind(of: path) == .folder {
-                problems.append(Diagnostic(.warning, code: .unreadableFile, at: .file(path),
-                                           "a folder named like a definition file; skipped"))
+                problems.append(
+                    Diagnostic(
+                        .warning, code: .unreadableFile, at: .file(path),
+                        "a folder named like a definition file; skipped"))
             } else if let problem = Self.symlinkProblem(path, trusted: trusted) {
                 problems.append(Diagnostic(code: .unreadableFile, at: .file(path), problem))
             } else {
@@ -99,15 +103,17 @@ public struct DefinitionLoader: Sendable {
         let target = (try? FileManager.default.destinationOfSymbolicLink(atPath: path)) ?? "?"
         guard let resolved = realpath(path, nil) else {
             if errno == ELOOP {
-                return "is a symlink loop (it points to \(target), which leads back to it); remove it or point it at a file"
+                return
+                    "is a symlink loop (it points to \(target), which leads back to it); remove it or point it at a file"
             }
             return "is a broken symlink to \(target); remove it or fix its target"
         }
         defer { free(resolved) }
-        let root = realpath(trusted, nil).map { pointer in
-            defer { free(pointer) }
-            return String(cString: pointer)
-        } ?? trusted
+        let root =
+            realpath(trusted, nil).map { pointer in
+                defer { free(pointer) }
+                return String(cString: pointer)
+            } ?? trusted
         let destination = String(cString: resolved)
         guard destination.hasPrefix(root == "/" ? "/" : root + "/") else {
             return "is a symlink to \(destination), outside \(root): definitions are followed through symlinks only "
@@ -138,8 +144,9 @@ public struct DefinitionLoader: Sendable {
         var parser = JobFileParser(path: path, defaultName: Self.baseName(of: path), context: context)
         let definition = parser.parse(root)
         let diagnostics = parser.reader.diagnostics.sortedByPosition()
-        return LoadResult(value: diagnostics.containsErrors ? nil : definition,
-                          diagnostics: Self.capped(diagnostics, path: path))
+        return LoadResult(
+            value: diagnostics.containsErrors ? nil : definition,
+            diagnostics: Self.capped(diagnostics, path: path))
     }
 
     /// The most problems reported for one file: a file of 200,000 bad
@@ -172,9 +179,11 @@ public struct DefinitionLoader: Sendable {
             diagnostics += result.diagnostics
             guard let definition = result.value else { continue }
             if let first = byName[definition.name] {
-                diagnostics.append(Diagnostic(
-                    code: .duplicateJobName, at: definition.sourcePosition,
-                    "duplicate job name '\(definition.name)': \(first.sourcePosition) declares it already; job names must differ across files"))
+                diagnostics.append(
+                    Diagnostic(
+                        code: .duplicateJobName, at: definition.sourcePosition,
+                        "duplicate job name '\(definition.name)': \(first.sourcePosition) declares it already; job names must differ across files"
+                    ))
             } else {
                 byName[definition.name] = definition
             }

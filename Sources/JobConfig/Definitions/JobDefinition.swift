@@ -25,10 +25,12 @@ public struct JobDefinition: Sendable, Hashable {
     /// The file it came from, and where `name:` (or the file's start) sits.
     public var sourcePosition: SourcePosition
 
-    public init(name: String, description: String? = nil, pool: String = DaemonConfiguration.defaultPool,
-                timeout: Duration? = nil, retry: RetryPolicy = .default, env: [String: String] = [:],
-                cwd: String? = nil, stages: [StageDefinition], schedules: [ScheduleDefinition] = [],
-                sourcePosition: SourcePosition) {
+    public init(
+        name: String, description: String? = nil, pool: String = DaemonConfiguration.defaultPool,
+        timeout: Duration? = nil, retry: RetryPolicy = .default, env: [String: String] = [:],
+        cwd: String? = nil, stages: [StageDefinition], schedules: [ScheduleDefinition] = [],
+        sourcePosition: SourcePosition
+    ) {
         self.schedules = schedules
         self.name = name
         self.description = description
@@ -82,10 +84,12 @@ public struct StageDefinition: Sendable, Hashable {
     /// The largest `logs: { max: … }` accepted.
     public static let maxLogLimit = ByteSize.mebibytes(256)
 
-    public init(position: Int, name: String, kind: StageKind, action: Action, queueOverride: String? = nil,
-                timeout: Duration? = nil, retry: RetryPolicy = .default, env: [String: String] = [:],
-                cwd: String? = nil, idempotent: Bool = true, logLimit: Int = StageDefinition.defaultLogLimit,
-                sourcePosition: SourcePosition) {
+    public init(
+        position: Int, name: String, kind: StageKind, action: Action, queueOverride: String? = nil,
+        timeout: Duration? = nil, retry: RetryPolicy = .default, env: [String: String] = [:],
+        cwd: String? = nil, idempotent: Bool = true, logLimit: Int = StageDefinition.defaultLogLimit,
+        sourcePosition: SourcePosition
+    ) {
         self.logLimit = logLimit
         self.position = position
         self.name = name

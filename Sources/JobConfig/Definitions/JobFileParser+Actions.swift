@@ -54,8 +54,9 @@ extension JobFileParser {
             if Self.processActionKeys.contains(entry.key) {
                 found.append(entry)
             } else if Self.actionKeys.contains(entry.key) {
-                reader.error(.actionNotAllowed, at: entry.keyNode,
-                             "'\(entry.key)' cannot be nested in \(what); use run, shell, sleep or fail")
+                reader.error(
+                    .actionNotAllowed, at: entry.keyNode,
+                    "'\(entry.key)' cannot be nested in \(what); use run, shell, sleep or fail")
             } else {
                 reader.unknownKey(entry, in: what, known: Self.processActionKeys)
             }
@@ -67,8 +68,9 @@ extension JobFileParser {
             return nil
         }
         for extra in found.dropFirst() {
-            reader.error(.multipleActions, at: extra.keyNode,
-                         "\(what) has two actions, '\(first.key)' and '\(extra.key)'; write one per item")
+            reader.error(
+                .multipleActions, at: extra.keyNode,
+                "\(what) has two actions, '\(first.key)' and '\(extra.key)'; write one per item")
         }
         guard found.count == 1, entries.count == 1 else { return nil }
         return parseAction(first, "'\(first.key)' of \(what)")
@@ -87,8 +89,9 @@ extension JobFileParser {
             guard let entries = reader.entries(of: node, what) else { return nil }
             guard entries.count == 1, let entry = entries.first, entry.key == "json" else {
                 let bad = entries.first { $0.key != "json" }
-                reader.error(.badTransform, at: bad?.keyNode ?? node,
-                             "a transform mapping holds exactly one key, 'json' (e.g. {json: .total}); \(choices)")
+                reader.error(
+                    .badTransform, at: bad?.keyNode ?? node,
+                    "a transform mapping holds exactly one key, 'json' (e.g. {json: .total}); \(choices)")
                 return nil
             }
             guard let text = reader.nonEmptyString(entry.value, "the 'json' path") else { return nil }
@@ -99,7 +102,8 @@ extension JobFileParser {
                 return nil
             }
         default:
-            reader.error(.wrongType, at: node, "\(what) must be a transform, found \(NodeReader.describe(node)); \(choices)")
+            reader.error(
+                .wrongType, at: node, "\(what) must be a transform, found \(NodeReader.describe(node)); \(choices)")
             return nil
         }
     }

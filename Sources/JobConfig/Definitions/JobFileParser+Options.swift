@@ -13,18 +13,23 @@ extension JobFileParser {
         var logLimit: Int
     }
 
-    mutating func parseOptions(_ options: [String: NodeReader.Entry], what: String,
-                               defaults: StageDefaults) -> StageOptions? {
-        var result = StageOptions(queue: nil, timeout: nil, retry: defaults.retry, env: defaults.env,
-                                  cwd: defaults.cwd, idempotent: true, logLimit: defaults.logLimit)
+    mutating func parseOptions(
+        _ options: [String: NodeReader.Entry], what: String,
+        defaults: StageDefaults
+    ) -> StageOptions? {
+        var result = StageOptions(
+            queue: nil, timeout: nil, retry: defaults.retry, env: defaults.env,
+            cwd: defaults.cwd, idempotent: true, logLimit: defaults.logLimit)
         var valid = true
         if let entry = options["on"] {
             if let queue = reader.name(entry.value, "'on' of \(what)") {
                 if context.queues.contains(queue) {
                     result.queue = queue
                 } else {
-                    reader.error(.unknownQueue, at: entry.value,
-                                 "unknown queue '\(queue)' in 'on' of \(what); jobd.yaml's 'Q' declares \(Self.list(context.queues))")
+                    reader.error(
+                        .unknownQueue, at: entry.value,
+                        "unknown queue '\(queue)' in 'on' of \(what); jobd.yaml's 'Q' declares \(Self.list(context.queues))"
+                    )
                     valid = false
                 }
             } else {
@@ -32,10 +37,18 @@ extension JobFileParser {
             }
         }
         if let entry = options["timeout"] {
-            if let timeout = reader.duration(entry.value, "'timeout' of \(what)") { result.timeout = timeout } else { valid = false }
+            if let timeout = reader.duration(entry.value, "'timeout' of \(what)") {
+                result.timeout = timeout
+            } else {
+                valid = false
+            }
         }
         if let entry = options["retry"] {
-            if let retry = parseRetry(entry.value, over: defaults.retry, "'retry' of \(what)") { result.retry = retry } else { valid = false }
+            if let retry = parseRetry(entry.value, over: defaults.retry, "'retry' of \(what)") {
+                result.retry = retry
+            } else {
+                valid = false
+            }
         }
         if let entry = options["env"] {
             if let env = reader.environment(entry.value, "'env' of \(what)") {
@@ -48,10 +61,18 @@ extension JobFileParser {
             if let cwd = parseDirectory(entry.value, "'cwd' of \(what)") { result.cwd = cwd } else { valid = false }
         }
         if let entry = options["idempotent"] {
-            if let flag = reader.bool(entry.value, "'idempotent' of \(what)") { result.idempotent = flag } else { valid = false }
+            if let flag = reader.bool(entry.value, "'idempotent' of \(what)") {
+                result.idempotent = flag
+            } else {
+                valid = false
+            }
         }
         if let entry = options["logs"] {
-            if let limit = parseLogs(entry.value, "'logs' of \(what)") { result.logLimit = limit } else { valid = false }
+            if let limit = parseLogs(entry.value, "'logs' of \(what)") {
+                result.logLimit = limit
+            } else {
+                valid = false
+            }
         }
         return valid ? result : nil
     }
@@ -69,8 +90,9 @@ extension JobFileParser {
                     continue
                 }
                 guard size <= StageDefinition.maxLogLimit else {
-                    reader.error(.invalidValue, at: entry.value,
-                                 "'max' of \(what) must be at most \(StageDefinition.maxLogLimit), found \(size)")
+                    reader.error(
+                        .invalidValue, at: entry.value,
+                        "'max' of \(what) must be at most \(StageDefinition.maxLogLimit), found \(size)")
                     valid = false
                     continue
                 }
@@ -94,7 +116,8 @@ extension JobFileParser {
             case "attempts":
                 if let n = reader.int(entry.value, "'attempts' of \(what)", in: RetryPolicy.attemptsRange) {
                     if n > 1_000 {
-                        reader.error(.invalidValue, at: entry.value, "'attempts' of \(what) must be at most 1000, found \(n)")
+                        reader.error(
+                            .invalidValue, at: entry.value, "'attempts' of \(what) must be at most 1000, found \(n)")
                         valid = false
                     } else {
                         policy.attempts = n
@@ -103,9 +126,17 @@ extension JobFileParser {
                     valid = false
                 }
             case "backoff":
-                if let d = reader.duration(entry.value, "'backoff' of \(what)", allowZero: true) { policy.backoff = d } else { valid = false }
+                if let d = reader.duration(entry.value, "'backoff' of \(what)", allowZero: true) {
+                    policy.backoff = d
+                } else {
+                    valid = false
+                }
             case "max-backoff":
-                if let d = reader.duration(entry.value, "'max-backoff' of \(what)", allowZero: true) { policy.maxBackoff = d } else { valid = false }
+                if let d = reader.duration(entry.value, "'max-backoff' of \(what)", allowZero: true) {
+                    policy.maxBackoff = d
+                } else {
+                    valid = false
+                }
             case "jitter":
                 if let b = reader.bool(entry.value, "'jitter' of \(what)") { policy.jitter = b } else { valid = false }
             default:
@@ -121,7 +152,8 @@ extension JobFileParser {
     mutating func parseDirectory(_ node: Node, _ what: String) -> String? {
         guard let path = reader.nonEmptyString(node, what) else { return nil }
         guard path.hasPrefix("/") else {
-            reader.error(.invalidValue, at: node, "\(what) must be an absolute path, found \"\(NodeReader.excerpt(path))\"")
+            reader.error(
+                .invalidValue, at: node, "\(what) must be an absolute path, found \"\(NodeReader.excerpt(path))\"")
             return nil
         }
         return path

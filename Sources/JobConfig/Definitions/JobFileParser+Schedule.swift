@@ -23,10 +23,11 @@ extension JobFileParser {
         guard valid else { return nil }
         schedules = collapsingCopies(schedules)
         guard schedules.count <= ScheduleDefinition.maxPerDefinition else {
-            reader.error(.tooManySchedules, at: node,
-                         "\(schedules.count) different schedules in one definition, over the \(ScheduleDefinition.maxPerDefinition) "
-                            + "jobd fires for one: each is tracked and fired on its own; split them over definitions, "
-                            + "or write one expression that covers them (a list in a calendar or cron field)")
+            reader.error(
+                .tooManySchedules, at: node,
+                "\(schedules.count) different schedules in one definition, over the \(ScheduleDefinition.maxPerDefinition) "
+                    + "jobd fires for one: each is tracked and fired on its own; split them over definitions, "
+                    + "or write one expression that covers them (a list in a calendar or cron field)")
             return nil
         }
         return schedules
@@ -54,11 +55,12 @@ extension JobFileParser {
         if let (first, copy) = copies.first {
             let times = copies.filter { $0.first == first }.count + 1
             let others = copies.count + 1 - times
-            reader.warning(.duplicateSchedule, at: copy,
-                           "schedule \(NodeReader.excerpt(first.key, limit: 64)) is listed \(times) times in this definition "
-                            + "with the same options (copies, or YAML aliases of one)"
-                            + (others > 0 ? ", and other schedules \(others) more times" : "")
-                            + ": jobd fires each schedule once; remove the copies")
+            reader.warning(
+                .duplicateSchedule, at: copy,
+                "schedule \(NodeReader.excerpt(first.key, limit: 64)) is listed \(times) times in this definition "
+                    + "with the same options (copies, or YAML aliases of one)"
+                    + (others > 0 ? ", and other schedules \(others) more times" : "")
+                    + ": jobd fires each schedule once; remove the copies")
         }
         return kept
     }
@@ -76,20 +78,32 @@ extension JobFileParser {
                 expressions.append((ScheduleKind(rawValue: entry.key)!, entry))
             case "timezone":
                 zoneEntry = entry
-                guard let name = reader.string(entry.value, "'timezone' of \(what)") else { valid = false; continue }
+                guard let name = reader.string(entry.value, "'timezone' of \(what)") else {
+                    valid = false
+                    continue
+                }
                 switch ScheduleTimeZone.lookup(name) {
                 case let .success(zone):
                     schedule.timeZone = zone
                 case let .failure(error):
-                    reader.error(.badSchedule, at: entry.value,
-                                 "unknown time zone '\(NodeReader.excerpt(name))': \(error.reason); use a name of the tz database, "
-                                    + "e.g. Europe/Berlin or UTC")
+                    reader.error(
+                        .badSchedule, at: entry.value,
+                        "unknown time zone '\(NodeReader.excerpt(name))': \(error.reason); use a name of the tz database, "
+                            + "e.g. Europe/Berlin or UTC")
                     valid = false
                 }
             case "catch-up":
-                if let value: ScheduleDefinition.CatchUp = choice(entry, what) { schedule.catchUp = value } else { valid = false }
+                if let value: ScheduleDefinition.CatchUp = choice(entry, what) {
+                    schedule.catchUp = value
+                } else {
+                    valid = false
+                }
             case "overlap":
-                if let value: ScheduleDefinition.Overlap = choice(entry, what) { schedule.overlap = value } else { valid = false }
+                if let value: ScheduleDefinition.Overlap = choice(entry, what) {
+                    schedule.overlap = value
+                } else {
+                    valid = false
+                }
             case "jitter":
                 if let jitter = reader.duration(entry.value, "'jitter' of \(what)", allowZero: true) {
                     schedule.jitter = jitter
@@ -97,14 +111,18 @@ extension JobFileParser {
                     valid = false
                 }
             case "input":
-                guard let input = reader.string(entry.value, "'input' of \(what)") else { valid = false; continue }
+                guard let input = reader.string(entry.value, "'input' of \(what)") else {
+                    valid = false
+                    continue
+                }
                 schedule.input = Data(input.utf8)
                 if schedule.input.count > context.valueCap {
                     // Its jobs could never be stored: refused here, not at every occurrence.
-                    reader.error(.invalidValue, at: entry.value,
-                                 "the input is \(schedule.input.count) bytes, over store.value-cap "
-                                    + "(\(ByteSize(bytes: context.valueCap)) in jobd.yaml): its jobs could not be stored; "
-                                    + "shorten it (pass a file's path instead) or raise store.value-cap")
+                    reader.error(
+                        .invalidValue, at: entry.value,
+                        "the input is \(schedule.input.count) bytes, over store.value-cap "
+                            + "(\(ByteSize(bytes: context.valueCap)) in jobd.yaml): its jobs could not be stored; "
+                            + "shorten it (pass a file's path instead) or raise store.value-cap")
                     valid = false
                 }
             default:
@@ -114,9 +132,10 @@ extension JobFileParser {
         }
         guard expressions.count == 1, let (kind, entry) = expressions.first else {
             let found = expressions.map { "'\($0.kind)'" }.joined(separator: " and ")
-            reader.error(expressions.isEmpty ? .missingKey : .invalidValue, at: node,
-                         "\(what) has exactly one of 'cron', 'calendar' and 'every'"
-                            + (expressions.isEmpty ? "" : ", found \(found)"))
+            reader.error(
+                expressions.isEmpty ? .missingKey : .invalidValue, at: node,
+                "\(what) has exactly one of 'cron', 'calendar' and 'every'"
+                    + (expressions.isEmpty ? "" : ", found \(found)"))
             return nil
         }
         guard let text = reader.string(entry.value, "'\(kind)' of \(what)") else { return nil }
@@ -129,21 +148,27 @@ extension JobFileParser {
                 let quoted = scalar.style == .singleQuoted || scalar.style == .doubleQuoted
                 position.column += error.column + (quoted ? 1 : 0)
             }
-            reader.error(.badSchedule, at: position, "invalid \(kind) expression \"\(NodeReader.excerpt(text, limit: 64))\": \(error.message)")
+            reader.error(
+                .badSchedule, at: position,
+                "invalid \(kind) expression \"\(NodeReader.excerpt(text, limit: 64))\": \(error.message)")
             return nil
         }
         if let zoneEntry, schedule.timeZone != nil, !schedule.expression.readsDefaultZone {
             let reason = kind == .every ? "every: counts from 1970 in UTC" : "the expression names its own zone"
-            reader.warning(.invalidValue, at: zoneEntry.value,
-                           "timezone: has no effect here (\(reason)); remove it — it is part of the schedule's key, "
-                            + "so adding or removing it later starts the schedule anew")
+            reader.warning(
+                .invalidValue, at: zoneEntry.value,
+                "timezone: has no effect here (\(reason)); remove it — it is part of the schedule's key, "
+                    + "so adding or removing it later starts the schedule anew")
         }
         // The zone hardly matters here: a date that never comes, or is past, is so in any.
-        if schedule.expression.next(after: Date(), in: schedule.zone(host: TimeZone(identifier: "UTC") ?? .current)) == nil {
-            reader.warning(.scheduleNeverFires, at: entry.value,
-                           "\(kind) expression \"\(NodeReader.excerpt(text, limit: 64))\" has no occurrence after now "
-                            + "(a date that never comes, or one past): this schedule never fires; "
-                            + "jobctl calendar --\(kind) '…' shows its times")
+        if schedule.expression.next(after: Date(), in: schedule.zone(host: TimeZone(identifier: "UTC") ?? .current))
+            == nil
+        {
+            reader.warning(
+                .scheduleNeverFires, at: entry.value,
+                "\(kind) expression \"\(NodeReader.excerpt(text, limit: 64))\" has no occurrence after now "
+                    + "(a date that never comes, or one past): this schedule never fires; "
+                    + "jobctl calendar --\(kind) '…' shows its times")
         }
         return valid ? schedule : nil
     }
@@ -155,7 +180,8 @@ extension JobFileParser {
         guard let text = reader.string(entry.value, "'\(entry.key)' of \(what)") else { return nil }
         if let value = Choice(rawValue: text) { return value }
         let known = Choice.allCases.map(\.rawValue).joined(separator: ", ")
-        reader.error(.invalidValue, at: entry.value, "unknown \(entry.key) '\(NodeReader.excerpt(text))'; use one of \(known)")
+        reader.error(
+            .invalidValue, at: entry.value, "unknown \(entry.key) '\(NodeReader.excerpt(text))'; use one of \(known)")
         return nil
     }
 }

@@ -17,8 +17,10 @@ extension JobFileParser {
             if let definition = stage.definition { stages.append(definition) } else { valid = false }
             if let name = stage.name, let namePosition = stage.namePosition {
                 if let earlier = firstUse[name] {
-                    reader.error(.duplicateStageName, at: namePosition,
-                                 "duplicate stage name '\(name)' (first used at line \(earlier.line)); stage names must differ within a job")
+                    reader.error(
+                        .duplicateStageName, at: namePosition,
+                        "duplicate stage name '\(name)' (first used at line \(earlier.line)); stage names must differ within a job"
+                    )
                     valid = false
                 } else {
                     firstUse[name] = namePosition
@@ -29,18 +31,22 @@ extension JobFileParser {
             // `finally` ends it.
             guard let kind = stage.kind, let kindPosition = stage.kindPosition else { continue }
             if kind == .firstly && position != 0 {
-                reader.error(.misplacedStage, at: kindPosition, "'firstly' can only be the first stage; use 'then' here")
+                reader.error(
+                    .misplacedStage, at: kindPosition, "'firstly' can only be the first stage; use 'then' here")
                 valid = false
             }
             if let catchPosition = seenCatch, kind != .finally {
-                reader.error(.misplacedStage, at: kindPosition,
-                             "only 'finally' can follow a 'catch' (line \(catchPosition.line)); move this '\(kind)' stage before the 'catch'")
+                reader.error(
+                    .misplacedStage, at: kindPosition,
+                    "only 'finally' can follow a 'catch' (line \(catchPosition.line)); move this '\(kind)' stage before the 'catch'"
+                )
                 valid = false
             }
             if kind == .catch, seenCatch == nil { seenCatch = kindPosition }
             if kind == .finally && position != items.count - 1 {
-                reader.error(.misplacedStage, at: kindPosition,
-                             "'finally' must be the last stage; use 'ensure' for a stage that always runs mid-pipeline")
+                reader.error(
+                    .misplacedStage, at: kindPosition,
+                    "'finally' must be the last stage; use 'ensure' for a stage that always runs mid-pipeline")
                 valid = false
             }
         }
@@ -63,7 +69,8 @@ extension JobFileParser {
         guard let entries = reader.entries(of: node, what) else { return parsed }
         // Name the stage in messages as soon as its name can be read.
         if let kindEntry = entries.first(where: { StageKind(rawValue: $0.key) != nil }),
-           case let .scalar(scalar) = kindEntry.value, NodeReader.nameProblem(scalar.string) == nil {
+            case let .scalar(scalar) = kindEntry.value, NodeReader.nameProblem(scalar.string) == nil
+        {
             what = "stage '\(scalar.string)'"
         }
         var valid = true
@@ -84,15 +91,18 @@ extension JobFileParser {
             } else if Self.optionKeys.contains(entry.key) {
                 options[entry.key] = entry
             } else {
-                reader.unknownKey(entry, in: what,
-                                  known: StageKind.allCases.map(\.rawValue) + Self.actionKeys + Self.optionKeys)
+                reader.unknownKey(
+                    entry, in: what,
+                    known: StageKind.allCases.map(\.rawValue) + Self.actionKeys + Self.optionKeys)
                 valid = false
             }
         }
 
         guard let (kind, kindEntry) = kinds.first else {
-            reader.error(.missingStageKind, at: node,
-                         "\(what) has no kind; start it with one of \(StageKind.allCases.map(\.rawValue).joined(separator: ", ")) and its name, e.g. '- then: fetch'")
+            reader.error(
+                .missingStageKind, at: node,
+                "\(what) has no kind; start it with one of \(StageKind.allCases.map(\.rawValue).joined(separator: ", ")) and its name, e.g. '- then: fetch'"
+            )
             // Still check the rest of the stage so every problem shows at once.
             for entry in actions { _ = parseAction(entry, "'\(entry.key)' of \(what)") }
             _ = parseOptions(options, what: what, defaults: defaults)
@@ -101,8 +111,9 @@ extension JobFileParser {
         parsed.kind = kind
         parsed.kindPosition = reader.position(of: kindEntry.keyNode)
         for (extra, entry) in kinds.dropFirst() {
-            reader.error(.multipleStageKinds, at: entry.keyNode,
-                         "\(what) has two kinds, '\(kind)' and '\(extra)'; a stage has exactly one (split it into two stages)")
+            reader.error(
+                .multipleStageKinds, at: entry.keyNode,
+                "\(what) has two kinds, '\(kind)' and '\(extra)'; a stage has exactly one (split it into two stages)")
             valid = false
         }
         let name = check(reader.name(kindEntry.value, "the name of \(what)"))
@@ -125,8 +136,9 @@ extension JobFileParser {
         }
         if accepted.count > 1 {
             for entry in accepted.dropFirst() {
-                reader.error(.multipleActions, at: entry.keyNode,
-                             "\(label) has two actions, '\(accepted[0].key)' and '\(entry.key)'; a stage has exactly one")
+                reader.error(
+                    .multipleActions, at: entry.keyNode,
+                    "\(label) has two actions, '\(accepted[0].key)' and '\(entry.key)'; a stage has exactly one")
             }
             valid = false
         }
@@ -159,7 +171,8 @@ extension JobFileParser {
         case ("any", _):
             return "'any' only goes in a 'race' stage; this is a '\(kind)' stage"
         case (_, .map):
-            return "a 'map' stage takes a 'transform', not '\(key)'; use a 'then' stage to \(key == "run" || key == "shell" ? "run a command" : key)"
+            return
+                "a 'map' stage takes a 'transform', not '\(key)'; use a 'then' stage to \(key == "run" || key == "shell" ? "run a command" : key)"
         case (_, .when):
             return "a 'when' stage takes an 'all:' list of actions, not '\(key)'"
         case (_, .race):

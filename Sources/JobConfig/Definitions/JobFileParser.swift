@@ -8,7 +8,9 @@ struct JobFileParser {
     let defaultName: String
     var reader: NodeReader
 
-    static let jobKeys = ["name", "description", "pool", "timeout", "retry", "env", "cwd", "logs", "pipeline", "schedule"]
+    static let jobKeys = [
+        "name", "description", "pool", "timeout", "retry", "env", "cwd", "logs", "pipeline", "schedule",
+    ]
     static let actionKeys = ["run", "shell", "sleep", "fail", "transform", "all", "any"]
     static let optionKeys = ["on", "timeout", "retry", "env", "cwd", "idempotent", "logs"]
     static let processActionKeys = ["run", "shell", "sleep", "fail"]
@@ -21,8 +23,9 @@ struct JobFileParser {
 
     mutating func parse(_ root: Node?) -> JobDefinition? {
         guard let root, !NodeReader.isNull(root) else {
-            reader.error(.emptyPipeline, at: .file(reader.path),
-                         "the file is empty; a job definition needs at least a 'pipeline' of stages")
+            reader.error(
+                .emptyPipeline, at: .file(reader.path),
+                "the file is empty; a job definition needs at least a 'pipeline' of stages")
             return nil
         }
         guard let entries = reader.entries(of: root, "a job definition") else { return nil }
@@ -47,8 +50,9 @@ struct JobFileParser {
             name = check(reader.name(entry.value, "the job name")) ?? name
             namePosition = reader.position(of: entry.value)
         } else if let problem = NodeReader.nameProblem(defaultName) {
-            reader.error(.invalidName, at: .file(reader.path),
-                         "the file's base name \"\(defaultName)\" \(problem); rename the file or add 'name:'")
+            reader.error(
+                .invalidName, at: .file(reader.path),
+                "the file's base name \"\(defaultName)\" \(problem); rename the file or add 'name:'")
             valid = false
         }
 
@@ -60,8 +64,9 @@ struct JobFileParser {
             if context.pools.contains(given) {
                 pool = given
             } else {
-                reader.error(.unknownPool, at: entry.value,
-                             "unknown pool '\(given)'; jobd.yaml's 'pools' declares \(Self.list(context.pools))")
+                reader.error(
+                    .unknownPool, at: entry.value,
+                    "unknown pool '\(given)'; jobd.yaml's 'pools' declares \(Self.list(context.pools))")
                 valid = false
             }
         }
@@ -70,7 +75,9 @@ struct JobFileParser {
         if let entry = byKey["timeout"] { timeout = check(reader.duration(entry.value, "the job's 'timeout'")) }
 
         var retry = RetryPolicy.default
-        if let entry = byKey["retry"] { retry = check(parseRetry(entry.value, over: retry, "the job's 'retry'")) ?? retry }
+        if let entry = byKey["retry"] {
+            retry = check(parseRetry(entry.value, over: retry, "the job's 'retry'")) ?? retry
+        }
 
         var env: [String: String] = [:]
         if let entry = byKey["env"] { env = check(reader.environment(entry.value, "the job's 'env'")) ?? env }
@@ -94,8 +101,9 @@ struct JobFileParser {
         if let entry = byKey["schedule"] { schedules = check(parseSchedules(entry.value)) ?? [] }
 
         guard valid, !reader.diagnostics.containsErrors else { return nil }
-        return JobDefinition(name: name, description: description, pool: pool, timeout: timeout, retry: retry,
-                             env: env, cwd: cwd, stages: stages, schedules: schedules, sourcePosition: namePosition)
+        return JobDefinition(
+            name: name, description: description, pool: pool, timeout: timeout, retry: retry,
+            env: env, cwd: cwd, stages: stages, schedules: schedules, sourcePosition: namePosition)
     }
 
     /// What stages inherit from their job.

@@ -23,8 +23,9 @@ public struct JSONPath: Sendable, Hashable, CustomStringConvertible {
     public init(parsing text: String) throws(TransformError) {
         var scanner = JSONScanner(Array(text.utf8))
         func fail(_ reason: String) -> TransformError {
-            TransformError(code: .invalidPath,
-                           message: "invalid JSON path '\(text)': \(reason); write e.g. '.', '.total', '.items[0].name'")
+            TransformError(
+                code: .invalidPath,
+                message: "invalid JSON path '\(text)': \(reason); write e.g. '.', '.total', '.items[0].name'")
         }
         guard scanner.take(UInt8(ascii: ".")) else { throw fail("it must start with '.'") }
         var components: [Component] = []
@@ -33,7 +34,9 @@ public struct JSONPath: Sendable, Hashable, CustomStringConvertible {
             if byte == UInt8(ascii: "[") {
                 scanner.advance()
                 if scanner.peek == UInt8(ascii: "\"") {
-                    guard let key = try? scanner.parseString() else { throw fail("a quoted key is not a valid JSON string") }
+                    guard let key = try? scanner.parseString() else {
+                        throw fail("a quoted key is not a valid JSON string")
+                    }
                     components.append(.key(key))
                 } else {
                     guard let index = scanner.parseInteger() else { throw fail("expected an index like [0] or [-1]") }
@@ -43,11 +46,17 @@ public struct JSONPath: Sendable, Hashable, CustomStringConvertible {
                 afterDot = false
             } else if afterDot {
                 if byte == UInt8(ascii: "\"") {
-                    guard let key = try? scanner.parseString() else { throw fail("a quoted key is not a valid JSON string") }
+                    guard let key = try? scanner.parseString() else {
+                        throw fail("a quoted key is not a valid JSON string")
+                    }
                     components.append(.key(key))
                 } else {
-                    let key = scanner.takeWhile { $0.isASCIILetter || $0.asciiDigit != nil || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") }
-                    guard !key.isEmpty else { throw fail("expected a key after '.' (quote it if it has other characters)") }
+                    let key = scanner.takeWhile {
+                        $0.isASCIILetter || $0.asciiDigit != nil || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-")
+                    }
+                    guard !key.isEmpty else {
+                        throw fail("expected a key after '.' (quote it if it has other characters)")
+                    }
                     components.append(.key(String(decoding: key, as: UTF8.self)))
                 }
                 afterDot = false
@@ -69,9 +78,11 @@ public struct JSONPath: Sendable, Hashable, CustomStringConvertible {
             case let .index(index):
                 return "[\(index)]"
             case let .key(key):
-                let bare = !key.isEmpty && key.utf8.allSatisfy {
-                    $0.isASCIILetter || $0.asciiDigit != nil || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-")
-                }
+                let bare =
+                    !key.isEmpty
+                    && key.utf8.allSatisfy {
+                        $0.isASCIILetter || $0.asciiDigit != nil || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-")
+                    }
                 return bare ? ".\(key)" : "." + String(decoding: JSONValue.string(key).compactJSON, as: UTF8.self)
             }
         }.joined()

@@ -151,10 +151,14 @@ struct JSONScanner {
                             throw error("a \\u escape holds half a surrogate pair")
                         }
                         let low = try parseHex4()
-                        guard (0xDC00..<0xE000).contains(low) else { throw error("a \\u escape holds half a surrogate pair") }
+                        guard (0xDC00..<0xE000).contains(low) else {
+                            throw error("a \\u escape holds half a surrogate pair")
+                        }
                         scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
                     }
-                    guard let unicode = Unicode.Scalar(scalar) else { throw error("a \\u escape holds half a surrogate pair") }
+                    guard let unicode = Unicode.Scalar(scalar) else {
+                        throw error("a \\u escape holds half a surrogate pair")
+                    }
                     out += String(Character(unicode)).utf8
                 default:
                     throw error("unknown escape '\\\(String(decoding: [escape], as: UTF8.self))'")
@@ -169,8 +173,10 @@ struct JSONScanner {
 
     private mutating func parseHex4() throws(JSONSyntaxError) -> UInt32 {
         guard index + 4 <= bytes.count,
-              bytes[index..<index + 4].allSatisfy({ $0.asciiDigit != nil || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains($0 | 0x20) }),
-              let value = UInt32(String(decoding: bytes[index..<index + 4], as: UTF8.self), radix: 16)
+            bytes[index..<index + 4].allSatisfy({
+                $0.asciiDigit != nil || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains($0 | 0x20)
+            }),
+            let value = UInt32(String(decoding: bytes[index..<index + 4], as: UTF8.self), radix: 16)
         else { throw error("expected four hex digits after \\u") }
         index += 4
         return value

@@ -144,8 +144,11 @@ public indirect enum JSONValue: Sendable, Hashable {
             case 0x09: out += #"\t"#.utf8
             case 0x08: out += #"\b"#.utf8
             case 0x0C: out += #"\f"#.utf8
-            case 0..<0x20: out += [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
-                                   hex[Int(byte >> 4)], hex[Int(byte & 0xF)]]
+            case 0..<0x20:
+                out += [
+                    UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
+                    hex[Int(byte >> 4)], hex[Int(byte & 0xF)],
+                ]
             default: out.append(byte)
             }
         }

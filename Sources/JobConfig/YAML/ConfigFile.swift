@@ -95,10 +95,15 @@ enum ConfigFile {
         bytes.removeSubrange(count...)
         if let offset = firstInvalidUTF8(bytes) {
             let (line, column) = position(ofByte: offset, in: bytes)
-            return (nil, [Diagnostic(
-                code: .unreadableFile, at: SourcePosition(path: path, line: line, column: column),
-                "the file is not UTF-8 text: byte \(offset) (0x\(String(bytes[offset], radix: 16, uppercase: true))) "
-                    + "is not valid UTF-8; save the file as UTF-8")])
+            return (
+                nil,
+                [
+                    Diagnostic(
+                        code: .unreadableFile, at: SourcePosition(path: path, line: line, column: column),
+                        "the file is not UTF-8 text: byte \(offset) (0x\(String(bytes[offset], radix: 16, uppercase: true))) "
+                            + "is not valid UTF-8; save the file as UTF-8")
+                ]
+            )
         }
         return (String(decoding: bytes, as: UTF8.self), [])
     }

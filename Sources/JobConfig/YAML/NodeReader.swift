@@ -1,5 +1,5 @@
-internal import Yams
 import JobValues
+internal import Yams
 
 /// Walks a Yams node tree and collects diagnostics instead of stopping at
 /// the first problem: every accessor reports what is wrong at the node's
@@ -116,7 +116,9 @@ struct NodeReader {
             return nil
         }
         guard range.contains(value) else {
-            error(.invalidValue, at: node, "\(what) must be between \(range.lowerBound) and \(range.upperBound), found \(value)")
+            error(
+                .invalidValue, at: node,
+                "\(what) must be between \(range.lowerBound) and \(range.upperBound), found \(value)")
             return nil
         }
         return value
@@ -201,11 +203,13 @@ struct NodeReader {
         var result: [String: String] = [:]
         var ok = true
         for entry in entries {
-            let nameOK = !entry.key.isEmpty && !entry.key.utf8.contains(UInt8(ascii: "="))
+            let nameOK =
+                !entry.key.isEmpty && !entry.key.utf8.contains(UInt8(ascii: "="))
                 && !entry.key.utf8.contains(0) && entry.key.utf8.first?.asciiDigit == nil
             if !nameOK {
-                error(.invalidName, at: entry.keyNode,
-                      "'\(entry.key)' in \(what) is not a valid environment variable name")
+                error(
+                    .invalidName, at: entry.keyNode,
+                    "'\(entry.key)' in \(what) is not a valid environment variable name")
                 ok = false
             }
             if let value = string(entry.value, "'\(entry.key)' in \(what)") {
@@ -271,8 +275,9 @@ struct NodeReader {
         for i in 1...a.count {
             var current = [i] + Array(repeating: 0, count: b.count)
             for j in 1...b.count {
-                current[j] = Swift.min(previous[j] + 1, current[j - 1] + 1,
-                                       previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+                current[j] = Swift.min(
+                    previous[j] + 1, current[j - 1] + 1,
+                    previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
             }
             previous = current
         }

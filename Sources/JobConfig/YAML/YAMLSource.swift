@@ -33,17 +33,19 @@ enum YAMLSource {
         }
         switch error {
         case let .scanner(context, problem, mark, _),
-             let .parser(context, problem, mark, _):
+            let .parser(context, problem, mark, _):
             if problem.contains("yaml_set_max_nest_level") {
                 // libyaml's own words name its C API.
-                return Diagnostic(code: .yamlSyntax, at: at(mark),
-                                  "YAML nested too deeply: lists and mappings may nest at most \(maxNesting) levels")
+                return Diagnostic(
+                    code: .yamlSyntax, at: at(mark),
+                    "YAML nested too deeply: lists and mappings may nest at most \(maxNesting) levels")
             }
             return Diagnostic(code: .yamlSyntax, at: at(mark), explain(problem, context))
         case let .composer(context, problem, mark, _):
             if context?.text.contains("single document") == true {
-                return Diagnostic(code: .yamlSyntax, at: at(mark),
-                                  "a file holds one YAML document; remove the '---' that starts another")
+                return Diagnostic(
+                    code: .yamlSyntax, at: at(mark),
+                    "a file holds one YAML document; remove the '---' that starts another")
             }
             return Diagnostic(code: .yamlSyntax, at: at(mark), explain(problem, context))
         case let .duplicatedKeysInMapping(duplicates, context):
@@ -56,10 +58,12 @@ enum YAMLSource {
             let earlier = repeatAt == nil ? "" : " (first at line \(first.line))"
             let others = duplicates.dropFirst().map { "'\($0)'" }
             let also = others.isEmpty ? "" : "; also repeated: " + others.joined(separator: ", ")
-            return Diagnostic(code: .yamlSyntax, at: repeatAt ?? first,
-                              "duplicate key '\(key)'\(earlier): a key may appear once in a mapping\(also)")
+            return Diagnostic(
+                code: .yamlSyntax, at: repeatAt ?? first,
+                "duplicate key '\(key)'\(earlier): a key may appear once in a mapping\(also)")
         case let .reader(problem, offset, _, _):
-            let position = offset.map { lineAndColumn(ofCharacterOffset: $0, in: text) }
+            let position =
+                offset.map { lineAndColumn(ofCharacterOffset: $0, in: text) }
                 .map { SourcePosition(path: path, line: $0.line, column: $0.column) } ?? .file(path)
             return Diagnostic(code: .yamlSyntax, at: position, "cannot read YAML: \(problem)")
         default:

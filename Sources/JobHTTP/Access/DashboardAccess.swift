@@ -27,9 +27,12 @@ public struct DashboardAccess: Sendable {
     static let cookie = "jobd_session"
 
     /// - Throws: the users file cannot be read or has a bad line.
-    public init(_ config: HTTPAccessConfiguration, listen: HTTPListenAddress, environment: [String: String]) throws(UserTableError) {
+    public init(
+        _ config: HTTPAccessConfiguration, listen: HTTPListenAddress, environment: [String: String]
+    ) throws(UserTableError) {
         self.config = config
-        users = try config.users.map { source throws(UserTableError) in try UserTable(source, environment: environment) }
+        users =
+            try config.users.map { source throws(UserTableError) in try UserTable(source, environment: environment) }
             ?? UserTable()
         sessions = SessionStore(lifetime: config.sessionLifetime)
         if case .unix = listen { unixListener = true } else { unixListener = false }
@@ -71,8 +74,9 @@ public struct DashboardAccess: Sendable {
         if unixListener, let credentials = peer.credentials {
             let name = Self.userName(credentials.uid)
             let operates = credentials.uid == 0 || isOperator(uid: credentials.uid, gid: credentials.gid, name: name)
-            return Visitor(name: name ?? "uid \(credentials.uid)", role: operates ? .operate : .read, way: .peer,
-                           origin: peer.origin)
+            return Visitor(
+                name: name ?? "uid \(credentials.uid)", role: operates ? .operate : .read, way: .peer,
+                origin: peer.origin)
         }
         if let address = peer.address, config.trustedProxies.contains(address),
             let name = request.headerFields[Self.remoteUser], !name.isEmpty
@@ -98,7 +102,8 @@ public struct DashboardAccess: Sendable {
         case .session: return session(request)?.session.csrf
         case .anonymous: return nil
         case .peer, .proxy:
-            let mac = HMAC<SHA256>.authenticationCode(for: Array("\(visitor.way.rawValue):\(visitor.name ?? "")".utf8), using: csrfKey)
+            let mac = HMAC<SHA256>.authenticationCode(
+                for: Array("\(visitor.way.rawValue):\(visitor.name ?? "")".utf8), using: csrfKey)
             return Data(mac).base64EncodedString()
                 .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
                 .replacingOccurrences(of: "=", with: "")
@@ -114,7 +119,8 @@ public struct DashboardAccess: Sendable {
     /// `Set-Cookie` for a new session.
     func sessionCookie(_ token: String, secure: Bool) -> String {
         let seconds = Int(config.sessionLifetime.components.seconds)
-        return "\(Self.cookie)=\(token); Path=/; Max-Age=\(seconds); HttpOnly; SameSite=Strict\(secure ? "; Secure" : "")"
+        return
+            "\(Self.cookie)=\(token); Path=/; Max-Age=\(seconds); HttpOnly; SameSite=Strict\(secure ? "; Secure" : "")"
     }
 
     /// `Set-Cookie` that ends the session cookie.

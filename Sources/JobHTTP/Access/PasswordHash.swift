@@ -48,10 +48,12 @@ public enum PasswordHash {
         init(_ text: String) throws(HashError) {
             let parts = text.split(separator: "$", omittingEmptySubsequences: false)
             guard parts.count == 4, parts[0] == scheme else {
-                throw HashError(reason: "a password hash reads \(scheme)$ROUNDS$SALT$KEY (jobd --hash-password makes one)")
+                throw HashError(
+                    reason: "a password hash reads \(scheme)$ROUNDS$SALT$KEY (jobd --hash-password makes one)")
             }
             guard let rounds = Int(parts[1]), rounds >= minimumRounds, rounds <= 10_000_000 else {
-                throw HashError(reason: "a password hash needs \(minimumRounds) to 10000000 rounds, found '\(parts[1])'")
+                throw HashError(
+                    reason: "a password hash needs \(minimumRounds) to 10000000 rounds, found '\(parts[1])'")
             }
             guard let salt = Data(base64Encoded: String(parts[2])), salt.count >= 8,
                 let key = Data(base64Encoded: String(parts[3])), key.count == 32

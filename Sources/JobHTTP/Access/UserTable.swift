@@ -27,7 +27,8 @@ public struct UserTable: Sendable {
             path = folder + "/" + name
         }
         guard let data = FileManager.default.contents(atPath: path) else {
-            throw UserTableError("http: cannot read the users file \(path); check 'users' of 'http' and its permissions")
+            throw UserTableError(
+                "http: cannot read the users file \(path); check 'users' of 'http' and its permissions")
         }
         try self.init(text: String(decoding: data, as: UTF8.self), path: path)
     }
@@ -77,7 +78,8 @@ public struct UserTable: Sendable {
         users[name]?.role
     }
 
-    private static let decoy = "pbkdf2-sha256$\(PasswordHash.defaultRounds)$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="
+    private static let decoy =
+        "pbkdf2-sha256$\(PasswordHash.defaultRounds)$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="
 }
 
 /// The users file could not be used; the message says where and why.

@@ -27,20 +27,31 @@ struct CalendarCommand: AsyncParsableCommand {
 
     @OptionGroup var options: GlobalOptions
 
-    @Option(parsing: .unconditional, help: ArgumentHelp("A five-field cron expression, or @hourly … @yearly.", valueName: "expression"))
+    @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp("A five-field cron expression, or @hourly … @yearly.", valueName: "expression"))
     var cron: String?
 
-    @Option(parsing: .unconditional, help: ArgumentHelp("A systemd calendar event (systemd.time(7)).", valueName: "expression"))
+    @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp("A systemd calendar event (systemd.time(7)).", valueName: "expression"))
     var calendar: String?
 
-    @Option(parsing: .unconditional, help: ArgumentHelp("An interval of at least 1s (15m, 1h30m, 1d): its multiples since 1970.",
-                               valueName: "duration"))
+    @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp(
+            "An interval of at least 1s (15m, 1h30m, 1d): its multiples since 1970.",
+            valueName: "duration"))
     var every: String?
 
-    @Option(parsing: .unconditional, help: ArgumentHelp("The schedule's time zone (default: this host's).", valueName: "zone"))
+    @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp("The schedule's time zone (default: this host's).", valueName: "zone"))
     var timezone: String?
 
-    @Option(parsing: .unconditional, help: ArgumentHelp("Times strictly after this RFC 3339 time (default: now).", valueName: "time"))
+    @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp("Times strictly after this RFC 3339 time (default: now).", valueName: "time"))
     var from: String?
 
     @Option(parsing: .unconditional, help: ArgumentHelp("How many times to print (1–\(maximumCount)).", valueName: "n"))
@@ -49,8 +60,10 @@ struct CalendarCommand: AsyncParsableCommand {
     func validate() throws {
         let given = [cron, calendar, every].compactMap { $0 }.count
         guard given == 1 else {
-            throw ValidationError(given == 0 ? "give one of --cron, --calendar and --every"
-                                             : "give one of --cron, --calendar and --every, not \(given)")
+            throw ValidationError(
+                given == 0
+                    ? "give one of --cron, --calendar and --every"
+                    : "give one of --cron, --calendar and --every, not \(given)")
         }
         guard (1...Self.maximumCount).contains(count) else {
             throw ValidationError("--count must be within 1…\(Self.maximumCount), not \(count)")
@@ -74,8 +87,10 @@ struct CalendarCommand: AsyncParsableCommand {
                 session.console.out(lines.map { $0 + "\n" }.joined())
             }
             if times.count < count {
-                session.console.note(times.isEmpty ? "\(expression.text) never fires after \(RFC3339.string(cursor))"
-                                     : "\(expression.text) fires no more after \(RFC3339.string(cursor))")
+                session.console.note(
+                    times.isEmpty
+                        ? "\(expression.text) never fires after \(RFC3339.string(cursor))"
+                        : "\(expression.text) fires no more after \(RFC3339.string(cursor))")
             }
         }
     }
@@ -95,7 +110,8 @@ struct CalendarCommand: AsyncParsableCommand {
         case let .success(zone):
             return zone
         case let .failure(error):
-            throw JobctlError(.usage, "unknown time zone \"\(name)\": \(error.reason) (write e.g. Europe/Berlin or UTC)")
+            throw JobctlError(
+                .usage, "unknown time zone \"\(name)\": \(error.reason) (write e.g. Europe/Berlin or UTC)")
         }
     }
 
@@ -104,8 +120,10 @@ struct CalendarCommand: AsyncParsableCommand {
         do {
             return try RFC3339.date(text)
         } catch {
-            throw JobctlError(.usage, "invalid --from \"\(text)\": \(error.reason); write an RFC 3339 time, "
-                                  + "e.g. 2026-11-24T09:00:00Z or 2026-11-24T10:00:00+01:00")
+            throw JobctlError(
+                .usage,
+                "invalid --from \"\(text)\": \(error.reason); write an RFC 3339 time, "
+                    + "e.g. 2026-11-24T09:00:00Z or 2026-11-24T10:00:00+01:00")
         }
     }
 }

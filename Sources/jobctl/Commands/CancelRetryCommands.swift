@@ -44,7 +44,8 @@ struct Cancel: AsyncParsableCommand {
         try await options.run { session in
             let (config, outcome, node) = try await session.withJobStore(job: id) { config, store in
                 let outcome = try await store.requestCancellation(of: id)
-                if case .alreadyResolved = outcome {} else {
+                if case .alreadyResolved = outcome {
+                } else {
                     await BulkRun.recordSingle(.cancel, job: id, store: store, config: config, session: session)
                 }
                 guard case .requested = outcome else { return (config, outcome, String?.none) }
@@ -55,7 +56,9 @@ struct Cancel: AsyncParsableCommand {
             case .cancelled:
                 (word, text) = ("cancelled", "job \(id) cancelled; it had not started")
             case .requested:
-                (word, text) = ("requested", "job \(id) is running\(node.map { " on \($0)" } ?? ""); jobd was asked to stop it")
+                (word, text) = (
+                    "requested", "job \(id) is running\(node.map { " on \($0)" } ?? ""); jobd was asked to stop it"
+                )
                 session.nudge(
                     config, ControlRequest(.cancel, job: id),
                     notRunningNote: "jobd is not running: job \(id) will be cancelled when jobd runs")
@@ -102,8 +105,9 @@ struct Retry: AsyncParsableCommand {
 
     @OptionGroup(title: "Many jobs") var bulk: BulkOptions
 
-    @Option(parsing: .unconditional, help: ArgumentHelp("Do not start before this long from now.", valueName: "duration"),
-            transform: Arguments.duration)
+    @Option(
+        parsing: .unconditional, help: ArgumentHelp("Do not start before this long from now.", valueName: "duration"),
+        transform: Arguments.duration)
     var delay: Duration?
 
     func validate() throws {
@@ -170,7 +174,8 @@ struct Delete: AsyncParsableCommand {
             let config = try session.daemonConfig()
             try await session.withStore(config) { store in
                 guard let actions = store as? any JobActionStore else {
-                    throw JobctlError(.internalError, "this database keeps no audit trail, so jobctl does not delete jobs")
+                    throw JobctlError(
+                        .internalError, "this database keeps no audit trail, so jobctl does not delete jobs")
                 }
                 guard let job = try await store.job(id)?.job else { throw Session.unknownJob(id, config) }
                 guard job.state.isResolved else {
@@ -185,12 +190,14 @@ struct Delete: AsyncParsableCommand {
                 var action = try await actions.startAction(start)
                 while !action.isFinished { action = try await actions.continueAction(action.id, batchSize: 1) }
                 guard action.changed == 1 else {
-                    throw JobctlError(.invalidState, "cannot delete job \(id): it changed meanwhile (jobctl status \(id))")
+                    throw JobctlError(
+                        .invalidState, "cannot delete job \(id): it changed meanwhile (jobctl status \(id))")
                 }
                 if session.json {
-                    session.console.out(JSON.fields([
-                        ("id", .int(id)), ("outcome", .string("deleted")), ("action", .int(action.id)),
-                    ]).pretty)
+                    session.console.out(
+                        JSON.fields([
+                            ("id", .int(id)), ("outcome", .string("deleted")), ("action", .int(action.id)),
+                        ]).pretty)
                 } else {
                     session.console.out("job \(id) deleted (action \(action.id))\n")
                 }

@@ -31,7 +31,8 @@ struct CopyDatabase: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The SQLite database to copy.", valueName: "path"), completion: .file())
     var from: String
 
-    @Option(help: ArgumentHelp("The PostgreSQL database to copy into (default: jobd.yaml's database).", valueName: "url"))
+    @Option(
+        help: ArgumentHelp("The PostgreSQL database to copy into (default: jobd.yaml's database).", valueName: "url"))
     var to: String?
 
     func run() async throws {
@@ -42,12 +43,14 @@ struct CopyDatabase: AsyncParsableCommand {
             }
             let report = try await PostgresJobStore.copySQLiteDatabase(at: from, into: target)
             if session.json {
-                session.console.out(JSON.fields([
-                    ("from", .string(from)), ("to", .string(target.description)),
-                    ("jobs", .int(Int64(report.jobs))), ("stages", .int(Int64(report.stages))),
-                    ("job_attempts", .int(Int64(report.jobAttempts))), ("stage_attempts", .int(Int64(report.stageAttempts))),
-                    ("events", .int(Int64(report.events))),
-                ]).pretty)
+                session.console.out(
+                    JSON.fields([
+                        ("from", .string(from)), ("to", .string(target.description)),
+                        ("jobs", .int(Int64(report.jobs))), ("stages", .int(Int64(report.stages))),
+                        ("job_attempts", .int(Int64(report.jobAttempts))),
+                        ("stage_attempts", .int(Int64(report.stageAttempts))),
+                        ("events", .int(Int64(report.events))),
+                    ]).pretty)
             } else {
                 session.console.out(
                     "copied \(report.jobs) job(s), \(report.stages) stage(s), \(report.jobAttempts) earlier attempt(s) "
@@ -72,12 +75,14 @@ struct CopyDatabase: AsyncParsableCommand {
             config = try session.daemonConfig()
             guard config.databaseLocation.isShared else {
                 throw JobctlError(
-                    .usage, "the database of jobd.yaml is \(config.database), not a PostgreSQL URL: give --to postgres://…")
+                    .usage,
+                    "the database of jobd.yaml is \(config.database), not a PostgreSQL URL: give --to postgres://…")
             }
         }
         do {
             return try JobDatabase.postgresConfiguration(
-                url: config.database, maxValueBytes: config.store.valueCap.bytes, applicationName: "jobctl copy-database",
+                url: config.database, maxValueBytes: config.store.valueCap.bytes,
+                applicationName: "jobctl copy-database",
                 environment: session.environment)
         } catch let error as JobStoreError {
             throw JobctlError(error)

@@ -25,16 +25,18 @@ struct Daemon: AsyncParsableCommand {
             let status: DaemonStatus?
             do throws(ControlError) {
                 status = try ControlClient.status(socketPath: config.socket)
-            } catch where error.code == .permissionDenied {
+            } catch  where error.code == .permissionDenied {
                 throw JobctlError(.permissionDenied, PermissionAdvice.socketMessage(path: config.socket))
             } catch {
                 throw JobctlError(.daemonFailed, error.message)
             }
             guard let status else {
                 if session.json {
-                    session.console.out(JSON.fields([("running", .bool(false)), ("socket", .string(config.socket))]).pretty)
+                    session.console.out(
+                        JSON.fields([("running", .bool(false)), ("socket", .string(config.socket))]).pretty)
                 }
-                var failure = JobctlError(.daemonNotRunning, "jobd is not running (nothing listens on \(config.socket))")
+                var failure = JobctlError(
+                    .daemonNotRunning, "jobd is not running (nothing listens on \(config.socket))")
                 failure.reportedOnStdout = session.json
                 throw failure
             }
@@ -76,6 +78,7 @@ struct Daemon: AsyncParsableCommand {
     static func clockText(_ skew: Double) -> String {
         guard abs(skew) > 1 else { return "within 1s of the database's" }
         let side = skew > 0 ? "ahead of" : "behind"
-        return String(format: "%.1fs ", abs(skew)) + side + " the database's: jobd goes by the database's clock; fix the host's time"
+        return String(format: "%.1fs ", abs(skew)) + side
+            + " the database's: jobd goes by the database's clock; fix the host's time"
     }
 }

@@ -24,16 +24,18 @@ struct Definitions: AsyncParsableCommand {
             let config = try session.daemonConfig()
             let set = session.definitions(of: config)
             if session.json {
-                session.console.out(JSON.fields([
-                    ("folder", .string(config.definitions)),
-                    ("definitions", .array(set.definitions.map(Self.json))),
-                    ("problems", .int(set.diagnostics.count)),
-                ]).pretty)
+                session.console.out(
+                    JSON.fields([
+                        ("folder", .string(config.definitions)),
+                        ("definitions", .array(set.definitions.map(Self.json))),
+                        ("problems", .int(set.diagnostics.count)),
+                    ]).pretty)
             } else if set.definitions.isEmpty {
                 session.console.note("no job definitions in \(config.definitions)")
             } else {
-                var table = Table(["NAME", "POOL", "STAGES", "TIMEOUT", "DESCRIPTION"],
-                                  alignments: [.left, .left, .right, .left, .left])
+                var table = Table(
+                    ["NAME", "POOL", "STAGES", "TIMEOUT", "DESCRIPTION"],
+                    alignments: [.left, .left, .right, .left, .left])
                 for definition in set.definitions {
                     table.add([
                         Table.Cell(definition.name), Table.Cell(definition.pool),
@@ -55,14 +57,18 @@ struct Definitions: AsyncParsableCommand {
             ("description", .optional(definition.description)),
             ("timeout", .optional(definition.timeout?.jobdText)),
             ("file", .string(definition.sourcePosition.path)),
-            ("stages", .array(definition.stages.map { stage in
-                .fields([
-                    ("position", .int(stage.position)),
-                    ("name", .string(stage.name)),
-                    ("kind", .string(stage.kind.rawValue)),
-                    ("action", .string(stage.action.keyword)),
-                ])
-            })),
+            (
+                "stages",
+                .array(
+                    definition.stages.map { stage in
+                        .fields([
+                            ("position", .int(stage.position)),
+                            ("name", .string(stage.name)),
+                            ("kind", .string(stage.kind.rawValue)),
+                            ("action", .string(stage.action.keyword)),
+                        ])
+                    })
+            ),
         ])
     }
 }

@@ -32,8 +32,9 @@ struct Logs: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Only this stage: its name, or its number (1 is the first).", valueName: "name|N"))
     var stage: String?
 
-    @Option(help: ArgumentHelp("Only this attempt of the stage (1 is the first).", valueName: "N"),
-            transform: Arguments.attempt)
+    @Option(
+        help: ArgumentHelp("Only this attempt of the stage (1 is the first).", valueName: "N"),
+        transform: Arguments.attempt)
     var attempt: Int?
 
     @Flag(help: "Keep printing lines as they are written until the job ends; exit as `jobctl wait` does.")
@@ -72,7 +73,8 @@ struct Logs: AsyncParsableCommand {
                 }
                 let job = detail.job
                 if job.state == .fulfilled { return }
-                var failure = JobctlError(job.state == .cancelled ? .jobCancelled : .jobRejected, Wait.failureLine(detail))
+                var failure = JobctlError(
+                    job.state == .cancelled ? .jobCancelled : .jobRejected, Wait.failureLine(detail))
                 failure.reportedOnStdout = session.json
                 throw failure
             }
@@ -126,7 +128,9 @@ struct LogPrinter {
                 console.outBytes(Data(prefix.utf8) + Data(bytes) + Data([UInt8(ascii: "\n")]))
             }
         case let .dropped(lines, bytes):
-            console.out(prefix + console.paint("… \(lines) lines (\(bytes) bytes) dropped: over the stage's logs max …", .dim) + "\n")
+            console.out(
+                prefix + console.paint("… \(lines) lines (\(bytes) bytes) dropped: over the stage's logs max …", .dim)
+                    + "\n")
         }
     }
 
@@ -138,9 +142,11 @@ struct LogPrinter {
         var index = 0
         while index < bytes.count {
             let lead = bytes[index]
-            let length = lead < 0x80 ? 1 : lead >> 5 == 0b110 ? 2 : lead >> 4 == 0b1110 ? 3 : lead >> 3 == 0b11110 ? 4 : 0
+            let length =
+                lead < 0x80 ? 1 : lead >> 5 == 0b110 ? 2 : lead >> 4 == 0b1110 ? 3 : lead >> 3 == 0b11110 ? 4 : 0
             if length > 0, index + length <= bytes.count,
-               let scalar = String(validating: bytes[index..<(index + length)], as: UTF8.self) {
+                let scalar = String(validating: bytes[index..<(index + length)], as: UTF8.self)
+            {
                 output += Formatting.oneLine(scalar)
                 index += length
             } else {

@@ -25,9 +25,9 @@ struct Metrics: AsyncParsableCommand {
             let reply: ControlReply
             do throws(ControlError) {
                 reply = try ControlClient.send(ControlRequest(.metrics), to: config.socket)
-            } catch where error.code == .permissionDenied {
+            } catch  where error.code == .permissionDenied {
                 throw JobctlError(.permissionDenied, PermissionAdvice.socketMessage(path: config.socket))
-            } catch where error.code == .notRunning {
+            } catch  where error.code == .notRunning {
                 throw JobctlError(.daemonNotRunning, "jobd is not running (nothing listens on \(config.socket))")
             } catch {
                 throw JobctlError(.daemonFailed, error.message)

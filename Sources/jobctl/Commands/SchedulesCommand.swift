@@ -33,7 +33,8 @@ struct Schedules: AsyncParsableCommand {
             let set = session.definitions(of: config)
             let definitions = set.definitions
             let readsHostZone = definitions.contains { $0.schedules.contains(where: \.readsHostZone) }
-            let hostZone = readsHostZone ? Self.jobdZone(config, session: session) : TimeZone(identifier: "UTC") ?? .current
+            let hostZone =
+                readsHostZone ? Self.jobdZone(config, session: session) : TimeZone(identifier: "UTC") ?? .current
             let statuses = try await session.withStore(config) { store in
                 try await ScheduleStatus.all(of: definitions, store: store, hostZone: hostZone)
             }
@@ -46,7 +47,8 @@ struct Schedules: AsyncParsableCommand {
                 for status in statuses {
                     let job = status.lastJob.map { "\($0.id) \($0.state.rawValue)" } ?? "-"
                     table.add([
-                        Table.Cell(Formatting.oneLine(status.definition)), Table.Cell(Formatting.oneLine("\(status.schedule.expression)")),
+                        Table.Cell(Formatting.oneLine(status.definition)),
+                        Table.Cell(Formatting.oneLine("\(status.schedule.expression)")),
                         Table.Cell(status.zoneName), Table.Cell(status.next.map(Formatting.timestamp) ?? "never"),
                         Table.Cell(status.firedThrough.map(Formatting.timestamp) ?? "-"), Table.Cell(job),
                     ])
@@ -64,8 +66,9 @@ struct Schedules: AsyncParsableCommand {
         if let name = status?.timezone, let zone = ScheduleTimeZone.named(name) { return zone }
         let zone = session.hostZone()
         let why = status == nil ? "jobd does not answer on \(config.socket)" : "jobd does not say which zone it runs in"
-        session.console.note("\(why): schedules without timezone: are shown in this host's zone, \(zone.identifier) "
-            + "(jobd reads them in its own)")
+        session.console.note(
+            "\(why): schedules without timezone: are shown in this host's zone, \(zone.identifier) "
+                + "(jobd reads them in its own)")
         return zone
     }
 
@@ -81,10 +84,15 @@ struct Schedules: AsyncParsableCommand {
             ("jitter", .optional(schedule.jitter?.jobdText)),
             ("next_fire", Formatting.timestamp(status.next)),
             ("fired_through", Formatting.timestamp(status.firedThrough)),
-            ("last_job", status.lastJob.map { job in
-                .fields([("id", .int(job.id)), ("state", .string(job.state.rawValue)),
-                         ("scheduled_for", Formatting.timestamp(job.scheduledFor))])
-            } ?? .null),
+            (
+                "last_job",
+                status.lastJob.map { job in
+                    .fields([
+                        ("id", .int(job.id)), ("state", .string(job.state.rawValue)),
+                        ("scheduled_for", Formatting.timestamp(job.scheduledFor)),
+                    ])
+                } ?? .null
+            ),
         ])
     }
 }

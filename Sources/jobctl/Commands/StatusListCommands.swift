@@ -1,8 +1,8 @@
 import ArgumentParser
 import Foundation
 import JobConfig
-import JobValues
 import JobStore
+import JobValues
 
 struct Status: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -36,7 +36,8 @@ struct Status: AsyncParsableCommand {
                 if session.json {
                     session.console.out(JobJSON.detail(detail, history: history, events: events).pretty)
                 } else {
-                    let text = JobText(console: session.console, shorten: session.console.stdoutIsTerminal && !full, now: Date())
+                    let text = JobText(
+                        console: session.console, shorten: session.console.stdoutIsTerminal && !full, now: Date())
                     session.console.out(text.page(detail, history: history, events: events))
                 }
             }
@@ -78,12 +79,14 @@ struct List: AsyncParsableCommand {
     @Option(parsing: .unconditional, help: ArgumentHelp("At most this many jobs (1 to 1000).", valueName: "n"))
     var limit: Int = 20
 
-    @Option(parsing: .unconditional, help: ArgumentHelp("Only jobs older than this id: the next page.", valueName: "id"),
-            transform: Arguments.jobID)
+    @Option(
+        parsing: .unconditional, help: ArgumentHelp("Only jobs older than this id: the next page.", valueName: "id"),
+        transform: Arguments.jobID)
     var before: Int64?
 
-    @Option(help: ArgumentHelp(
-        "Only jobs whose input, result, error or key hold every word of this text.", valueName: "text"))
+    @Option(
+        help: ArgumentHelp(
+            "Only jobs whose input, result, error or key hold every word of this text.", valueName: "text"))
     var match: String?
 
     func validate() throws {
@@ -99,15 +102,16 @@ struct List: AsyncParsableCommand {
     }
 
     var query: JobQuery {
-        let states: Set<JobState>? = if pending {
-            JobState.pendingSet
-        } else if resolved {
-            JobState.resolvedSet
-        } else if !state.isEmpty {
-            Set(state.map(\.state))
-        } else {
-            nil
-        }
+        let states: Set<JobState>? =
+            if pending {
+                JobState.pendingSet
+            } else if resolved {
+                JobState.resolvedSet
+            } else if !state.isEmpty {
+                Set(state.map(\.state))
+            } else {
+                nil
+            }
         return JobQuery(states: states, definition: definition, limit: limit, before: before)
     }
 
@@ -125,13 +129,18 @@ struct List: AsyncParsableCommand {
                 return try await search.search(match, query)
             }
             if session.json {
-                session.console.out(JSON.fields([
-                    ("jobs", .array(page.jobs.map { .fields(JobJSON.job($0)) })),
-                    ("next_before", .optional(page.nextCursor)),
-                    ("unreadable", .array(page.unreadable.map { row in
-                        .fields([("id", .optional(row.jobID)), ("message", .string(row.message))])
-                    })),
-                ]).pretty)
+                session.console.out(
+                    JSON.fields([
+                        ("jobs", .array(page.jobs.map { .fields(JobJSON.job($0)) })),
+                        ("next_before", .optional(page.nextCursor)),
+                        (
+                            "unreadable",
+                            .array(
+                                page.unreadable.map { row in
+                                    .fields([("id", .optional(row.jobID)), ("message", .string(row.message))])
+                                })
+                        ),
+                    ]).pretty)
                 try Self.reportUnreadable(page, session)
                 return
             }
@@ -159,7 +168,8 @@ struct List: AsyncParsableCommand {
         }
         let ids = page.unreadable.compactMap(\.jobID).map(String.init).joined(separator: ", ")
         var error = JobctlError(
-            .badRow, "\(page.unreadable.count) job(s) of this page cannot be read (\(ids)); each is named above "
+            .badRow,
+            "\(page.unreadable.count) job(s) of this page cannot be read (\(ids)); each is named above "
                 + "with its column: correct or delete the row (docs/schema.md, \"Rows written by hand\")")
         error.reportedOnStdout = session.json
         throw error

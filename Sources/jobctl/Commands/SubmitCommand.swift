@@ -34,31 +34,39 @@ struct Submit: AsyncParsableCommand {
     @Option(parsing: .unconditional, help: ArgumentHelp("The job's input, as text.", valueName: "text"))
     var input: String?
 
-    @Option(help: ArgumentHelp("Read the job's input from a file; - for stdin.", valueName: "path"),
-            completion: .file())
+    @Option(
+        help: ArgumentHelp("Read the job's input from a file; - for stdin.", valueName: "path"),
+        completion: .file())
     var inputFile: String?
 
-    @Option(parsing: .unconditional, help: ArgumentHelp(
-        "Submit only once: a second submit of this definition with this key prints the first job's id.",
-        valueName: "key"))
+    @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp(
+            "Submit only once: a second submit of this definition with this key prints the first job's id.",
+            valueName: "key"))
     var key: String?
 
     @Option(parsing: .unconditional, help: ArgumentHelp("Higher runs first (default 0).", valueName: "n"))
     var priority: Int = 0
 
-    @Option(parsing: .unconditional, help: ArgumentHelp("Do not start before this long from now (250ms, 30s, 5m, 1h30m).", valueName: "duration"),
-            transform: Arguments.duration)
+    @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp("Do not start before this long from now (250ms, 30s, 5m, 1h30m).", valueName: "duration"),
+        transform: Arguments.duration)
     var delay: Duration?
 
     @Flag(help: "Wait for the job to end; print its result; exit 0 only if it was fulfilled.")
     var wait = false
 
-    @Option(parsing: .unconditional, help: ArgumentHelp("With --wait: give up waiting after this long (exit 75).", valueName: "duration"),
-            transform: Arguments.positiveDuration)
+    @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp("With --wait: give up waiting after this long (exit 75).", valueName: "duration"),
+        transform: Arguments.positiveDuration)
     var timeout: Duration?
 
-    @Option(help: ArgumentHelp("Submit one job per line of this file; - for stdin.", valueName: "path"),
-            completion: .file())
+    @Option(
+        help: ArgumentHelp("Submit one job per line of this file; - for stdin.", valueName: "path"),
+        completion: .file())
     var batch: String?
 
     func validate() throws {
@@ -94,13 +102,14 @@ struct Submit: AsyncParsableCommand {
                 try await submitBatch(jobs, config: config, session)
                 return
             }
-            let data: Data? = if let input {
-                try InputReader.input(bytes: RawArguments.value(of: "--input", parsed: input), cap: cap)
-            } else if let inputFile {
-                try InputReader.input(from: inputFile, cap: cap)
-            } else {
-                nil
-            }
+            let data: Data? =
+                if let input {
+                    try InputReader.input(bytes: RawArguments.value(of: "--input", parsed: input), cap: cap)
+                } else if let inputFile {
+                    try InputReader.input(from: inputFile, cap: cap)
+                } else {
+                    nil
+                }
             let job = definition.newJob(input: data, priority: priority, runAt: nil, idempotencyKey: key)
             try await submitOne(job, config: config, session)
         }
@@ -120,15 +129,21 @@ struct Submit: AsyncParsableCommand {
             var job = job
             job.runAt = try await runAt(store)
             let submission = try await store.submit(job)
-            let daemon: Session.NudgeOutcome? = submission.created
-                ? session.nudge(config, notRunningNote: "jobd is not running: job \(submission.id) is queued and will start when jobd runs")
+            let daemon: Session.NudgeOutcome? =
+                submission.created
+                ? session.nudge(
+                    config,
+                    notRunningNote: "jobd is not running: job \(submission.id) is queued and will start when jobd runs")
                 : nil
             if !submission.created, let key {
                 session.console.note("job \(submission.id) already has the key \(key); nothing new was submitted")
             }
             if wait {
-                if session.console.stderrIsTerminal && !session.json { session.console.note("job \(submission.id) submitted") }
-                let outcome = try await JobWaiter(session: session, store: store, id: submission.id, timeout: timeout).wait()
+                if session.console.stderrIsTerminal && !session.json {
+                    session.console.note("job \(submission.id) submitted")
+                }
+                let outcome = try await JobWaiter(session: session, store: store, id: submission.id, timeout: timeout)
+                    .wait()
                 try Wait.report(outcome, timeout: timeout, session)
             } else if session.json {
                 session.console.out(JSON.fields(Self.json(submission, job, daemon: daemon)).pretty)
@@ -153,7 +168,8 @@ struct Submit: AsyncParsableCommand {
             }
             let submissions = try await store.submit(jobs)
             let daemon = session.nudge(
-                config, notRunningNote: "jobd is not running: the \(jobs.count) jobs are queued and will start when jobd runs")
+                config,
+                notRunningNote: "jobd is not running: the \(jobs.count) jobs are queued and will start when jobd runs")
             if session.json {
                 let items = zip(submissions, jobs).map { JSON.fields(Self.json($0, $1, daemon: daemon)) }
                 session.console.out(JSON.fields([("jobs", .array(items))]).pretty)
@@ -175,15 +191,22 @@ struct Submit: AsyncParsableCommand {
     }
 
     /// The loaded definition called `name`, or an error that says why there is none.
-    static func definition(named name: String, config: DaemonConfiguration, _ session: Session) throws(JobctlError) -> JobDefinition {
+    static func definition(
+        named name: String, config: DaemonConfiguration, _ session: Session
+    ) throws(JobctlError) -> JobDefinition {
         let set = session.definitions(of: config)
         if let definition = set[name] { return definition }
-        let own = set.diagnostics.filter { $0.severity == .error && DefinitionLoader.baseName(of: $0.position.path) == name }
-        if let first = own.first {
-            throw JobctlError(.config, "the definition \(name) has errors and cannot be submitted: \(first)",
-                              details: own.dropFirst().map(\.description))
+        let own = set.diagnostics.filter {
+            $0.severity == .error && DefinitionLoader.baseName(of: $0.position.path) == name
         }
-        let known = set.names.isEmpty ? "there are none in \(config.definitions)" : "known: " + set.names.joined(separator: ", ")
+        if let first = own.first {
+            throw JobctlError(
+                .config, "the definition \(name) has errors and cannot be submitted: \(first)",
+                details: own.dropFirst().map(\.description))
+        }
+        let known =
+            set.names.isEmpty
+            ? "there are none in \(config.definitions)" : "known: " + set.names.joined(separator: ", ")
         throw JobctlError(.unknownDefinition, "no job definition named \(name) (\(known))")
     }
 }

@@ -22,8 +22,9 @@ struct Validate: AsyncParsableCommand {
 
     @OptionGroup var options: GlobalOptions
 
-    @Argument(help: ArgumentHelp("Definition files or folders to check.", valueName: "path"),
-              completion: .file(extensions: ["yaml", "yml"]))
+    @Argument(
+        help: ArgumentHelp("Definition files or folders to check.", valueName: "path"),
+        completion: .file(extensions: ["yaml", "yml"]))
     var paths: [String] = []
 
     /// What was checked and found.
@@ -42,10 +43,12 @@ struct Validate: AsyncParsableCommand {
         /// `ok: /etc/jobd/jobd.yaml and 3 definitions`, or
         /// `2 errors, 1 warning; valid: 3 definitions`.
         var summary: String {
-            let valid = (configValid ? config.map { "\($0) and " } ?? "" : "") + Session.count(names.count, "definition")
+            let valid =
+                (configValid ? config.map { "\($0) and " } ?? "" : "") + Session.count(names.count, "definition")
             let warned = warnings > 0 ? Session.count(warnings, "warning") : nil
             guard errors > 0 else { return "ok: " + valid + (warned.map { ", " + $0 } ?? "") }
-            return [Session.count(errors, "error"), warned].compactMap { $0 }.joined(separator: ", ") + "; valid: " + valid
+            return [Session.count(errors, "error"), warned].compactMap { $0 }.joined(separator: ", ") + "; valid: "
+                + valid
         }
     }
 
@@ -53,12 +56,13 @@ struct Validate: AsyncParsableCommand {
         try await options.run { session in
             let report = try check(session)
             if session.json {
-                session.console.out(JSON.fields([
-                    ("ok", .bool(report.errors == 0)),
-                    ("config", .optional(report.config)),
-                    ("definitions", .array(report.names.map(JSON.string))),
-                    ("diagnostics", .array(report.diagnostics.map(Self.json))),
-                ]).pretty)
+                session.console.out(
+                    JSON.fields([
+                        ("ok", .bool(report.errors == 0)),
+                        ("config", .optional(report.config)),
+                        ("definitions", .array(report.names.map(JSON.string))),
+                        ("diagnostics", .array(report.diagnostics.map(Self.json))),
+                    ]).pretty)
             } else {
                 session.console.out(report.diagnostics.map { "\($0)\n" }.joined() + report.summary + "\n")
             }
@@ -77,15 +81,17 @@ struct Validate: AsyncParsableCommand {
             let result = Configuration.load(at: location)
             // Configuration.load gives the definitions only when everything is valid: list them from the folder.
             let folder = daemon.value.map { DefinitionLoader(config: $0).loadFolder($0.definitions) }
-            return Report(config: location.path, configValid: daemon.value != nil, names: folder?.names ?? [],
-                          diagnostics: result.diagnostics)
+            return Report(
+                config: location.path, configValid: daemon.value != nil, names: folder?.names ?? [],
+                diagnostics: result.diagnostics)
         }
         var config: DaemonConfiguration?
         do throws(JobctlError) {
             config = try session.daemonConfig()
-        } catch where error.code == .config && options.config == nil {
+        } catch  where error.code == .config && options.config == nil {
             // No config anywhere (or a broken one): check the files against the defaults.
-            session.console.note("no usable jobd.yaml (\(error.message)): checking against the default queues and pools")
+            session.console.note(
+                "no usable jobd.yaml (\(error.message)): checking against the default queues and pools")
         }
         let loader = config.map { DefinitionLoader(config: $0) } ?? DefinitionLoader()
         var report = Report(config: config?.sourcePath, configValid: config != nil)

@@ -30,8 +30,10 @@ struct Wait: AsyncParsableCommand {
     @Argument(help: "The job's id.", transform: Arguments.jobID)
     var id: Int64
 
-    @Option(parsing: .unconditional, help: ArgumentHelp("Give up after this long (250ms, 30s, 5m, 1h30m).", valueName: "duration"),
-            transform: Arguments.positiveDuration)
+    @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp("Give up after this long (250ms, 30s, 5m, 1h30m).", valueName: "duration"),
+        transform: Arguments.positiveDuration)
     var timeout: Duration?
 
     func run() async throws {
@@ -80,7 +82,8 @@ struct Wait: AsyncParsableCommand {
             if job.state == .fulfilled {
                 if console.stderrIsTerminal && !session.json {
                     let took = Formatting.milliseconds(from: job.startedAt, to: job.finishedAt)
-                    console.note("job \(job.id) fulfilled" + (took.map { " in " + Formatting.duration(milliseconds: $0) } ?? ""))
+                    console.note(
+                        "job \(job.id) fulfilled" + (took.map { " in " + Formatting.duration(milliseconds: $0) } ?? ""))
                 }
                 return
             }

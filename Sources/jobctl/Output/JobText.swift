@@ -58,23 +58,33 @@ struct JobText {
         let width = console.width ?? 100
         var lines: [String] = []
         let state = console.paint(job.state.rawValue, Self.color(job.state))
-        lines.append("job \(job.id)  \(Self.safe(job.definition))  \(state)  attempt \(job.attempt)"
-            + (job.cancelRequested && !job.state.isResolved ? "  (cancel requested)" : ""))
+        lines.append(
+            "job \(job.id)  \(Self.safe(job.definition))  \(state)  attempt \(job.attempt)"
+                + (job.cancelRequested && !job.state.isResolved ? "  (cancel requested)" : ""))
         var facts = Table(["", ""])
         facts.showsHeader = false
         func fact(_ label: String, _ value: String) { facts.add([Table.Cell(label, .dim), Table.Cell(value)]) }
-        fact("pool", "\(Self.safe(job.pool)), priority \(job.priority)" + (job.idempotencyKey.map { ", key \(Self.safe($0))" } ?? ""))
+        fact(
+            "pool",
+            "\(Self.safe(job.pool)), priority \(job.priority)"
+                + (job.idempotencyKey.map { ", key \(Self.safe($0))" } ?? ""))
         fact("created", Formatting.timestamp(job.createdAt))
-        if let occurrence = job.scheduledFor { fact("scheduled", "for the occurrence at \(Formatting.timestamp(occurrence))") }
+        if let occurrence = job.scheduledFor {
+            fact("scheduled", "for the occurrence at \(Formatting.timestamp(occurrence))")
+        }
         if job.state == .pending, job.runAt > job.createdAt { fact("runs at", Formatting.timestamp(job.runAt)) }
         if let started = job.startedAt { fact("started", Formatting.timestamp(started)) }
         if let finished = job.finishedAt {
-            fact("finished", Formatting.timestamp(finished)
-                + "  (took \(duration(from: job.startedAt, to: finished, running: false)))")
+            fact(
+                "finished",
+                Formatting.timestamp(finished)
+                    + "  (took \(duration(from: job.startedAt, to: finished, running: false)))")
         }
         if let owner = job.leaseOwner {
             // The node that runs the job (or ran it last), and while it runs, its lease.
-            fact("node", Self.safe(LeaseOwner.node(of: owner)) + (job.state == .running ? "  (lease \(Self.safe(owner)))" : ""))
+            fact(
+                "node",
+                Self.safe(LeaseOwner.node(of: owner)) + (job.state == .running ? "  (lease \(Self.safe(owner)))" : ""))
         }
         let room = width - 12
         fact("input", job.input == nil ? "-" : value(job.input, room: room))
@@ -90,20 +100,24 @@ struct JobText {
         }
         for event in events {
             let place = event.position.map { " (stage \($0 + 1))" } ?? ""
-            lines.append("event \(Formatting.timestamp(event.createdAt)) \(Self.safe(event.kind))\(place): "
-                + text(event.message, room: width - 50))
+            lines.append(
+                "event \(Formatting.timestamp(event.createdAt)) \(Self.safe(event.kind))\(place): "
+                    + text(event.message, room: width - 50))
         }
         return lines.joined(separator: "\n") + "\n"
     }
 
     func stageTable(_ stages: [Stage], running: Bool, width: Int) -> [String] {
-        var table = Table(["#", "STAGE", "KIND", "STATE", "TRIES", "TOOK", "VALUE / ERROR"],
-                          alignments: [.right, .left, .left, .left, .right, .right, .left])
+        var table = Table(
+            ["#", "STAGE", "KIND", "STATE", "TRIES", "TOOK", "VALUE / ERROR"],
+            alignments: [.right, .left, .left, .left, .right, .right, .left])
         for stage in stages {
             table.add([
-                Table.Cell(String(stage.position + 1)), Table.Cell(Self.safe(stage.name)), Table.Cell(Self.safe(stage.kind)),
+                Table.Cell(String(stage.position + 1)), Table.Cell(Self.safe(stage.name)),
+                Table.Cell(Self.safe(stage.kind)),
                 Table.Cell(stage.state.rawValue, Self.color(stage.state)), Table.Cell(String(stage.attempts)),
-                Table.Cell(duration(from: stage.startedAt, to: stage.finishedAt, running: running && stage.state == .running)),
+                Table.Cell(
+                    duration(from: stage.startedAt, to: stage.finishedAt, running: running && stage.state == .running)),
                 Table.Cell(""),
             ])
         }
@@ -141,12 +155,15 @@ struct JobText {
                 Table.Cell(duration(from: job.startedAt, to: job.finishedAt, running: job.state == .running)),
                 Table.Cell(""),
             ]
-            if showsNode { row.insert(Table.Cell(job.leaseOwner.map { Self.safe(LeaseOwner.node(of: $0)) } ?? "-"), at: 3) }
+            if showsNode {
+                row.insert(Table.Cell(job.leaseOwner.map { Self.safe(LeaseOwner.node(of: $0)) } ?? "-"), at: 3)
+            }
             table.add(row)
         }
         let used = table.widths.dropLast().reduce(0, +) + 2 * (table.headers.count - 1)
         for (index, job) in jobs.enumerated() {
-            table.rows[index][headers.count - 1] = Table.Cell(job.error.map { text($0, room: (console.width ?? 100) - used) } ?? "")
+            table.rows[index][headers.count - 1] = Table.Cell(
+                job.error.map { text($0, room: (console.width ?? 100) - used) } ?? "")
         }
         return table.render(console)
     }

@@ -31,7 +31,8 @@ struct BulkRun {
         let config = try session.daemonConfig()
         let outcome = try await session.withStore(config) { store -> Outcome? in
             guard let actions = store as? any JobActionStore else {
-                throw JobctlError(.internalError, "this database keeps no audit trail, so jobctl does not act on many jobs")
+                throw JobctlError(
+                    .internalError, "this database keeps no audit trail, so jobctl does not act on many jobs")
             }
             return try await run(actions, config: config, session: session)
         }
@@ -45,7 +46,9 @@ struct BulkRun {
         var changed: Int
     }
 
-    private func run(_ store: any JobActionStore, config: DaemonConfiguration, session: Session) async throws -> Outcome? {
+    private func run(
+        _ store: any JobActionStore, config: DaemonConfiguration, session: Session
+    ) async throws -> Outcome? {
         let resumed = try await store.unfinishedAction(verb, filter: filterText)
         let (selection, after) = resumed.map { ($0.selection, $0.lastID) } ?? (self.selection, 0)
         let (count, highest) = try await store.countMatching(
@@ -56,17 +59,21 @@ struct BulkRun {
                     + "\(resumed.actor.description): \(resumed.changed) of \(resumed.matched) jobs done")
         }
         if dryRun {
-            try await printIDs(store, selection: selection, after: after, through: resumed?.highestID ?? highest, session)
+            try await printIDs(
+                store, selection: selection, after: after, through: resumed?.highestID ?? highest, session)
             return nil
         }
         if !yes {
             let jobs = Session.count(count, "job")
             if session.json {
-                session.console.out(JSON.fields([
-                    ("verb", .string(verb.rawValue)), ("matched", .int(Int64(count))), ("changed", .int(0)),
-                ]).pretty)
+                session.console.out(
+                    JSON.fields([
+                        ("verb", .string(verb.rawValue)), ("matched", .int(Int64(count))), ("changed", .int(0)),
+                    ]).pretty)
             } else {
-                session.console.out("\(jobs) to \(verb.rawValue)\(count == 0 ? "" : "; add --yes to \(verb.rawValue) \(count == 1 ? "it" : "them") (--dry-run lists them)")\n")
+                session.console.out(
+                    "\(jobs) to \(verb.rawValue)\(count == 0 ? "" : "; add --yes to \(verb.rawValue) \(count == 1 ? "it" : "them") (--dry-run lists them)")\n"
+                )
             }
             return nil
         }
@@ -78,9 +85,10 @@ struct BulkRun {
         if let resumed {
             action = resumed
         } else {
-            action = try await store.startAction(ActionStart(
-                verb: verb, actor: Self.actor(config), filter: filterText, selection: selection, matched: count,
-                highestID: highest))
+            action = try await store.startAction(
+                ActionStart(
+                    verb: verb, actor: Self.actor(config), filter: filterText, selection: selection, matched: count,
+                    highestID: highest))
         }
         let changedBefore = action.changed
         let showProgress = session.console.stderrIsTerminal && !session.json
@@ -120,7 +128,9 @@ struct BulkRun {
     ) async throws {
         var after = after
         while true {
-            let ids = try await store.idsMatching(selection, for: verb, after: after, limit: 1000).filter { $0 <= through }
+            let ids = try await store.idsMatching(selection, for: verb, after: after, limit: 1000).filter {
+                $0 <= through
+            }
             if !ids.isEmpty { session.console.out(ids.map(String.init).joined(separator: "\n") + "\n") }
             guard ids.count == 1000, let last = ids.last else { return }
             after = last

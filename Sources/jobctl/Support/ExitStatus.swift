@@ -66,9 +66,10 @@ struct ExitStatus: Hashable, Sendable, CustomStringConvertible {
 
     /// The table printed at the end of `jobctl --help`.
     static var helpTable: String {
-        "Exit status:\n" + all.map { status in
-            let code = String(status.code)
-            return "  " + code + String(repeating: " ", count: 4 - code.count) + status.meaning
-        }.joined(separator: "\n")
+        "Exit status:\n"
+            + all.map { status in
+                let code = String(status.code)
+                return "  " + code + String(repeating: " ", count: 4 - code.count) + status.meaning
+            }.joined(separator: "\n")
     }
 }

@@ -12,7 +12,8 @@ enum InputReader {
     static func input(from path: String, cap: Int) throws(JobctlError) -> Data {
         let data = try read(path, what: "input file", stopAfter: cap + 1)
         // Reading stopped past the cap: the size is known only to be larger.
-        try check(data.count, cap: cap, what: path == "-" ? "the input on stdin" : "the input file \(path)", exact: false)
+        try check(
+            data.count, cap: cap, what: path == "-" ? "the input on stdin" : "the input file \(path)", exact: false)
         return data
     }
 
@@ -39,8 +40,10 @@ enum InputReader {
         var total = 0
         func finishLine() throws(JobctlError) {
             guard lines.count < maxBatchJobs else {
-                throw JobctlError(.valueTooLarge, "the batch has more than \(maxBatchJobs) lines, the most one batch submits; "
-                                    + "split it (split -l \(maxBatchJobs)); nothing was submitted")
+                throw JobctlError(
+                    .valueTooLarge,
+                    "the batch has more than \(maxBatchJobs) lines, the most one batch submits; "
+                        + "split it (split -l \(maxBatchJobs)); nothing was submitted")
             }
             lines.append(line)
             line = Data()
@@ -48,8 +51,10 @@ enum InputReader {
         try stream(path, what: "batch file") { (chunk: ArraySlice<UInt8>) throws(JobctlError) -> Bool in
             total += chunk.count
             guard total <= maxBatchBytes else {
-                throw JobctlError(.valueTooLarge, "the batch is more than \(maxBatchBytes) bytes, the most one batch reads; "
-                                    + "split it; nothing was submitted")
+                throw JobctlError(
+                    .valueTooLarge,
+                    "the batch is more than \(maxBatchBytes) bytes, the most one batch reads; "
+                        + "split it; nothing was submitted")
             }
             var rest = chunk[...]
             while let newline = rest.firstIndex(of: UInt8(ascii: "\n")) {
@@ -101,7 +106,8 @@ enum InputReader {
             let count = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
             if count < 0 {
                 if errno == EINTR { continue }
-                throw JobctlError(.unreadableInput, "cannot read the \(what) \(path): \(String(cString: strerror(errno)))")
+                throw JobctlError(
+                    .unreadableInput, "cannot read the \(what) \(path): \(String(cString: strerror(errno)))")
             }
             if count == 0 { return }
             guard try body(buffer[0..<count]) else { return }

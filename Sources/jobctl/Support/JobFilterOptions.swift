@@ -12,20 +12,23 @@ struct JobFilterOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Only jobs of this definition.", valueName: "name"))
     var definition: String?
 
-    @Option(help: ArgumentHelp(
-        "Only jobs created at or after this time: RFC 3339 (2026-11-24T09:00:00Z) or a duration ago (1h).",
-        valueName: "time"))
+    @Option(
+        help: ArgumentHelp(
+            "Only jobs created at or after this time: RFC 3339 (2026-11-24T09:00:00Z) or a duration ago (1h).",
+            valueName: "time"))
     var since: String?
 
-    @Option(help: ArgumentHelp(
-        "Only jobs created before this time: RFC 3339 or a duration ago.", valueName: "time"))
+    @Option(
+        help: ArgumentHelp(
+            "Only jobs created before this time: RFC 3339 or a duration ago.", valueName: "time"))
     var until: String?
 
     @Option(help: ArgumentHelp("Only the job with this idempotency key (submit --key).", valueName: "key"))
     var key: String?
 
-    @Option(help: ArgumentHelp(
-        "Only jobs whose input, result, error or key hold every word of this text.", valueName: "text"))
+    @Option(
+        help: ArgumentHelp(
+            "Only jobs whose input, result, error or key hold every word of this text.", valueName: "text"))
     var match: String?
 
     func validate() throws {
@@ -34,13 +37,17 @@ struct JobFilterOptions: ParsableArguments {
         }
     }
 
-    var isEmpty: Bool { state.isEmpty && definition == nil && since == nil && until == nil && key == nil && match == nil }
+    var isEmpty: Bool {
+        state.isEmpty && definition == nil && since == nil && until == nil && key == nil && match == nil
+    }
 
     /// The filter as written, in one order whatever the order on the command
     /// line: what an interrupted run is found again by.
     var text: String {
         var parts: [String] = []
-        for state in StateArgument.allCases where self.state.contains(state) { parts.append("--state \(state.rawValue)") }
+        for state in StateArgument.allCases where self.state.contains(state) {
+            parts.append("--state \(state.rawValue)")
+        }
         if let definition { parts.append("--definition \(Self.quoted(definition))") }
         if let since { parts.append("--since \(Self.quoted(since))") }
         if let until { parts.append("--until \(Self.quoted(until))") }
@@ -53,8 +60,10 @@ struct JobFilterOptions: ParsableArguments {
     func selection(now: Date) throws(JobctlError) -> JobSelection {
         JobSelection(
             states: state.isEmpty ? nil : Set(state.map(\.state)), definition: definition, key: key,
-            createdSince: try since.map { text throws(JobctlError) in try Self.time(text, option: "--since", now: now) },
-            createdUntil: try until.map { text throws(JobctlError) in try Self.time(text, option: "--until", now: now) },
+            createdSince: try since.map { text throws(JobctlError) in try Self.time(text, option: "--since", now: now)
+            },
+            createdUntil: try until.map { text throws(JobctlError) in try Self.time(text, option: "--until", now: now)
+            },
             match: match)
     }
 
@@ -74,9 +83,11 @@ struct JobFilterOptions: ParsableArguments {
     }
 
     private static func quoted(_ text: String) -> String {
-        let plain = !text.isEmpty && text.unicodeScalars.allSatisfy {
-            CharacterSet.alphanumerics.contains($0) || "-_.:+/@".unicodeScalars.contains($0)
-        }
+        let plain =
+            !text.isEmpty
+            && text.unicodeScalars.allSatisfy {
+                CharacterSet.alphanumerics.contains($0) || "-_.:+/@".unicodeScalars.contains($0)
+            }
         return plain ? text : "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
     }
 }
@@ -86,7 +97,8 @@ struct BulkOptions: ParsableArguments {
     @Flag(help: "Act on the jobs the filter selects; without it, jobctl prints how many there are and changes nothing.")
     var yes = false
 
-    @Flag(name: .customLong("dry-run"), help: "Print the ids of the jobs the filter selects, one a line; change nothing.")
+    @Flag(
+        name: .customLong("dry-run"), help: "Print the ids of the jobs the filter selects, one a line; change nothing.")
     var dryRun = false
 
     @Option(

@@ -113,8 +113,9 @@ struct JobWaiter {
             return "job \(job.id) pending\(resumed): waiting for jobd and a free slot in pool \(job.pool), "
                 + Formatting.duration(milliseconds: waited)
         default:
-            guard let stage = detail.stages.first(where: { $0.state == .running })
-                ?? detail.stages.first(where: { $0.state == .pending })
+            guard
+                let stage = detail.stages.first(where: { $0.state == .running })
+                    ?? detail.stages.first(where: { $0.state == .pending })
             else {
                 return "job \(job.id) \(job.state.rawValue): finishing"
             }

@@ -83,7 +83,8 @@ extension JobctlError {
         case .permissionDenied:
             self.init(.permissionDenied, error.message)
         case .jobNotFound:
-            self.init(.unknownJob, error.jobID.map { "no job \($0) (it never existed, or was pruned)" } ?? error.message)
+            self.init(
+                .unknownJob, error.jobID.map { "no job \($0) (it never existed, or was pruned)" } ?? error.message)
         case .valueTooLarge:
             self.init(.valueTooLarge, error.message)
         case .invalidState:
@@ -131,7 +132,8 @@ enum PermissionAdvice {
         let user = userName()
         // Every command opens the database read-write, even one that only
         // reads: SQLite writes its -shm and -wal files beside it.
-        let start = "permission denied: user \(user) may not open the job database \(path) for writing, "
+        let start =
+            "permission denied: user \(user) may not open the job database \(path) for writing, "
             + "which jobctl needs even to read it (SQLite's -wal and -shm files beside it)"
         // Owning the file, or being in its group already, joining a group
         // changes nothing: the file's or folder's mode is what refuses.
@@ -160,7 +162,8 @@ enum PermissionAdvice {
     static func modeProblem(_ path: String) -> String? {
         let folder = (path as NSString).deletingLastPathComponent
         let groups = Set(currentGroups())
-        for (candidate, what, need) in [(path, "the file", "rw"), (folder.isEmpty ? "." : folder, "its folder", "rwx")] {
+        for (candidate, what, need) in [(path, "the file", "rw"), (folder.isEmpty ? "." : folder, "its folder", "rwx")]
+        {
             var info = stat()
             guard stat(candidate, &info) == 0 else { continue }
             let mode = String(info.st_mode & 0o7777, radix: 8)
@@ -168,9 +171,12 @@ enum PermissionAdvice {
                 if access(candidate, candidate == path ? (R_OK | W_OK) : (W_OK | X_OK)) != 0 {
                     return "you own \(what) \(candidate) but its mode \(mode) denies you; chmod u+\(need) \(candidate)"
                 }
-            } else if groups.contains(info.st_gid), access(candidate, candidate == path ? (R_OK | W_OK) : (W_OK | X_OK)) != 0 {
+            } else if groups.contains(info.st_gid),
+                access(candidate, candidate == path ? (R_OK | W_OK) : (W_OK | X_OK)) != 0
+            {
                 let group = getgrgid(info.st_gid).map { String(cString: $0.pointee.gr_name) } ?? "\(info.st_gid)"
-                return "you are in its group `\(group)` already, but the mode \(mode) of \(what) \(candidate) gives the "
+                return
+                    "you are in its group `\(group)` already, but the mode \(mode) of \(what) \(candidate) gives the "
                     + "group no write; chmod g+\(need) \(candidate)"
             }
         }

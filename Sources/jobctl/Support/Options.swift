@@ -62,7 +62,9 @@ enum Arguments {
     @Sendable
     static func positiveDuration(_ text: String) throws -> Duration {
         let duration = try duration(text)
-        guard duration > .zero else { throw ValidationError("invalid duration \"\(text)\": it must be longer than zero") }
+        guard duration > .zero else {
+            throw ValidationError("invalid duration \"\(text)\": it must be longer than zero")
+        }
         return duration
     }
 
@@ -83,7 +85,8 @@ enum Arguments {
         }
         if id == nil && filter.isEmpty {
             throw ValidationError(
-                "give a job id, or a filter (--state, --definition, --since, --until, --key, --match) to act on many jobs")
+                "give a job id, or a filter (--state, --definition, --since, --until, --key, --match) to act on many jobs"
+            )
         }
     }
 

@@ -30,8 +30,10 @@ struct Session: Sendable {
     static func environment() -> [String: String] {
         var values: [String: String] = [:]
         // PGPASSWORD and CREDENTIALS_DIRECTORY: a PostgreSQL database's password; TZ: schedules' host zone.
-        for name in [ConfigLocator.environmentVariable, "NO_COLOR", "TERM", "COLUMNS", "PGPASSWORD", "CREDENTIALS_DIRECTORY",
-                     "TZ"] {
+        for name in [
+            ConfigLocator.environmentVariable, "NO_COLOR", "TERM", "COLUMNS", "PGPASSWORD", "CREDENTIALS_DIRECTORY",
+            "TZ",
+        ] {
             if let value = getenv(name) { values[name] = String(cString: value) }
         }
         return values
@@ -68,7 +70,8 @@ struct Session: Sendable {
         guard let config = result.value else {
             let errors = result.diagnostics.filter { $0.severity == .error }
             throw JobctlError(
-                .config, "the config \(location.path) has \(Self.count(errors.count, "error")); "
+                .config,
+                "the config \(location.path) has \(Self.count(errors.count, "error")); "
                     + "fix it (jobctl validate shows each)",
                 details: result.diagnostics.map(\.description))
         }
@@ -86,8 +89,9 @@ struct Session: Sendable {
     func noteUnloaded(_ set: DefinitionSet, of config: DaemonConfiguration) {
         let errors = set.diagnostics.errorCount
         guard errors > 0 else { return }
-        console.note("\(Self.count(errors, "error")) in \(config.definitions): "
-            + "some definitions were not loaded (jobctl validate lists them)")
+        console.note(
+            "\(Self.count(errors, "error")) in \(config.definitions): "
+                + "some definitions were not loaded (jobctl validate lists them)")
     }
 
     static func count(_ n: Int, _ noun: String) -> String {
@@ -107,7 +111,9 @@ struct Session: Sendable {
     /// one is exit 74, as a missing SQLite file: a `schema=` typo must not
     /// make a queue no jobd reads). A statement waits at most 10 s for a
     /// lock another session holds, then the command exits 75.
-    func withStore<T: Sendable>(_ config: DaemonConfiguration, _ body: (any JobStore) async throws -> T) async throws -> T {
+    func withStore<T: Sendable>(
+        _ config: DaemonConfiguration, _ body: (any JobStore) async throws -> T
+    ) async throws -> T {
         let opened: OpenedStore
         do {
             opened = try await JobDatabase.open(
@@ -123,7 +129,9 @@ struct Session: Sendable {
                     configuration.createsSchema = false
                     configuration.lockTimeout = Session.lockTimeout
                 })
-        } catch let error as JobStoreError where error.code == .permissionDenied && config.databaseLocation.sqlitePath != nil {
+        } catch let error as JobStoreError
+            where error.code == .permissionDenied && config.databaseLocation.sqlitePath != nil
+        {
             throw JobctlError(.permissionDenied, PermissionAdvice.databaseMessage(path: config.database))
         }
         return try await opened.use(body)
@@ -167,10 +175,10 @@ struct Session: Sendable {
         do {
             _ = try ControlClient.send(request, to: config.socket, timeout: .seconds(2))
             return .nudged
-        } catch where error.code == .notRunning {
+        } catch  where error.code == .notRunning {
             if !config.databaseLocation.isShared { console.note(notRunningNote) }
             return .notRunning
-        } catch where error.code == .permissionDenied {
+        } catch  where error.code == .permissionDenied {
             console.note("could not nudge jobd: " + PermissionAdvice.socketMessage(path: config.socket))
             return .unreachable
         } catch {

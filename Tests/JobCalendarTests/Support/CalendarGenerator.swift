@@ -6,10 +6,14 @@ struct CalendarGenerator {
 
     init(seed: UInt64) { random = SeededGenerator(seed: seed) }
 
-    static let shorthands = ["minutely", "hourly", "daily", "weekly", "monthly", "yearly", "annually", "quarterly",
-                             "semiannually", "semi-annually", "bi-annually", "Daily", "WEEKLY"]
-    static let weekdayNames = [["Mon", "Monday"], ["Tue", "Tuesday"], ["Wed", "Wednesday"], ["Thu", "Thursday"],
-                               ["Fri", "Friday"], ["Sat", "Saturday"], ["Sun", "Sunday"]]
+    static let shorthands = [
+        "minutely", "hourly", "daily", "weekly", "monthly", "yearly", "annually", "quarterly",
+        "semiannually", "semi-annually", "bi-annually", "Daily", "WEEKLY",
+    ]
+    static let weekdayNames = [
+        ["Mon", "Monday"], ["Tue", "Tuesday"], ["Wed", "Wednesday"], ["Thu", "Thursday"],
+        ["Fri", "Friday"], ["Sat", "Saturday"], ["Sun", "Sunday"],
+    ]
 
     mutating func expression() -> String {
         if random.chance(4) { return random.pick(Self.shorthands) }
@@ -34,7 +38,9 @@ struct CalendarGenerator {
         for _ in 0..<Int.random(in: 1...3, using: &random) {
             let first = Int.random(in: 0...6, using: &random)
             if random.chance(40) {
-                let last = random.chance(90) ? Int.random(in: first...6, using: &random) : Int.random(in: 0...6, using: &random)
+                let last =
+                    random.chance(90)
+                    ? Int.random(in: first...6, using: &random) : Int.random(in: 0...6, using: &random)
                 items.append(weekdayName(first) + (random.chance(80) ? ".." : "-") + weekdayName(last))
             } else {
                 items.append(weekdayName(first))
@@ -49,7 +55,8 @@ struct CalendarGenerator {
         let month = chain(1, 12, width: 2, starChance: 45)
         let separator = endOfMonth ? "~" : "-"
         if random.chance(40) { return month + separator + day }
-        let year = random.chance(15) ? chain(26, 35, width: 2, starChance: 0) : chain(2026, 2034, width: 4, starChance: 65)
+        let year =
+            random.chance(15) ? chain(26, 35, width: 2, starChance: 0) : chain(2026, 2034, width: 4, starChance: 65)
         return year + "-" + month + separator + day
     }
 
@@ -64,8 +71,10 @@ struct CalendarGenerator {
         if random.chance(25) { return "*" }
         if random.chance(25) {
             // Fractions: values, repetitions and ranges with decimals.
-            return random.pick(["0/0.5", "1.25", "00/7.5", "10..20/2.5", "30.000001", "5,15.5", "0.1234567",
-                                "59.999999", "0..59/0.75", "1..1.5/0.25", "1..1.5"])
+            return random.pick([
+                "0/0.5", "1.25", "00/7.5", "10..20/2.5", "30.000001", "5,15.5", "0.1234567",
+                "59.999999", "0..59/0.75", "1..1.5/0.25", "1..1.5",
+            ])
         }
         return chain(0, 59, width: 2, starChance: 0)
     }
@@ -82,8 +91,10 @@ struct CalendarGenerator {
             case 0...5:
                 items.append(text)
             case 6, 7:
-                let stop = random.chance(92) ? Int.random(in: min(start, high)...high, using: &random) : value(low, high)
-                let repeatText = random.chance(40) ? "/" + String(Int.random(in: 1...max(1, (high - low) / 3), using: &random)) : ""
+                let stop =
+                    random.chance(92) ? Int.random(in: min(start, high)...high, using: &random) : value(low, high)
+                let repeatText =
+                    random.chance(40) ? "/" + String(Int.random(in: 1...max(1, (high - low) / 3), using: &random)) : ""
                 items.append(text + ".." + padded(stop, width) + repeatText)
             default:
                 let step = random.chance(95) ? Int.random(in: 1...max(1, (high - low) / 2), using: &random) : 0

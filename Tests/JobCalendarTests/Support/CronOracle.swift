@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import JobCalendar
 
 /// croniter (PyPI, pinned by scripts/test-deps) as an oracle: one Python
@@ -30,8 +31,9 @@ enum CronOracle {
             """
         let output = try Oracle.run(try Oracle.python(), ["-c", script], stdin: try JSONEncoder().encode(runs))
         guard output.status == 0,
-              let results = try JSONSerialization.jsonObject(with: output.stdout) as? [Any],
-              results.count == runs.count else {
+            let results = try JSONSerialization.jsonObject(with: output.stdout) as? [Any],
+            results.count == runs.count
+        else {
             throw MissingOracle(description: "croniter failed (exit \(output.status)): \(output.stderr)")
         }
         return results.map { item in
@@ -109,7 +111,10 @@ struct CronGenerator {
             case 0...3:
                 items.append(value(first, low, names))
             case 4, 5:
-                guard first < high else { items.append(String(first)); continue }
+                guard first < high else {
+                    items.append(String(first))
+                    continue
+                }
                 let last = Int.random(in: (first + 1)...high, using: &random)
                 items.append(value(first, low, names) + "-" + value(last, low, names))
             case 6:
@@ -117,9 +122,13 @@ struct CronGenerator {
             case 7:
                 // `a/n` from the field's last value is refused (croniter reads it as the whole field).
                 let first = min(first, high - 1)
-                items.append("\(value(first, low, names))/\(Int.random(in: 1...max(1, (high - low) / 2), using: &random))")
+                items.append(
+                    "\(value(first, low, names))/\(Int.random(in: 1...max(1, (high - low) / 2), using: &random))")
             default:
-                guard first < high else { items.append(String(first)); continue }
+                guard first < high else {
+                    items.append(String(first))
+                    continue
+                }
                 let last = Int.random(in: (first + 1)...high, using: &random)
                 let step = Int.random(in: 1...max(1, (last - first)), using: &random)
                 items.append(value(first, low, names) + "-" + value(last, low, names) + "/\(step)")

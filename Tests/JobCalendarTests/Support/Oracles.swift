@@ -22,19 +22,23 @@ enum Oracle {
         let venv = ProcessInfo.processInfo.environment["JOBD_TEST_VENV"] ?? repositoryRoot + "/.venv-test"
         let path = venv + "/bin/python3"
         guard FileManager.default.isExecutableFile(atPath: path) else {
-            throw MissingOracle(description: "no \(path): run `make test` (or scripts/test-deps) to create the "
-                                    + "virtualenv with croniter, or set JOBD_TEST_VENV")
+            throw MissingOracle(
+                description: "no \(path): run `make test` (or scripts/test-deps) to create the "
+                    + "virtualenv with croniter, or set JOBD_TEST_VENV")
         }
         return path
     }
 
     static func systemdAnalyze() throws -> String {
-        for folder in ["/usr/bin", "/bin", "/usr/local/bin"] where
-            FileManager.default.isExecutableFile(atPath: folder + "/systemd-analyze") {
+        for folder in ["/usr/bin", "/bin", "/usr/local/bin"]
+        where
+            FileManager.default.isExecutableFile(atPath: folder + "/systemd-analyze")
+        {
             return folder + "/systemd-analyze"
         }
-        throw MissingOracle(description: "systemd-analyze is not installed: run `make test` (scripts/test-deps) "
-                                + "on a machine with systemd")
+        throw MissingOracle(
+            description: "systemd-analyze is not installed: run `make test` (scripts/test-deps) "
+                + "on a machine with systemd")
     }
 
     struct Output {
@@ -46,8 +50,10 @@ enum Oracle {
 
     /// Runs a program to its end, feeding `stdin` and reading both pipes
     /// while it runs (a child blocked on a full pipe never ends).
-    static func run(_ executable: String, _ arguments: [String], environment: [String: String] = [:],
-                    stdin: Data = Data()) throws -> Output {
+    static func run(
+        _ executable: String, _ arguments: [String], environment: [String: String] = [:],
+        stdin: Data = Data()
+    ) throws -> Output {
         var base = ["PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "SYSTEMD_COLORS": "0", "SYSTEMD_PAGER": "cat"]
         base.merge(environment) { $1 }
         let finished = try SpawnedProcess.run(executable, arguments, environment: base, stdin: .bytes(Array(stdin)))

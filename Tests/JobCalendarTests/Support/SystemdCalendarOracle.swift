@@ -1,4 +1,5 @@
 import Foundation
+
 @testable import JobCalendar
 
 /// `systemd-analyze calendar` as an oracle: many expressions per run.
@@ -23,8 +24,9 @@ enum SystemdCalendarOracle {
         if lines.last == "" { lines.removeLast() }
         let groups = lines.split(separator: "", omittingEmptySubsequences: false)
         guard groups.count == expressions.count else {
-            throw MissingOracle(description: "systemd-analyze printed \(groups.count) blocks for \(expressions.count) "
-                                    + "expressions:\n\(output.text)\n\(output.stderr)")
+            throw MissingOracle(
+                description: "systemd-analyze printed \(groups.count) blocks for \(expressions.count) "
+                    + "expressions:\n\(output.text)\n\(output.stderr)")
         }
         return groups.map(parse)
     }
@@ -38,7 +40,8 @@ enum SystemdCalendarOracle {
                 result.normalized = String(line.dropFirst("Normalized form: ".count))
             } else if line.hasPrefix("Next elapse:") || line.hasPrefix("Iter. #") {
                 if line.hasSuffix("never") { continue }
-                let utcLine = index + 1 < lines.count && lines[index + 1].hasPrefix("(in UTC):") ? lines[index + 1] : line
+                let utcLine =
+                    index + 1 < lines.count && lines[index + 1].hasPrefix("(in UTC):") ? lines[index + 1] : line
                 if let seconds = seconds(in: utcLine) { result.times.append(seconds) }
             }
         }

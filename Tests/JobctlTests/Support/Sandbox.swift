@@ -64,20 +64,24 @@ final class Sandbox: Sendable {
 
     /// `createDatabase`: make the database as jobd does when it first
     /// starts (jobctl never creates it).
-    init(definitions: [String: String] = ["hello": TestDefinitions.hello, "failing": TestDefinitions.failing,
-                                          "slow": TestDefinitions.slow],
-         configExtra: String = "", createDatabase: Bool = true) throws {
+    init(
+        definitions: [String: String] = [
+            "hello": TestDefinitions.hello, "failing": TestDefinitions.failing,
+            "slow": TestDefinitions.slow,
+        ],
+        configExtra: String = "", createDatabase: Bool = true
+    ) throws {
         folder = NSTemporaryDirectory() + "jobctl-tests-" + UUID().uuidString
         let manager = FileManager.default
         try manager.createDirectory(atPath: folder + "/config/jobs.d", withIntermediateDirectories: true)
         try manager.createDirectory(atPath: folder + "/var", withIntermediateDirectories: true)
         try """
-            database: ../var/jobd.sqlite
-            definitions: jobs.d
-            socket: ../var/jobd.sock
-            pools: { default: 4, slow: 1 }
-            \(configExtra)
-            """.write(toFile: configPath, atomically: true, encoding: .utf8)
+        database: ../var/jobd.sqlite
+        definitions: jobs.d
+        socket: ../var/jobd.sock
+        pools: { default: 4, slow: 1 }
+        \(configExtra)
+        """.write(toFile: configPath, atomically: true, encoding: .utf8)
         for (name, yaml) in definitions {
             try yaml.write(toFile: folder + "/config/jobs.d/\(name).yaml", atomically: true, encoding: .utf8)
         }
@@ -104,11 +108,13 @@ final class Sandbox: Sendable {
         directory: String? = nil, asNobody: Bool = false
     ) async throws -> ChildResult {
         let arguments = arguments + (config ? ["--config", configPath] : [])
-        let (executable, argv) = asNobody
+        let (executable, argv) =
+            asNobody
             ? ("/usr/bin/setpriv", ["--reuid=nobody", "--regid=nogroup", "--clear-groups", jobctlPath] + arguments)
             : (jobctlPath, arguments)
-        return try await runChild(executable, argv, stdin: stdin, environment: environment,
-                                  directory: directory ?? folder)
+        return try await runChild(
+            executable, argv, stdin: stdin, environment: environment,
+            directory: directory ?? folder)
     }
 
     /// A store on the sandbox's database (created if need be).
@@ -130,10 +136,13 @@ final class Sandbox: Sendable {
     }
 
     /// A job left in `state` as an engine would leave it (see ``JobSeeder``).
-    func seed(_ state: JobState, definition: String = "hello", input: String = "in", result: String = "out",
-              error: String = "exit status 3: bad total") async throws -> Int64 {
+    func seed(
+        _ state: JobState, definition: String = "hello", input: String = "in", result: String = "out",
+        error: String = "exit status 3: bad total"
+    ) async throws -> Int64 {
         try await withStore { store in
-            try await JobSeeder(store: store).job(state, definition: definition, input: input, result: result, error: error)
+            try await JobSeeder(store: store).job(
+                state, definition: definition, input: input, result: result, error: error)
         }
     }
 

@@ -34,9 +34,11 @@ final class FakeDaemon: Sendable {
         metrics: String = "# TYPE jobd_fake gauge\njobd_fake 1\n", metricsDelay: Duration = .zero
     ) throws {
         self.path = path
-        let status = status ?? DaemonStatus(
-            version: JobdVersion.string, pid: 4242, running: 1, pending: 7, pools: ["default": 1, "slow": 0],
-            draining: false, startedAt: "2026-11-21T08:00:00.000Z", config: "/etc/jobd/jobd.yaml")
+        let status =
+            status
+            ?? DaemonStatus(
+                version: JobdVersion.string, pid: 4242, running: 1, pending: 7, pools: ["default": 1, "slow": 0],
+                draining: false, startedAt: "2026-11-21T08:00:00.000Z", config: "/etc/jobd/jobd.yaml")
         self.status = status
         let requests = self.requests
         do {
@@ -97,8 +99,9 @@ final class TestDaemon: Sendable {
     init(_ sandbox: Sandbox, pollInterval: Duration = .seconds(30)) throws {
         let configuration = try sandbox.configuration()
         let config = configuration.daemon
-        store = try SQLiteJobStore(SQLiteJobStoreConfiguration(
-            path: config.database, maxValueBytes: config.store.valueCap.bytes, checkpointInterval: nil))
+        store = try SQLiteJobStore(
+            SQLiteJobStoreConfiguration(
+                path: config.database, maxValueBytes: config.store.valueCap.bytes, checkpointInterval: nil))
         let engine = Engine(
             configuration: EngineConfiguration(
                 queues: config.queues.mapValues(\.concurrency), pools: config.pools, killGrace: .milliseconds(200),
@@ -106,7 +109,8 @@ final class TestDaemon: Sendable {
                 pollInterval: pollInterval),
             definitions: configuration.definitions.definitions, store: store, processRunner: ProcessRunner())
         self.engine = engine
-        socket = try FakeDaemon(path: config.socket, onNudge: { engine.nudge() }, onCancel: { engine.cancellationRequested($0) })
+        socket = try FakeDaemon(
+            path: config.socket, onNudge: { engine.nudge() }, onCancel: { engine.cancellationRequested($0) })
         engine.start()
     }
 
