@@ -119,8 +119,10 @@ extension JobRun {
         let mirror = context.configuration.stageLogMirror?(
             StageLogSource(
                 jobID: id, definition: definition.name, stage: stage.name, position: stage.position, attempt: attempt))
-        return StageLog(key: key, limit: stage.logLimit, store: store, timers: context.timers, mirror: mirror) {
-            [weak self] error in
+        return StageLog(
+            key: key, limit: stage.logLimit, store: store, timers: context.timers, mirror: mirror,
+            live: context.liveLogs
+        ) { [weak self] error in
             self?.log(
                 .warning, "could not keep the log of stage `\(stage.name)` (lines are missing): \(error)",
                 position: stage.position)

@@ -23,6 +23,10 @@ import Synchronization
 /// ``flushDelay`` after its first line (what `jobctl logs --follow` waits
 /// for), or at once past ``flushBytes``; the last goes when the attempt
 /// ends, ahead of the stage's result in the same writer's queue.
+///
+/// Lines stay here until their batch is written, so that a follower on this
+/// host (``LiveStageLogs``) gets from ``held(after:)`` every line the
+/// database does not have yet.
 final class StageLog: OutputLineSink {
     static let lineOverhead = 32
     static let flushDelay: DispatchTimeInterval = .milliseconds(200)
@@ -34,6 +38,8 @@ final class StageLog: OutputLineSink {
     private let tailLimit: Int
     private let timers: DispatchQueue
     private let mirror: (any StageLogMirror)?
+    /// Where followers on this host find this log while it is written.
+    private let live: LiveStageLogs?
     /// Told about the first failed write (later ones are not reported).
     private let onFailure: @Sendable (any Error) -> Void
     private let state = Mutex(State())
@@ -53,6 +59,10 @@ final class StageLog: OutputLineSink {
         var tailFirst = 0
         var tailCost = 0
         var sentThrough = -1
+        /// The number of the last line of the last batch written (or failed).
+        var writtenThrough = -1
+        /// Lines of the batches in flight, oldest first.
+        var inFlight: [StageLogLine] = []
         /// Written tail lines dropped since: delete up to this number.
         var deleteThrough: Int?
         var deletedThrough: Int?
@@ -136,6 +146,7 @@ final class StageLog: OutputLineSink {
                 key: key, replacesEarlierRun: !sentAny, deleting: deleting, lines: lines, dropped: dropped)
             sentAny = true
             if let last = lines.last { sentThrough = last.sequence }
+            inFlight += lines
             pendingHead = []
             pendingTail = []
             pendingTailStart = 0
@@ -150,15 +161,50 @@ final class StageLog: OutputLineSink {
     /// line too, as it is read (the journal).
     init(
         key: StageLogKey, limit: Int, store: any StageLogStore, timers: DispatchQueue,
-        mirror: (any StageLogMirror)? = nil, onFailure: @escaping @Sendable (any Error) -> Void
+        mirror: (any StageLogMirror)? = nil, live: LiveStageLogs? = nil,
+        onFailure: @escaping @Sendable (any Error) -> Void
     ) {
         self.key = key
         self.store = store
+        self.live = live
         headLimit = limit / 2
         tailLimit = limit - limit / 2
         self.timers = timers
         self.mirror = mirror
         self.onFailure = onFailure
+        live?.add(self)
+    }
+
+    /// The lines not yet written after `cursor` (those of this attempt after
+    /// it, or all if it is before this attempt), and the cursor up to which
+    /// the database has this attempt's lines.
+    func held(after cursor: StageLogCursor?) -> (from: StageLogCursor, lines: [StageLogEntry]) {
+        state.withAnnouncedLock { state in
+            let from = StageLogCursor(
+                jobAttempt: key.jobAttempt, position: key.position, attempt: key.attempt,
+                sequence: state.writtenThrough)
+            var after = state.writtenThrough
+            if let cursor, cursor > from {
+                guard
+                    (cursor.jobAttempt, cursor.position, cursor.attempt) == (key.jobAttempt, key.position, key.attempt)
+                else { return (from, []) }
+                after = cursor.sequence
+            }
+            var lines: [StageLogEntry] = []
+            func take(_ line: StageLogLine) {
+                guard line.sequence > after else { return }
+                lines.append(
+                    StageLogEntry(
+                        cursor: StageLogCursor(
+                            jobAttempt: key.jobAttempt, position: key.position, attempt: key.attempt,
+                            sequence: line.sequence),
+                        at: line.at, content: .line(line.bytes)))
+            }
+            state.inFlight.forEach(take)
+            state.pendingHead.forEach(take)
+            state.pendingTail[state.pendingTailStart...].forEach(take)
+            return (from, lines)
+        }
     }
 
     func receive(_ lines: [OutputLine]) {
@@ -175,6 +221,7 @@ final class StageLog: OutputLineSink {
             state.timerArmed = true
             return .armTimer
         }
+        live?.changed(key.jobID)
         switch next {
         case .nothing: break
         case let .send(batch): send(batch)
@@ -191,7 +238,11 @@ final class StageLog: OutputLineSink {
             state.closed = true
             return state.hasPending ? state.takeBatch(key) : nil
         }
-        if let batch { send(batch) }
+        if let batch {
+            send(batch)
+        } else if state.withAnnouncedLock({ !$0.writing }) {
+            live?.remove(self)
+        }
     }
 
     private func armTimer() {
@@ -213,12 +264,18 @@ final class StageLog: OutputLineSink {
         store.writeStageLog(batch) { [self] result in
             enum Next { case nothing, send(StageLogBatch), armTimer }
             var firstFailure = false
+            var finished = false
             let next = state.withAnnouncedLock { state -> Next in
                 state.writing = false
+                if let last = batch.lines.last {
+                    state.writtenThrough = max(state.writtenThrough, last.sequence)
+                    state.inFlight.removeFirst(state.inFlight.prefix { $0.sequence <= last.sequence }.count)
+                }
                 if case .failure = result, !state.failed {
                     state.failed = true
                     firstFailure = true
                 }
+                finished = state.closed && state.inFlight.isEmpty && !state.hasPending
                 guard !state.closed, state.hasPending else { return .nothing }
                 if state.pendingCost >= Self.flushBytes { return .send(state.takeBatch(key)) }
                 if state.timerArmed { return .nothing }
@@ -226,6 +283,7 @@ final class StageLog: OutputLineSink {
                 return .armTimer
             }
             if firstFailure, case let .failure(error) = result { onFailure(error) }
+            if finished { live?.remove(self) }
             switch next {
             case .nothing: break
             case let .send(batch): send(batch)
