@@ -89,11 +89,14 @@ public struct LogLine: Codable, Sendable, Hashable {
     public var at: Double
     /// Its bytes (base64 in JSON: a line need not be UTF-8).
     public var line: Data
+    /// `stdout` for a line of stdout; nil for stderr.
+    public var stream: String?
 
-    public init(cursor: LogCursor, at: Double, line: Data) {
+    public init(cursor: LogCursor, at: Double, line: Data, stream: String? = nil) {
         self.cursor = cursor
         self.at = at
         self.line = line
+        self.stream = stream
     }
 }
 

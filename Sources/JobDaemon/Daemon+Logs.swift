@@ -49,7 +49,8 @@ extension LiveLogs {
             lines: read.lines.compactMap { entry in
                 guard case let .line(bytes) = entry.content else { return nil }
                 return LogLine(
-                    cursor: LogCursor(entry.cursor), at: entry.at.timeIntervalSince1970, line: Data(bytes))
+                    cursor: LogCursor(entry.cursor), at: entry.at.timeIntervalSince1970, line: Data(bytes),
+                    stream: entry.stream == .stderr ? nil : entry.stream.rawValue)
             })
     }
 }

@@ -79,7 +79,9 @@ struct ActionExecutor: Sendable {
             environment: ProcessEnvironment.forStage(
                 base: baseEnvironment, jobID: context.jobID, stage: stage.name, attempt: context.attempt,
                 stageEnvironment: stage.env),
-            workingDirectory: stage.cwd, killGrace: killGrace, outputLimit: outputLimit, stderrLines: context.log)
+            workingDirectory: stage.cwd, killGrace: killGrace, outputLimit: outputLimit, stderrLines: context.log,
+            // Stdout that does not become the chain's value is kept as log lines.
+            stdoutLines: stage.kind.replacesValue ? nil : context.log?.stdout)
         let (promise, resolver) = Promise<ActionOutput>.pending()
         let control = context.control
         let metrics = self.metrics

@@ -81,11 +81,11 @@ final class StageLog: OutputLineSink {
                 || (deleteThrough ?? -1) > (deletedThrough ?? -1)
         }
 
-        mutating func add(_ line: OutputLine, headLimit: Int, tailLimit: Int) {
+        mutating func add(_ line: OutputLine, _ stream: StageLogStream, headLimit: Int, tailLimit: Int) {
             let sequence = nextSequence
             nextSequence += 1
             let cost = line.bytes.count + StageLog.lineOverhead
-            let stored = StageLogLine(sequence: sequence, at: line.at, bytes: line.bytes)
+            let stored = StageLogLine(sequence: sequence, at: line.at, bytes: line.bytes, stream: stream)
             if tailStart == nil {
                 if headCost + cost <= headLimit {
                     headCost += cost
@@ -198,7 +198,7 @@ final class StageLog: OutputLineSink {
                         cursor: StageLogCursor(
                             jobAttempt: key.jobAttempt, position: key.position, attempt: key.attempt,
                             sequence: line.sequence),
-                        at: line.at, content: .line(line.bytes)))
+                        at: line.at, content: .line(line.bytes), stream: line.stream))
             }
             state.inFlight.forEach(take)
             state.pendingHead.forEach(take)
@@ -207,13 +207,27 @@ final class StageLog: OutputLineSink {
         }
     }
 
+    /// Lines of stderr (they go to the mirror too).
     func receive(_ lines: [OutputLine]) {
         mirror?.receive(lines)
+        keep(lines, .stderr)
+    }
+
+    /// Where the stdout lines of the attempt's processes go, for a stage
+    /// whose stdout does not become the chain's value (not to the mirror).
+    var stdout: any OutputLineSink { StdoutLines(log: self) }
+
+    private struct StdoutLines: OutputLineSink {
+        let log: StageLog
+        func receive(_ lines: [OutputLine]) { log.keep(lines, .stdout) }
+    }
+
+    private func keep(_ lines: [OutputLine], _ stream: StageLogStream) {
         enum Next { case nothing, send(StageLogBatch), armTimer }
         let next = state.withAnnouncedLock { state -> Next in
             guard !state.closed else { return .nothing }
             for line in lines {
-                state.add(line, headLimit: headLimit, tailLimit: tailLimit)
+                state.add(line, stream, headLimit: headLimit, tailLimit: tailLimit)
             }
             if state.writing { return .nothing }
             if state.pendingCost >= Self.flushBytes { return .send(state.takeBatch(key)) }

@@ -52,6 +52,39 @@ import Testing
         }
     }
 
+    /// A stage whose stdout does not become the chain's value (`tap`,
+    /// `finally`) keeps it in its log, marked; a `then` stage's stdout is its
+    /// value and stays out of the log.
+    @Test func stdoutThatIsNotTheValueIsKeptMarked() async throws {
+        let harness = try EngineHarness([
+            """
+            name: taps
+            pipeline:
+              - then: make
+                shell: echo value; echo "made" >&2
+              - tap: look
+                shell: echo "seen $(cat)"; echo "looked" >&2; printf 'no newline'
+              - finally: tidy
+                shell: echo "tidied"
+            """
+        ])
+        let id = try await harness.submit("taps")
+        let detail = try await harness.resolved(id)
+        #expect(detail.job.state == .fulfilled, "\(detail.job.error ?? "")")
+        #expect(detail.job.result == Data("value\n".utf8), "tap and finally leave the value")
+        let all = try await entries(harness, id)
+        // Each stream in its order (the two pipes are read as their bytes come).
+        func lines(_ position: Int, _ stream: StageLogStream) -> [String?] {
+            all.filter { $0.cursor.position == position && $0.stream == stream }.map(text)
+        }
+        #expect(lines(0, .stderr) == ["made"])
+        #expect(lines(0, .stdout) == [])
+        #expect(lines(1, .stdout) == ["seen value", "no newline"])
+        #expect(lines(1, .stderr) == ["looked"])
+        #expect(lines(2, .stdout) == ["tidied"])
+        #expect(all.count == 5)
+    }
+
     @Test func overTheCapTheHeadAndTailAreKeptAndTheRestCounted() async throws {
         let harness = try EngineHarness([
             """

@@ -44,12 +44,40 @@ import Testing
         }
         #expect(objects.map { $0["seq"] as? Int } == [0, 1, 2])
         #expect(objects.map { $0["stage"] as? String } == ["work", "work", "work"])
+        #expect(objects.map { $0["stream"] as? String } == ["stderr", "stderr", "stderr"])
         #expect(objects[0]["line"] as? String == "first")
         let binary = try #require(objects[1]["line"] as? [String: Any])
         #expect(binary["base64"] as? String == Data(expected[1]).base64EncodedString())
 
         let unknown = try await sandbox.jobctl(["logs", "1", "--stage", "nosuch"])
         #expect(unknown.status == 64, "\(unknown)")
+    }
+
+    @Test func stdoutKeptInTheLogIsMarkedAndJSONNamesEachLinesStream() async throws {
+        let sandbox = try Sandbox(definitions: [
+            "taps": """
+            pipeline:
+              - then: make
+                shell: echo value
+              - tap: look
+                shell: echo "seen $(cat)"
+            """
+        ])
+        let daemon = try TestDaemon(sandbox)
+        let submitted = try await sandbox.jobctl(["submit", "taps", "--wait", "--timeout", "60s"])
+        await daemon.stop()
+        #expect(submitted.status == 0, "\(submitted)")
+
+        let text = try await sandbox.jobctl(["logs", "1"])
+        #expect(text.status == 0, "\(text)")
+        #expect(text.outLines.count == 1, "\(text)")
+        #expect(text.outLines.first?.hasSuffix("Z look#1 (stdout) seen value") == true, "\(text)")
+
+        let json = try await sandbox.jobctl(["logs", "1", "--json"])
+        let object = try #require(
+            try JSONSerialization.jsonObject(with: Data((json.outLines.first ?? "").utf8)) as? [String: Any])
+        #expect(object["stream"] as? String == "stdout")
+        #expect(object["line"] as? String == "seen value")
     }
 
     @Test func onATerminalEscapesAndOtherBytesAreShownEscaped() async throws {

@@ -10,7 +10,8 @@ struct Logs: AsyncParsableCommand {
         abstract: "Print what a job's stages wrote to stderr, each line with its time.",
         discussion: """
             Prints the lines of the job's current attempt (after a `retry`, the new one), stage by stage and \
-            attempt by attempt: `TIME STAGE#ATTEMPT LINE`. On a terminal, control characters and terminal \
+            attempt by attempt: `TIME STAGE#ATTEMPT LINE`. The stdout of get, tap, catch, ensure and finally \
+            stages (not the chain's value) is kept too, marked: `TIME STAGE#ATTEMPT (stdout) LINE`. On a terminal, control characters and terminal \
             escapes are shown escaped (\\u{1b}) and bytes that are not UTF-8 as \\xFF; into a pipe or file each \
             line goes as written. Where an attempt wrote more than its `logs: { max }`, a line says how many \
             lines were dropped between the head and the tail. --json prints one object per line.
@@ -147,6 +148,7 @@ struct LogPrinter {
             ]
             switch entry.content {
             case let .line(bytes):
+                fields.append(("stream", .string(entry.stream.rawValue)))
                 fields.append(("line", Formatting.valueJSON(Data(bytes))))
             case let .dropped(lines, bytes):
                 fields.append(("dropped_lines", .number(String(lines))))
@@ -158,6 +160,8 @@ struct LogPrinter {
         let prefix = "\(Formatting.timestamp(entry.at)) \(name)#\(cursor.attempt) "
         switch entry.content {
         case let .line(bytes):
+            // Stdout that did not become the value is marked; stderr is not.
+            let prefix = entry.stream == .stdout ? prefix + "(stdout) " : prefix
             if console.stdoutIsTerminal {
                 console.out(prefix + Self.terminalText(bytes) + "\n")
             } else {

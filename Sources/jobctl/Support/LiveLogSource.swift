@@ -58,6 +58,6 @@ extension StageLogEntry {
     init(_ line: LogLine) {
         self.init(
             cursor: StageLogCursor(line.cursor), at: Date(timeIntervalSince1970: line.at),
-            content: .line([UInt8](line.line)))
+            content: .line([UInt8](line.line)), stream: line.stream.flatMap(StageLogStream.init) ?? .stderr)
     }
 }

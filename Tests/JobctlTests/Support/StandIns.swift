@@ -140,7 +140,8 @@ final class TestDaemon: Sendable {
                             cursor: LogCursor(
                                 jobAttempt: cursor.jobAttempt, position: cursor.position, attempt: cursor.attempt,
                                 sequence: cursor.sequence),
-                            at: entry.at.timeIntervalSince1970, line: Data(bytes))
+                            at: entry.at.timeIntervalSince1970, line: Data(bytes),
+                            stream: entry.stream == .stderr ? nil : entry.stream.rawValue)
                     }
                     let from = read.memoryFrom.map {
                         LogCursor(
