@@ -33,7 +33,9 @@ final class StageLog: OutputLineSink {
     static let flushBytes = 64 << 10
 
     let key: StageLogKey
-    private let store: any StageLogStore
+    /// nil: nothing is kept (`logs: { max: 0 }`, or a store without logs);
+    /// the mirror still gets the lines.
+    private let store: (any StageLogStore)?
     private let headLimit: Int
     private let tailLimit: Int
     private let timers: DispatchQueue
@@ -158,21 +160,21 @@ final class StageLog: OutputLineSink {
     }
 
     /// `limit`: the stage's `logs: { max }` in bytes. `mirror` gets every
-    /// line too, as it is read (the journal).
+    /// line of stderr too, as it is read (the journal), kept or not.
     init(
-        key: StageLogKey, limit: Int, store: any StageLogStore, timers: DispatchQueue,
+        key: StageLogKey, limit: Int, store: (any StageLogStore)?, timers: DispatchQueue,
         mirror: (any StageLogMirror)? = nil, live: LiveStageLogs? = nil,
         onFailure: @escaping @Sendable (any Error) -> Void
     ) {
         self.key = key
         self.store = store
-        self.live = live
+        self.live = store == nil ? nil : live
         headLimit = limit / 2
         tailLimit = limit - limit / 2
         self.timers = timers
         self.mirror = mirror
         self.onFailure = onFailure
-        live?.add(self)
+        self.live?.add(self)
     }
 
     /// The lines not yet written after `cursor` (those of this attempt after
@@ -223,6 +225,7 @@ final class StageLog: OutputLineSink {
     }
 
     private func keep(_ lines: [OutputLine], _ stream: StageLogStream) {
+        guard store != nil else { return }
         enum Next { case nothing, send(StageLogBatch), armTimer }
         let next = state.withAnnouncedLock { state -> Next in
             guard !state.closed else { return .nothing }
@@ -275,6 +278,7 @@ final class StageLog: OutputLineSink {
     }
 
     private func send(_ batch: StageLogBatch) {
+        guard let store else { return }
         store.writeStageLog(batch) { [self] result in
             enum Next { case nothing, send(StageLogBatch), armTimer }
             var firstFailure = false

@@ -1,6 +1,8 @@
 import Foundation
+import JobProcesses
 import JobStore
 import JobStoreSQLite
+import Synchronization
 import TestSupport
 import Testing
 
@@ -85,6 +87,28 @@ import Testing
         #expect(all.count == 5)
     }
 
+    /// `logs: { max: 0 }` keeps nothing in the store; the mirror (the
+    /// journal, which has its own switch) still gets each line.
+    @Test func maxZeroKeepsNothingButTheMirrorStillGetsTheLines() async throws {
+        let mirrored = MirroredLines()
+        let harness = try EngineHarness(
+            [
+                """
+                name: quiet
+                logs: { max: 0 }
+                pipeline:
+                  - then: talk
+                    shell: echo "one" >&2; echo "two" >&2
+                """
+            ],
+            configure: { $0.stageLogMirror = { _ in mirrored } })
+        let id = try await harness.submit("quiet")
+        let detail = try await harness.resolved(id)
+        #expect(detail.job.state == .fulfilled, "\(detail.job.error ?? "")")
+        #expect(try await entries(harness, id).isEmpty)
+        #expect(mirrored.lines == ["one", "two"])
+    }
+
     @Test func overTheCapTheHeadAndTailAreKeptAndTheRestCounted() async throws {
         let harness = try EngineHarness([
             """
@@ -125,4 +149,14 @@ import Testing
         let all = try await entries(harness, id)
         #expect(all.map(\.content) == [.line([0xFF, 0x1B, 0x5B, 0x32, 0x4A, 0x00, 0x78])])
     }
+}
+
+/// A mirror that keeps what it gets.
+private final class MirroredLines: StageLogMirror {
+    private let received = Mutex<[String]>([])
+    var lines: [String] { received.withLock { $0 } }
+    func receive(_ lines: [OutputLine]) {
+        received.withLock { $0 += lines.map { String(decoding: $0.bytes, as: UTF8.self) } }
+    }
+    func close() {}
 }
