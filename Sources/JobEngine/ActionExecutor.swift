@@ -85,7 +85,11 @@ struct ActionExecutor: Sendable {
         let (promise, resolver) = Promise<ActionOutput>.pending()
         let control = context.control
         let metrics = self.metrics
+        let log = context.log
+        log?.processStarted()
         let process = runner.run(spec) { result in
+            // Before the result: when the stage settles, its log closes at once if no process of it runs.
+            log?.processEnded()
             if case let .failure(error) = result, error.isFailureToStart { metrics.processFailedToStart() }
             switch result {
             case let .success(outcome):

@@ -77,6 +77,9 @@ final class StageLog: OutputLineSink {
         var closed = false
         var sentAny = false
         var failed = false
+        /// Processes of the attempt still running (their pipes open).
+        var processes = 0
+        var attemptEnded = false
 
         var hasPending: Bool {
             !pendingHead.isEmpty || pendingTailStart < pendingTail.count || dropChanged
@@ -246,9 +249,43 @@ final class StageLog: OutputLineSink {
         }
     }
 
-    /// The attempt ended: writes what is left. Lines that come later (from
-    /// a raced action being stopped) are not kept.
+    /// A process of the attempt starts: the log stays open for its lines
+    /// until ``processEnded()``.
+    func processStarted() {
+        state.withAnnouncedLock { $0.processes += 1 }
+    }
+
+    /// A process of the attempt ended, its pipes read to the end: once the
+    /// attempt ended too, the log closes.
+    func processEnded() {
+        let finished = state.withAnnouncedLock { state -> Bool in
+            state.processes -= 1
+            return state.processes == 0 && state.attemptEnded
+        }
+        if finished { finish() }
+    }
+
+    /// The attempt ended: writes what waits, ahead of the stage's result
+    /// in the writer's queue. A process still running (the loser of a
+    /// `race`, or the rest of a failed `when`, being stopped) keeps the log
+    /// open for its last lines, which are written when it ends.
     func close() {
+        enum Next { case nothing, finish, send(StageLogBatch) }
+        let next = state.withAnnouncedLock { state -> Next in
+            guard !state.attemptEnded else { return .nothing }
+            state.attemptEnded = true
+            if state.processes <= 0 { return .finish }
+            return state.hasPending ? .send(state.takeBatch(key)) : .nothing
+        }
+        switch next {
+        case .nothing: break
+        case .finish: finish()
+        case let .send(batch): send(batch)
+        }
+    }
+
+    /// No more lines come: writes what is left.
+    private func finish() {
         mirror?.close()
         let batch = state.withAnnouncedLock { state -> StageLogBatch? in
             guard !state.closed else { return nil }

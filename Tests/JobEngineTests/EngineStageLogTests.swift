@@ -109,6 +109,40 @@ import Testing
         #expect(mirrored.lines == ["one", "two"])
     }
 
+    /// The loser of a race is stopped once the winner fulfils; what it
+    /// writes while it stops, after the stage settled, is kept too.
+    @Test func aStoppedRaceLosersLastLinesAreKept() async throws {
+        let folder = try makeTemporaryFolder()
+        let harness = try EngineHarness(
+            [
+                """
+                name: racing
+                pipeline:
+                  - race: first
+                    any:
+                      - shell: |
+                          trap 'echo "loser stopping" >&2; exit 1' TERM
+                          echo "loser up" >&2
+                          touch '\(folder)/up'
+                          sleep 30 & wait
+                      - shell: |
+                          while [ ! -e '\(folder)/up' ]; do sleep 0.02; done
+                          echo won
+                """
+            ], folder: folder)
+        let id = try await harness.submit("racing")
+        let detail = try await harness.resolved(id)
+        #expect(detail.resultText == "won\n")
+        // Its last line comes after the stage's result: wait for it.
+        var texts: [String?] = []
+        for _ in 0..<50 {
+            texts = try await entries(harness, id).map(text)
+            if texts.contains("loser stopping") { break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        #expect(texts == ["loser up", "loser stopping"])
+    }
+
     @Test func overTheCapTheHeadAndTailAreKeptAndTheRestCounted() async throws {
         let harness = try EngineHarness([
             """
