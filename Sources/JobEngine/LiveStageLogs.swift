@@ -140,7 +140,8 @@ final class LiveStageLogs: Sendable {
 extension Engine {
     /// The lines of job `id` this engine holds after `cursor` (see
     /// ``LiveStageLogRead``), waiting up to `wait` for new ones while the
-    /// job runs here; `reply` is called once, on another thread.
+    /// job runs here. `reply` is called once: at once when there is
+    /// something to say, else from the thread of the change or the timer.
     public func followStageLog(
         _ id: Int64, after cursor: StageLogCursor?, wait: Duration,
         reply: @escaping @Sendable (LiveStageLogRead) -> Void
