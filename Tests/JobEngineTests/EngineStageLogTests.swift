@@ -140,7 +140,9 @@ import Testing
             if texts.contains("loser stopping") { break }
             try await Task.sleep(for: .milliseconds(100))
         }
-        #expect(texts == ["loser up", "loser stopping"])
+        // (The shell may also say `Terminated` for its stopped `sleep`.)
+        #expect(texts.first == "loser up")
+        #expect(texts.contains("loser stopping"), "\(texts)")
     }
 
     @Test func overTheCapTheHeadAndTailAreKeptAndTheRestCounted() async throws {
