@@ -14,6 +14,8 @@ public enum JobdVersion {
 ///     ← {"ok":true}
 ///     → {"command":"status"}
 ///     ← {"ok":true,"status":{"version":"0.1.0","pid":812,"running":2,"pending":40,…}}
+///     → {"command":"logs","job":42,"after":{"job_attempt":1,"position":0,"attempt":1,"seq":17},"wait_ms":1000}
+///     ← {"ok":true,"logs":{"running":true,"memory_from":{…},"lines":[{"cursor":{…},"at":…,"line":"base64"}]}}
 ///
 /// The socket is the only way in: who may connect is decided by its file
 /// mode (owner and group read/write, the group of the database).
@@ -28,15 +30,98 @@ public struct ControlRequest: Codable, Sendable, Hashable {
         case status
         /// The Prometheus exposition of jobd's metrics (`jobctl metrics`).
         case metrics
+        /// The lines of `job`'s stage logs that jobd holds after `after`
+        /// (`jobctl logs --follow`), waiting up to `wait_ms` for new ones
+        /// while the job runs there.
+        case logs
     }
 
     public var command: Command
-    /// The job a `cancel` is about: its id, a positive integer.
+    /// The job a `cancel` or `logs` is about: its id, a positive integer.
     public var job: Int64?
+    /// For `logs`: only lines after this one (nil: from the first).
+    public var after: LogCursor?
+    /// For `logs`: how long jobd may wait for a line before answering
+    /// (at most ``ControlRequest/maximumLogWait``).
+    public var waitMilliseconds: Int?
 
-    public init(_ command: Command, job: Int64? = nil) {
+    /// The longest a `logs` request waits for a line.
+    public static let maximumLogWait: Duration = .seconds(2)
+
+    public init(_ command: Command, job: Int64? = nil, after: LogCursor? = nil, waitMilliseconds: Int? = nil) {
         self.command = command
         self.job = job
+        self.after = after
+        self.waitMilliseconds = waitMilliseconds
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case command, job, after
+        case waitMilliseconds = "wait_ms"
+    }
+}
+
+/// A place in a job's stage logs: a line of a stage attempt of a job attempt.
+public struct LogCursor: Codable, Sendable, Hashable {
+    public var jobAttempt: Int
+    public var position: Int
+    public var attempt: Int
+    public var sequence: Int
+
+    public init(jobAttempt: Int, position: Int, attempt: Int, sequence: Int) {
+        self.jobAttempt = jobAttempt
+        self.position = position
+        self.attempt = attempt
+        self.sequence = sequence
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case jobAttempt = "job_attempt"
+        case position, attempt
+        case sequence = "seq"
+    }
+}
+
+/// One line a stage wrote, as jobd holds it before it is in the database.
+public struct LogLine: Codable, Sendable, Hashable {
+    public var cursor: LogCursor
+    /// When it was read: seconds since 1970.
+    public var at: Double
+    /// Its bytes (base64 in JSON: a line need not be UTF-8).
+    public var line: Data
+    /// `stdout` for a line of stdout; nil for stderr.
+    public var stream: String?
+
+    public init(cursor: LogCursor, at: Double, line: Data, stream: String? = nil) {
+        self.cursor = cursor
+        self.at = at
+        self.line = line
+        self.stream = stream
+    }
+}
+
+/// jobd's answer to `logs`.
+public struct LiveLogs: Codable, Sendable, Hashable {
+    /// This jobd runs the job now. When false, read the database.
+    public var running: Bool
+    /// Every line after this one that is not in the database is in
+    /// `lines`: a follower before it reads the database up to it first.
+    /// nil: jobd holds no line of the job; the database has them all.
+    public var memoryFrom: LogCursor?
+    /// The lines after the asked cursor, in order; when there are many,
+    /// only the first of them (ask again after the last).
+    public var lines: [LogLine]
+
+    public init(running: Bool, memoryFrom: LogCursor? = nil, lines: [LogLine] = []) {
+        self.running = running
+        self.memoryFrom = memoryFrom
+        self.lines = lines
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case running
+        case memoryFrom = "memory_from"
+        case lines
     }
 }
 
@@ -52,7 +137,11 @@ extension ControlRequest.Command {
     /// client to read the reply: rendering a large exposition takes
     /// seconds, every other answer comes at once.
     public var deadline: Duration {
-        self == .metrics ? .seconds(30) : .seconds(2)
+        switch self {
+        case .metrics: .seconds(30)
+        case .logs: ControlRequest.maximumLogWait + .seconds(2)
+        default: .seconds(2)
+        }
     }
 }
 
@@ -65,12 +154,17 @@ public struct ControlReply: Codable, Sendable, Hashable {
     public var error: String?
     /// For `metrics`: the Prometheus text exposition.
     public var metrics: String?
+    /// For `logs`.
+    public var logs: LiveLogs?
 
-    public init(ok: Bool, status: DaemonStatus? = nil, error: String? = nil, metrics: String? = nil) {
+    public init(
+        ok: Bool, status: DaemonStatus? = nil, error: String? = nil, metrics: String? = nil, logs: LiveLogs? = nil
+    ) {
         self.ok = ok
         self.status = status
         self.error = error
         self.metrics = metrics
+        self.logs = logs
     }
 }
 

@@ -204,6 +204,8 @@ public final class Daemon: Sendable {
             }
         case .metrics:
             Task { reply(ControlReply(ok: true, metrics: String(decoding: await metricsExposition(), as: UTF8.self))) }
+        case .logs:
+            answerLogs(request, reply: reply)
         case .status:
             Task {
                 do {

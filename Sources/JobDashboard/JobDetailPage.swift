@@ -100,8 +100,9 @@ enum JobDetailPage {
             refresh: running ? refreshSeconds : nil)
     }
 
-    /// What `stage` wrote to stderr (each attempt: its lines, with the
-    /// time of each), within the page's bounds.
+    /// What `stage` wrote to stderr, and to stdout where that is not its
+    /// value (each attempt: its lines, with the time of each), within the
+    /// page's bounds.
     static func log(of stage: Stage, _ data: Data) -> HTML {
         let entries = data.log.filter { $0.cursor.position == stage.position }
         let job = data.read.job
@@ -115,7 +116,10 @@ enum JobDetailPage {
             for entry in lines {
                 body += "<span class=\"t\">\(DisplayTime.lineTime(entry.at))</span> "
                 switch entry.content {
-                case let .line(bytes): body += LogLineText.html(bytes)
+                case let .line(bytes):
+                    // Stdout kept in the log (its stage's stdout is not the value) is marked.
+                    if entry.stream == .stdout { body += "<span class=\"out\">stdout</span> " }
+                    body += LogLineText.html(bytes)
                 case let .dropped(count, bytes):
                     body +=
                         "<span class=\"cut\">… \(count) lines (\(ByteCountText.bytes(bytes))) dropped: over the stage's logs max …</span>"

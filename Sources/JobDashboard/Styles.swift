@@ -44,7 +44,7 @@ enum Styles {
         td.num{font-variant-numeric:tabular-nums}td.err{color:var(--rejected);max-width:360px;overflow-wrap:anywhere}
         .v,td,dd{unicode-bidi:isolate;overflow-wrap:anywhere}
         .ctl{background:#fde68a;color:#6b4500;border-radius:3px;padding:0 2px;font:11px var(--mono)}
-        .log{font:12px var(--mono);white-space:pre-wrap;overflow-wrap:anywhere}.log .t{color:var(--muted)}
+        .log{font:12px var(--mono);white-space:pre-wrap;overflow-wrap:anywhere}.log .t{color:var(--muted)}.log .out{color:var(--muted);font-style:italic}
         .cut,.note{color:var(--muted);font-size:12px}.none{color:var(--muted)}
         pre{margin:0;padding:10px;background:var(--bg);border:1px solid var(--line);border-radius:6px;
         font:12.5px/1.45 var(--mono);white-space:pre-wrap;overflow-wrap:anywhere;max-height:420px;overflow:auto}

@@ -79,11 +79,17 @@ struct ActionExecutor: Sendable {
             environment: ProcessEnvironment.forStage(
                 base: baseEnvironment, jobID: context.jobID, stage: stage.name, attempt: context.attempt,
                 stageEnvironment: stage.env),
-            workingDirectory: stage.cwd, killGrace: killGrace, outputLimit: outputLimit, stderrLines: context.log)
+            workingDirectory: stage.cwd, killGrace: killGrace, outputLimit: outputLimit, stderrLines: context.log,
+            // Stdout that does not become the chain's value is kept as log lines.
+            stdoutLines: stage.kind.replacesValue ? nil : context.log?.stdout)
         let (promise, resolver) = Promise<ActionOutput>.pending()
         let control = context.control
         let metrics = self.metrics
+        let log = context.log
+        log?.processStarted()
         let process = runner.run(spec) { result in
+            // Before the result: when the stage settles, its log closes at once if no process of it runs.
+            log?.processEnded()
             if case let .failure(error) = result, error.isFailureToStart { metrics.processFailedToStart() }
             switch result {
             case let .success(outcome):

@@ -104,7 +104,7 @@ public final class Engine: Sendable {
                 metrics: configuration.metrics),
             configuration: configuration, deadlines: deadlines,
             timers: DispatchQueue(label: "jobd.engine.timers"), control: DispatchQueue(label: "jobd.engine.control"),
-            databaseClock: DatabaseClock(host: configuration.clock))
+            databaseClock: DatabaseClock(host: configuration.clock), liveLogs: LiveStageLogs())
         self.context = context
         let relay = LaunchRelay()
         launchRelay = { job, pool, sent in relay.engine?.launch(job, pool: pool, leaseSent: sent) }
@@ -287,6 +287,7 @@ public final class Engine: Sendable {
             return (pool, state.drainWaiters)
         }
         pool?.jobEnded()
+        context.liveLogs.changed(run.id)
         context.configuration.onJobEnd?(run.id)
         if run.claimed.job.scheduledFor != nil { scheduledJobEnded() }
         for waiter in waiters { waiter() }

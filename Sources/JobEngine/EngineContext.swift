@@ -24,6 +24,8 @@ struct EngineContext: Sendable {
     /// The database's clock: what stored times are compared with, and the
     /// times the engine writes.
     let databaseClock: DatabaseClock
+    /// The stage logs being written, for followers on this host.
+    let liveLogs: LiveStageLogs
 
     /// Logs `message` with the job and stage as metadata.
     func log(_ level: Logger.Level, _ message: String, job: Int64? = nil, stage: Int? = nil) {

@@ -112,15 +112,21 @@ extension JobRun {
     }
 
     /// Where an attempt's stderr goes: only actions that start processes
-    /// have one, and only when the store keeps logs.
+    /// have one. The store keeps it within `logs: { max }` (`0`: not at
+    /// all); the journal, when on (`log: { journal }`), gets it either way:
+    /// it has its own switch and its own rate limit.
     private func stageLog(for stage: StageDefinition, attempt: Int) -> StageLog? {
-        guard stage.action.startsProcesses, stage.logLimit > 0, let store = context.logs else { return nil }
+        guard stage.action.startsProcesses else { return nil }
+        let store = stage.logLimit > 0 ? context.logs : nil
         let key = StageLogKey(jobID: id, jobAttempt: claimed.job.attempt, position: stage.position, attempt: attempt)
         let mirror = context.configuration.stageLogMirror?(
             StageLogSource(
                 jobID: id, definition: definition.name, stage: stage.name, position: stage.position, attempt: attempt))
-        return StageLog(key: key, limit: stage.logLimit, store: store, timers: context.timers, mirror: mirror) {
-            [weak self] error in
+        guard store != nil || mirror != nil else { return nil }
+        return StageLog(
+            key: key, limit: stage.logLimit, store: store, timers: context.timers, mirror: mirror,
+            live: context.liveLogs
+        ) { [weak self] error in
             self?.log(
                 .warning, "could not keep the log of stage `\(stage.name)` (lines are missing): \(error)",
                 position: stage.position)

@@ -23,17 +23,25 @@ import Synchronization
 /// ``flushDelay`` after its first line (what `jobctl logs --follow` waits
 /// for), or at once past ``flushBytes``; the last goes when the attempt
 /// ends, ahead of the stage's result in the same writer's queue.
+///
+/// Lines stay here until their batch is written, so that a follower on this
+/// host (``LiveStageLogs``) gets from ``held(after:)`` every line the
+/// database does not have yet.
 final class StageLog: OutputLineSink {
     static let lineOverhead = 32
     static let flushDelay: DispatchTimeInterval = .milliseconds(200)
     static let flushBytes = 64 << 10
 
     let key: StageLogKey
-    private let store: any StageLogStore
+    /// nil: nothing is kept (`logs: { max: 0 }`, or a store without logs);
+    /// the mirror still gets the lines.
+    private let store: (any StageLogStore)?
     private let headLimit: Int
     private let tailLimit: Int
     private let timers: DispatchQueue
     private let mirror: (any StageLogMirror)?
+    /// Where followers on this host find this log while it is written.
+    private let live: LiveStageLogs?
     /// Told about the first failed write (later ones are not reported).
     private let onFailure: @Sendable (any Error) -> Void
     private let state = Mutex(State())
@@ -53,6 +61,10 @@ final class StageLog: OutputLineSink {
         var tailFirst = 0
         var tailCost = 0
         var sentThrough = -1
+        /// The number of the last line of the last batch written (or failed).
+        var writtenThrough = -1
+        /// Lines of the batches in flight, oldest first.
+        var inFlight: [StageLogLine] = []
         /// Written tail lines dropped since: delete up to this number.
         var deleteThrough: Int?
         var deletedThrough: Int?
@@ -65,17 +77,20 @@ final class StageLog: OutputLineSink {
         var closed = false
         var sentAny = false
         var failed = false
+        /// Processes of the attempt still running (their pipes open).
+        var processes = 0
+        var attemptEnded = false
 
         var hasPending: Bool {
             !pendingHead.isEmpty || pendingTailStart < pendingTail.count || dropChanged
                 || (deleteThrough ?? -1) > (deletedThrough ?? -1)
         }
 
-        mutating func add(_ line: OutputLine, headLimit: Int, tailLimit: Int) {
+        mutating func add(_ line: OutputLine, _ stream: StageLogStream, headLimit: Int, tailLimit: Int) {
             let sequence = nextSequence
             nextSequence += 1
             let cost = line.bytes.count + StageLog.lineOverhead
-            let stored = StageLogLine(sequence: sequence, at: line.at, bytes: line.bytes)
+            let stored = StageLogLine(sequence: sequence, at: line.at, bytes: line.bytes, stream: stream)
             if tailStart == nil {
                 if headCost + cost <= headLimit {
                     headCost += cost
@@ -136,6 +151,7 @@ final class StageLog: OutputLineSink {
                 key: key, replacesEarlierRun: !sentAny, deleting: deleting, lines: lines, dropped: dropped)
             sentAny = true
             if let last = lines.last { sentThrough = last.sequence }
+            inFlight += lines
             pendingHead = []
             pendingTail = []
             pendingTailStart = 0
@@ -147,27 +163,77 @@ final class StageLog: OutputLineSink {
     }
 
     /// `limit`: the stage's `logs: { max }` in bytes. `mirror` gets every
-    /// line too, as it is read (the journal).
+    /// line of stderr too, as it is read (the journal), kept or not.
     init(
-        key: StageLogKey, limit: Int, store: any StageLogStore, timers: DispatchQueue,
-        mirror: (any StageLogMirror)? = nil, onFailure: @escaping @Sendable (any Error) -> Void
+        key: StageLogKey, limit: Int, store: (any StageLogStore)?, timers: DispatchQueue,
+        mirror: (any StageLogMirror)? = nil, live: LiveStageLogs? = nil,
+        onFailure: @escaping @Sendable (any Error) -> Void
     ) {
         self.key = key
         self.store = store
+        self.live = store == nil ? nil : live
         headLimit = limit / 2
         tailLimit = limit - limit / 2
         self.timers = timers
         self.mirror = mirror
         self.onFailure = onFailure
+        self.live?.add(self)
     }
 
+    /// The lines not yet written after `cursor` (those of this attempt after
+    /// it, or all if it is before this attempt), and the cursor up to which
+    /// the database has this attempt's lines.
+    func held(after cursor: StageLogCursor?) -> (from: StageLogCursor, lines: [StageLogEntry]) {
+        state.withAnnouncedLock { state in
+            let from = StageLogCursor(
+                jobAttempt: key.jobAttempt, position: key.position, attempt: key.attempt,
+                sequence: state.writtenThrough)
+            var after = state.writtenThrough
+            if let cursor, cursor > from {
+                guard
+                    (cursor.jobAttempt, cursor.position, cursor.attempt) == (key.jobAttempt, key.position, key.attempt)
+                else { return (from, []) }
+                after = cursor.sequence
+            }
+            var lines: [StageLogEntry] = []
+            func take(_ line: StageLogLine) {
+                guard line.sequence > after else { return }
+                lines.append(
+                    StageLogEntry(
+                        cursor: StageLogCursor(
+                            jobAttempt: key.jobAttempt, position: key.position, attempt: key.attempt,
+                            sequence: line.sequence),
+                        at: line.at, content: .line(line.bytes), stream: line.stream))
+            }
+            state.inFlight.forEach(take)
+            state.pendingHead.forEach(take)
+            state.pendingTail[state.pendingTailStart...].forEach(take)
+            return (from, lines)
+        }
+    }
+
+    /// Lines of stderr (they go to the mirror too).
     func receive(_ lines: [OutputLine]) {
         mirror?.receive(lines)
+        keep(lines, .stderr)
+    }
+
+    /// Where the stdout lines of the attempt's processes go, for a stage
+    /// whose stdout does not become the chain's value (not to the mirror).
+    var stdout: any OutputLineSink { StdoutLines(log: self) }
+
+    private struct StdoutLines: OutputLineSink {
+        let log: StageLog
+        func receive(_ lines: [OutputLine]) { log.keep(lines, .stdout) }
+    }
+
+    private func keep(_ lines: [OutputLine], _ stream: StageLogStream) {
+        guard store != nil else { return }
         enum Next { case nothing, send(StageLogBatch), armTimer }
         let next = state.withAnnouncedLock { state -> Next in
             guard !state.closed else { return .nothing }
             for line in lines {
-                state.add(line, headLimit: headLimit, tailLimit: tailLimit)
+                state.add(line, stream, headLimit: headLimit, tailLimit: tailLimit)
             }
             if state.writing { return .nothing }
             if state.pendingCost >= Self.flushBytes { return .send(state.takeBatch(key)) }
@@ -175,6 +241,7 @@ final class StageLog: OutputLineSink {
             state.timerArmed = true
             return .armTimer
         }
+        live?.changed(key.jobID)
         switch next {
         case .nothing: break
         case let .send(batch): send(batch)
@@ -182,16 +249,54 @@ final class StageLog: OutputLineSink {
         }
     }
 
-    /// The attempt ended: writes what is left. Lines that come later (from
-    /// a raced action being stopped) are not kept.
+    /// A process of the attempt starts: the log stays open for its lines
+    /// until ``processEnded()``.
+    func processStarted() {
+        state.withAnnouncedLock { $0.processes += 1 }
+    }
+
+    /// A process of the attempt ended, its pipes read to the end: once the
+    /// attempt ended too, the log closes.
+    func processEnded() {
+        let finished = state.withAnnouncedLock { state -> Bool in
+            state.processes -= 1
+            return state.processes == 0 && state.attemptEnded
+        }
+        if finished { finish() }
+    }
+
+    /// The attempt ended: writes what waits, ahead of the stage's result
+    /// in the writer's queue. A process still running (the loser of a
+    /// `race`, or the rest of a failed `when`, being stopped) keeps the log
+    /// open for its last lines, which are written when it ends.
     func close() {
+        enum Next { case nothing, finish, send(StageLogBatch) }
+        let next = state.withAnnouncedLock { state -> Next in
+            guard !state.attemptEnded else { return .nothing }
+            state.attemptEnded = true
+            if state.processes <= 0 { return .finish }
+            return state.hasPending ? .send(state.takeBatch(key)) : .nothing
+        }
+        switch next {
+        case .nothing: break
+        case .finish: finish()
+        case let .send(batch): send(batch)
+        }
+    }
+
+    /// No more lines come: writes what is left.
+    private func finish() {
         mirror?.close()
         let batch = state.withAnnouncedLock { state -> StageLogBatch? in
             guard !state.closed else { return nil }
             state.closed = true
             return state.hasPending ? state.takeBatch(key) : nil
         }
-        if let batch { send(batch) }
+        if let batch {
+            send(batch)
+        } else if state.withAnnouncedLock({ !$0.writing }) {
+            live?.remove(self)
+        }
     }
 
     private func armTimer() {
@@ -210,15 +315,22 @@ final class StageLog: OutputLineSink {
     }
 
     private func send(_ batch: StageLogBatch) {
+        guard let store else { return }
         store.writeStageLog(batch) { [self] result in
             enum Next { case nothing, send(StageLogBatch), armTimer }
             var firstFailure = false
+            var finished = false
             let next = state.withAnnouncedLock { state -> Next in
                 state.writing = false
+                if let last = batch.lines.last {
+                    state.writtenThrough = max(state.writtenThrough, last.sequence)
+                    state.inFlight.removeFirst(state.inFlight.prefix { $0.sequence <= last.sequence }.count)
+                }
                 if case .failure = result, !state.failed {
                     state.failed = true
                     firstFailure = true
                 }
+                finished = state.closed && state.inFlight.isEmpty && !state.hasPending
                 guard !state.closed, state.hasPending else { return .nothing }
                 if state.pendingCost >= Self.flushBytes { return .send(state.takeBatch(key)) }
                 if state.timerArmed { return .nothing }
@@ -226,6 +338,7 @@ final class StageLog: OutputLineSink {
                 return .armTimer
             }
             if firstFailure, case let .failure(error) = result { onFailure(error) }
+            if finished { live?.remove(self) }
             switch next {
             case .nothing: break
             case let .send(batch): send(batch)

@@ -65,6 +65,9 @@ public struct ProcessSpec: Sendable {
     /// Gets every line of stderr as it is read (besides the tail kept for
     /// errors); nil: stderr is not split into lines.
     public var stderrLines: (any OutputLineSink)?
+    /// Gets every line of stdout as it is read too (stdout is still the
+    /// run's output, within `outputLimit`); nil: stdout is not split.
+    public var stdoutLines: (any OutputLineSink)?
 
     public init(
         _ command: Command,
@@ -75,7 +78,8 @@ public struct ProcessSpec: Sendable {
         killGrace: Duration = ProcessSpec.defaultKillGrace,
         outputLimit: Int = ProcessSpec.defaultOutputLimit,
         stderrTailLimit: Int = ProcessSpec.defaultStderrTailLimit,
-        stderrLines: (any OutputLineSink)? = nil
+        stderrLines: (any OutputLineSink)? = nil,
+        stdoutLines: (any OutputLineSink)? = nil
     ) {
         self.command = command
         self.input = input
@@ -86,5 +90,6 @@ public struct ProcessSpec: Sendable {
         self.outputLimit = outputLimit
         self.stderrTailLimit = stderrTailLimit
         self.stderrLines = stderrLines
+        self.stdoutLines = stdoutLines
     }
 }

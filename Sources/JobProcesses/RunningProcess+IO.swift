@@ -57,7 +57,18 @@ extension RunningProcess.State {
 
     mutating func readStdout(in process: RunningProcess) {
         guard stdoutOpen else { return }
-        let result = PipeReader.drain(process.stdoutFD) { chunk in output.append(chunk) }
+        let result: PipeReader.Result
+        if let sink = process.stdoutLines {
+            let now = Date()
+            var lines: [OutputLine] = []
+            result = PipeReader.drain(process.stdoutFD) { chunk in
+                outputLines.split(chunk, at: now, into: &lines)
+                return output.append(chunk)
+            }
+            if !lines.isEmpty { sink.receive(lines) }
+        } else {
+            result = PipeReader.drain(process.stdoutFD) { chunk in output.append(chunk) }
+        }
         switch result {
         case .wouldBlock:
             return
@@ -104,6 +115,9 @@ extension RunningProcess.State {
     mutating func closeStdout(in process: RunningProcess) {
         guard stdoutOpen else { return }
         stdoutOpen = false
+        if let sink = process.stdoutLines, let last = outputLines.finish(at: Date()) {
+            sink.receive([last])
+        }
         if let token = stdoutToken {
             process.loop.unregister(process.stdoutFD, token: token)
             stdoutToken = nil

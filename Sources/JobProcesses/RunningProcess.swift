@@ -30,6 +30,7 @@ public final class RunningProcess: Sendable {
     let timeout: Duration?
     let outputLimit: Int
     let stderrLines: (any OutputLineSink)?
+    let stdoutLines: (any OutputLineSink)?
     let started: ContinuousClock.Instant
     /// Parent ends of the pipes (-1 for a run that never started). Each is
     /// unregistered from the loop, then closed, exactly once.
@@ -53,6 +54,7 @@ public final class RunningProcess: Sendable {
         var output: CappedOutput
         var errorTail: TailBuffer
         var errorLines = LineSplitter()
+        var outputLines = LineSplitter()
         var input: [UInt8]
         var inputOffset = 0
         var wroteAllInput = false
@@ -100,6 +102,7 @@ public final class RunningProcess: Sendable {
         timeout = spec.timeout
         outputLimit = spec.outputLimit
         stderrLines = spec.stderrLines
+        stdoutLines = spec.stdoutLines
         started = .now
         stdinFD = stdin
         stdoutFD = stdout
@@ -127,6 +130,7 @@ public final class RunningProcess: Sendable {
         timeout = spec.timeout
         outputLimit = spec.outputLimit
         stderrLines = nil
+        stdoutLines = nil
         started = .now
         stdinFD = -1
         stdoutFD = -1

@@ -31,17 +31,26 @@ public struct StageLogKey: Sendable, Hashable {
     }
 }
 
+/// Which output of a stage's process a line came from: stderr, or stdout
+/// where stdout does not become the stage's value (`stage_logs.stream`).
+public enum StageLogStream: String, Sendable, Hashable {
+    case stderr
+    case stdout
+}
+
 /// A line as written to the store: its number within the attempt (0-based,
-/// counting the lines dropped), when it was read, and its bytes.
+/// counting the lines dropped), when it was read, its bytes and its stream.
 public struct StageLogLine: Sendable, Hashable {
     public var sequence: Int
     public var at: Date
     public var bytes: [UInt8]
+    public var stream: StageLogStream
 
-    public init(sequence: Int, at: Date, bytes: [UInt8]) {
+    public init(sequence: Int, at: Date, bytes: [UInt8], stream: StageLogStream = .stderr) {
         self.sequence = sequence
         self.at = at
         self.bytes = bytes
+        self.stream = stream
     }
 }
 
@@ -143,10 +152,13 @@ public struct StageLogEntry: Sendable, Hashable {
     public var cursor: StageLogCursor
     public var at: Date
     public var content: Content
+    /// The stream of a line (a drop record's is `stderr`).
+    public var stream: StageLogStream
 
-    public init(cursor: StageLogCursor, at: Date, content: Content) {
+    public init(cursor: StageLogCursor, at: Date, content: Content, stream: StageLogStream = .stderr) {
         self.cursor = cursor
         self.at = at
         self.content = content
+        self.stream = stream
     }
 }

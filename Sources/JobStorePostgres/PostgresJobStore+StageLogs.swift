@@ -30,14 +30,15 @@ extension PostgresJobStore: StageLogStore {
             let values = batch.lines.map { PostgresStoredValue.split(Data($0.bytes)) }
             try await session.execute(
                 """
-                INSERT INTO {s}.stage_logs (job_id, job_attempt, position, attempt, seq, at, line, line_bytes)
-                SELECT $1, $2::int8, $3::int8, $4::int8, l.seq, l.at::timestamptz, l.line, l.line_bytes
-                FROM unnest($5::int8[], $6::text[], $7::text[], $8::bytea[]) AS l(seq, at, line, line_bytes)
+                INSERT INTO {s}.stage_logs (job_id, job_attempt, position, attempt, seq, at, line, line_bytes, stream)
+                SELECT $1, $2::int8, $3::int8, $4::int8, l.seq, l.at::timestamptz, l.line, l.line_bytes, l.stream
+                FROM unnest($5::int8[], $6::text[], $7::text[], $8::bytea[], $9::text[])
+                    AS l(seq, at, line, line_bytes, stream)
                 WHERE \(jobExists)
                 """,
                 job, jobAttempt, position, attempt, batch.lines.map { Int64($0.sequence) },
                 batch.lines.map { Timestamp.text($0.at) }, PostgresArray(values.map(\.text)),
-                PostgresArray.bytes(values.map(\.bytes)))
+                PostgresArray.bytes(values.map(\.bytes)), batch.lines.map(\.stream.rawValue))
         }
         if let dropped = batch.dropped {
             try await session.execute(
@@ -76,7 +77,7 @@ extension PostgresJobStore: StageLogStore {
         }
         arguments.append(Int64(query.limit))
         let sql = """
-            SELECT job_attempt, position, attempt, seq, at, line, line_bytes, dropped_lines, dropped_bytes
+            SELECT job_attempt, position, attempt, seq, at, line, line_bytes, dropped_lines, dropped_bytes, stream
             FROM {s}.stage_logs
             WHERE \(conditions.joined(separator: " AND "))
             ORDER BY job_attempt, position, attempt, seq LIMIT $\(arguments.count)
@@ -94,7 +95,9 @@ extension PostgresJobStore: StageLogStore {
                     return StageLogEntry(
                         cursor: cursor, at: at, content: .dropped(lines: lines, bytes: try row.optionalInt(8) ?? 0))
                 }
-                return StageLogEntry(cursor: cursor, at: at, content: .line(Array(try row.value(5) ?? Data())))
+                return StageLogEntry(
+                    cursor: cursor, at: at, content: .line(Array(try row.value(5) ?? Data())),
+                    stream: try row.text(9).flatMap(StageLogStream.init) ?? .stderr)
             }
         }
     }

@@ -36,9 +36,11 @@ extension SQLiteJobStore: StageLogStore {
         var rest = batch.lines[...]
         for size in [32, 8, 1] {
             while rest.count >= size {
-                let rows = Array(repeating: "(?, ?, ?, ?, ?, ?, ?)", count: size).joined(separator: ", ")
+                let rows = Array(repeating: "(?, ?, ?, ?, ?, ?, ?, ?)", count: size).joined(separator: ", ")
                 let insert = try RawStatement(
-                    db, "INSERT INTO stage_logs (job_id, job_attempt, position, attempt, seq, at, line) VALUES \(rows)")
+                    db,
+                    "INSERT INTO stage_logs (job_id, job_attempt, position, attempt, seq, at, line, stream) VALUES \(rows)"
+                )
                 var index: Int32 = 0
                 var lastTime: (Date, String)?
                 for line in rest.prefix(size) {
@@ -51,7 +53,8 @@ extension SQLiteJobStore: StageLogStore {
                     if lastTime?.0 != line.at { lastTime = (line.at, Timestamp.text(line.at)) }
                     try insert.bind(index + 6, lastTime?.1)
                     try insert.bind(index + 7, value: Data(line.bytes))
-                    index += 7
+                    try insert.bind(index + 8, line.stream.rawValue)
+                    index += 8
                 }
                 try insert.execute()
                 rest = rest.dropFirst(size)
@@ -100,7 +103,7 @@ extension SQLiteJobStore: StageLogStore {
         }
         arguments.append(Int64(query.limit))
         let sql = """
-            SELECT job_attempt, position, attempt, seq, at, line, dropped_lines, dropped_bytes FROM stage_logs
+            SELECT job_attempt, position, attempt, seq, at, line, dropped_lines, dropped_bytes, stream FROM stage_logs
             WHERE \(conditions.joined(separator: " AND "))
             ORDER BY job_attempt, position, attempt, seq LIMIT ?
             """
@@ -118,7 +121,9 @@ extension SQLiteJobStore: StageLogStore {
                     return StageLogEntry(
                         cursor: cursor, at: at, content: .dropped(lines: lines, bytes: row.optionalInt(7) ?? 0))
                 }
-                return StageLogEntry(cursor: cursor, at: at, content: .line(Array(row.value(5) ?? Data())))
+                return StageLogEntry(
+                    cursor: cursor, at: at, content: .line(Array(row.value(5) ?? Data())),
+                    stream: row.text(8).flatMap(StageLogStream.init) ?? .stderr)
             }
         }
     }

@@ -44,24 +44,31 @@ import Glibc
         /// With `inNamespaces`: the server's network namespace, and each host's.
         let serverNamespace: NetworkNamespace?
         let hostNamespaces: [NetworkNamespace]
+        let sharesServer: Bool
 
         /// `firstYAML`: more of jobd.yaml for the first host only; `hostYAML`: for every host.
         /// `definitions`: more besides `work` and `hold`.
         /// `inNamespaces`: each jobd runs in a network namespace of its own
         /// and reaches the server over TCP, with a password (`PGPASSWORD`).
         /// `holdFirstHost`: the first host never gets past a `work` job's first stage.
+        /// `sharingTheServer`: on the suites' shared server, in a schema of its
+        /// own (for a test that neither stops nor restarts the server).
         init(
             hosts count: Int, firstYAML: String = "", hostYAML: String = "", definitions more: [String: String] = [:],
-            inNamespaces: Bool = false, holdFirstHost: Bool = false
+            inNamespaces: Bool = false, holdFirstHost: Bool = false, sharingTheServer: Bool = false
         ) async throws {
             // With namespaces, the server runs in one of its own, linked to each host's.
             serverNamespace = inNamespaces ? try NetworkNamespace(server: ()) : nil
+            sharesServer = sharingTheServer && !inNamespaces
             if let serverNamespace {
                 server = try await TestPostgres.make(in: serverNamespace.name, allowing: NetworkNamespace.network)
+            } else if sharesServer {
+                server = try await TestPostgres.shared()
             } else {
                 server = try await TestPostgres.make()
             }
-            let url = "postgres://postgres@/jobd_test?host=\(server.folder)&port=\(server.port)"
+            let schema = sharesServer ? "&schema=hosts_\(UInt32.random(in: 0...UInt32.max))" : ""
+            let url = "postgres://postgres@/jobd_test?host=\(server.folder)&port=\(server.port)\(schema)"
             self.url = url
             let definitions = ["work": SeveralHostsDaemonTests.work, "hold": SeveralHostsDaemonTests.hold]
                 .merging(more) { $1 }
@@ -89,7 +96,7 @@ import Glibc
 
         /// Stops the server, removes the namespaces.
         func tearDown() {
-            server.stop()
+            if !sharesServer { server.stop() }
             for namespace in hostNamespaces + [serverNamespace].compactMap({ $0 }) { namespace.remove() }
         }
 
@@ -241,6 +248,96 @@ import Glibc
         // The `sleep 60` is gone on the host that ran it.
         try await waitUntil(.seconds(5)) { !Self.children(of: host.pid).contains("sleep") }
         #expect(!Self.children(of: host.pid).contains("sleep"))
+
+        for host in cluster.hosts { host.signal(SIGTERM) }
+        for host in cluster.hosts { #expect(await host.exitStatus() == 0, "\(host.log)") }
+        await store.close()
+    }
+
+    /// A stage that writes a line now and then. Its input names the two
+    /// followers' output files; after each line it waits (up to 3 s) until
+    /// both printed it, and notes in `FIRST.times` how many milliseconds
+    /// each took ("late" if it did not), then ends rejected (exit 3).
+    static let slowLog = """
+        pipeline:
+          - then: talk
+            shell: |
+              read a b
+              wait_for() {
+                t0=$(date +%s%N); da=; db=
+                while :; do
+                  grep -q " $1$" "$a" && sa=1 || sa=
+                  grep -q " $1$" "$b" && sb=1 || sb=
+                  ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+                  [ -n "$da" ] || [ -z "$sa" ] || da=$ms
+                  [ -n "$db" ] || [ -z "$sb" ] || db=$ms
+                  [ -n "$da" ] && [ -n "$db" ] && break
+                  [ $ms -lt $2 ] || break
+                  sleep 0.02
+                done
+                echo "$1 ${da:-late} ${db:-late}" >> "$a.times"
+              }
+              echo "start" >&2
+              wait_for start 15000
+              for i in 1 2 3 4 5; do
+                sleep 0.3
+                echo "line $i" >&2
+                wait_for "line $i" 3000
+              done
+              exit 3
+        """
+
+    /// `jobctl logs --follow` with each host's config, while one of them
+    /// runs the stage: the other reads the database (PostgreSQL), the one
+    /// that runs it asks its jobd. Each prints every line within a second
+    /// of its writing and exits as the job ended (rejected: 1).
+    @Test(.timeLimit(.minutes(2)))
+    func logsFollowedFromEitherHostShowEachLineWithinASecond() async throws {
+        let cluster = try await Cluster(hosts: 2, definitions: ["slow-log": Self.slowLog], sharingTheServer: true)
+        defer { cluster.tearDown() }
+        for host in cluster.hosts { try host.start() }
+        for host in cluster.hosts {
+            _ = try #require(await host.notify.waitFor("READY", "1"), "jobd did not start: \(host.log)")
+        }
+        let outputs = cluster.hosts.map { $0.folder + "/follow.out" }
+        for output in outputs { try Data().write(to: URL(fileURLWithPath: output)) }
+        let id = try #require(
+            Int64(
+                try await cluster.jobctl(["submit", "slow-log", "--input", outputs.joined(separator: " ")])
+                    .trimmingCharacters(in: .whitespacesAndNewlines)))
+        let jobctl = builtProduct("jobctl")
+        async let first = runCommand(
+            "/bin/sh",
+            ["-c", "'\(jobctl)' logs \(id) --follow --config '\(cluster.hosts[0].configPath)' > '\(outputs[0])'"])
+        async let second = runCommand(
+            "/bin/sh",
+            ["-c", "'\(jobctl)' logs \(id) --follow --config '\(cluster.hosts[1].configPath)' > '\(outputs[1])'"])
+        let results = try await [first, second]
+
+        let (store, running) = try await cluster.openStore()
+        defer { running.cancel() }
+        let job = try #require(try await store.job(id)?.job)
+        #expect(job.state == .rejected, "\(job.error ?? "")")
+        let runner = try #require(
+            cluster.hosts.firstIndex { $0.read("jobd.yaml").contains("node: \(Self.node(job.leaseOwner ?? ""))") })
+        let expected = ["start"] + (1...5).map { "line \($0)" }
+        for (index, result) in results.enumerated() {
+            #expect(result.status == 1, "host-\(index): exit 1, as wait does for a rejected job: \(result)")
+            let printed = (try? String(contentsOfFile: outputs[index], encoding: .utf8)) ?? ""
+            #expect(
+                printed.split(separator: "\n").map { $0.split(separator: " ", maxSplits: 2).last.map(String.init) }
+                    == expected, "host-\(index): \(printed)")
+        }
+        // `line N MS0 MS1`: how long each follower took to print each line.
+        let times = cluster.hosts[0].read("follow.out.times").split(separator: "\n").map { $0.split(separator: " ") }
+        #expect(times.count == expected.count, "\(times)")
+        for row in times.dropFirst() {
+            for (index, field) in row.suffix(2).enumerated() {
+                let place = index == runner ? "on the host that runs it" : "on the other host"
+                #expect(Int(field).map { $0 < 1000 } == true, "\(row.joined(separator: " ")): \(place)")
+            }
+        }
+        print("logs --follow, ms per line (runner host-\(runner)): \(times.map { $0.joined(separator: " ") })")
 
         for host in cluster.hosts { host.signal(SIGTERM) }
         for host in cluster.hosts { #expect(await host.exitStatus() == 0, "\(host.log)") }

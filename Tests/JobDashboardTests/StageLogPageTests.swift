@@ -36,6 +36,18 @@ import Testing
         #expect(!html.contains("http-equiv=\"refresh\""), "a resolved job's page stays put")
     }
 
+    @Test func stdoutKeptInTheLogIsMarked() async throws {
+        let job = makeJob(1)
+        let stages = [makeStage(0, name: "tap")]
+        var source = FixedSource(jobs: [job], details: [1: JobDetail(job: job, stages: stages)])
+        var printed = entry(0, 1, .line(Array("printed".utf8)))
+        printed.stream = .stdout
+        source.logs = [entry(0, 0, .line(Array("said".utf8))), printed]
+        let html = await Dashboard(source: source).jobPage(id: "1").html
+        #expect(html.contains("<span class=\"t\">20:25:40.000</span> said\n"), "\(html)")
+        #expect(html.contains("<span class=\"t\">20:25:40.250</span> <span class=\"out\">stdout</span> printed\n"))
+    }
+
     @Test func aRunningJobsPageReloadsItself() async throws {
         let job = makeJob(1, state: .running)
         let stages = [makeStage(0, name: "fetch", state: .running, ranFor: nil)]

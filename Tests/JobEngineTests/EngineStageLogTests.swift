@@ -1,6 +1,8 @@
 import Foundation
+import JobProcesses
 import JobStore
 import JobStoreSQLite
+import Synchronization
 import TestSupport
 import Testing
 
@@ -52,6 +54,97 @@ import Testing
         }
     }
 
+    /// A stage whose stdout does not become the chain's value (`tap`,
+    /// `finally`) keeps it in its log, marked; a `then` stage's stdout is its
+    /// value and stays out of the log.
+    @Test func stdoutThatIsNotTheValueIsKeptMarked() async throws {
+        let harness = try EngineHarness([
+            """
+            name: taps
+            pipeline:
+              - then: make
+                shell: echo value; echo "made" >&2
+              - tap: look
+                shell: echo "seen $(cat)"; echo "looked" >&2; printf 'no newline'
+              - finally: tidy
+                shell: echo "tidied"
+            """
+        ])
+        let id = try await harness.submit("taps")
+        let detail = try await harness.resolved(id)
+        #expect(detail.job.state == .fulfilled, "\(detail.job.error ?? "")")
+        #expect(detail.job.result == Data("value\n".utf8), "tap and finally leave the value")
+        let all = try await entries(harness, id)
+        // Each stream in its order (the two pipes are read as their bytes come).
+        func lines(_ position: Int, _ stream: StageLogStream) -> [String?] {
+            all.filter { $0.cursor.position == position && $0.stream == stream }.map(text)
+        }
+        #expect(lines(0, .stderr) == ["made"])
+        #expect(lines(0, .stdout) == [])
+        #expect(lines(1, .stdout) == ["seen value", "no newline"])
+        #expect(lines(1, .stderr) == ["looked"])
+        #expect(lines(2, .stdout) == ["tidied"])
+        #expect(all.count == 5)
+    }
+
+    /// `logs: { max: 0 }` keeps nothing in the store; the mirror (the
+    /// journal, which has its own switch) still gets each line.
+    @Test func maxZeroKeepsNothingButTheMirrorStillGetsTheLines() async throws {
+        let mirrored = MirroredLines()
+        let harness = try EngineHarness(
+            [
+                """
+                name: quiet
+                logs: { max: 0 }
+                pipeline:
+                  - then: talk
+                    shell: echo "one" >&2; echo "two" >&2
+                """
+            ],
+            configure: { $0.stageLogMirror = { _ in mirrored } })
+        let id = try await harness.submit("quiet")
+        let detail = try await harness.resolved(id)
+        #expect(detail.job.state == .fulfilled, "\(detail.job.error ?? "")")
+        #expect(try await entries(harness, id).isEmpty)
+        #expect(mirrored.lines == ["one", "two"])
+    }
+
+    /// The loser of a race is stopped once the winner fulfils; what it
+    /// writes while it stops, after the stage settled, is kept too.
+    @Test func aStoppedRaceLosersLastLinesAreKept() async throws {
+        let folder = try makeTemporaryFolder()
+        let harness = try EngineHarness(
+            [
+                """
+                name: racing
+                pipeline:
+                  - race: first
+                    any:
+                      - shell: |
+                          trap 'echo "loser stopping" >&2; exit 1' TERM
+                          echo "loser up" >&2
+                          touch '\(folder)/up'
+                          sleep 30 & wait
+                      - shell: |
+                          while [ ! -e '\(folder)/up' ]; do sleep 0.02; done
+                          echo won
+                """
+            ], folder: folder)
+        let id = try await harness.submit("racing")
+        let detail = try await harness.resolved(id)
+        #expect(detail.resultText == "won\n")
+        // Its last line comes after the stage's result: wait for it.
+        var texts: [String?] = []
+        for _ in 0..<50 {
+            texts = try await entries(harness, id).map(text)
+            if texts.contains("loser stopping") { break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        // (The shell may also say `Terminated` for its stopped `sleep`.)
+        #expect(texts.first == "loser up")
+        #expect(texts.contains("loser stopping"), "\(texts)")
+    }
+
     @Test func overTheCapTheHeadAndTailAreKeptAndTheRestCounted() async throws {
         let harness = try EngineHarness([
             """
@@ -92,4 +185,14 @@ import Testing
         let all = try await entries(harness, id)
         #expect(all.map(\.content) == [.line([0xFF, 0x1B, 0x5B, 0x32, 0x4A, 0x00, 0x78])])
     }
+}
+
+/// A mirror that keeps what it gets.
+private final class MirroredLines: StageLogMirror {
+    private let received = Mutex<[String]>([])
+    var lines: [String] { received.withLock { $0 } }
+    func receive(_ lines: [OutputLine]) {
+        received.withLock { $0 += lines.map { String(decoding: $0.bytes, as: UTF8.self) } }
+    }
+    func close() {}
 }

@@ -63,6 +63,27 @@ import Testing
     }
 
     @Test(arguments: StoreKind.allCases)
+    func eachLineKeepsItsStream(_ kind: StoreKind) async throws {
+        let (store, scope) = try await makeStore(kind)
+        _ = scope
+        let id = try await store.submit(job()).id
+        let time = Date(timeIntervalSince1970: 1_800_000_000)
+        let key = StageLogKey(jobID: id, jobAttempt: 1, position: 0, attempt: 1)
+        try await write(
+            store,
+            StageLogBatch(
+                key: key,
+                lines: [
+                    StageLogLine(sequence: 0, at: time, bytes: Array("said".utf8), stream: .stderr),
+                    StageLogLine(sequence: 1, at: time, bytes: Array("printed".utf8), stream: .stdout),
+                    StageLogLine(sequence: 2, at: time, bytes: [0xFF], stream: .stdout),
+                ]))
+        let all = try await read(store, StageLogQuery(jobID: id))
+        #expect(all.map(\.stream) == [.stderr, .stdout, .stdout])
+        #expect(all.map(\.content) == [.line(Array("said".utf8)), .line(Array("printed".utf8)), .line([0xFF])])
+    }
+
+    @Test(arguments: StoreKind.allCases)
     func droppedLinesAreDeletedAndCounted(_ kind: StoreKind) async throws {
         let (store, scope) = try await makeStore(kind)
         _ = scope

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import JobConfig
+import JobControl
 import JobStore
 
 struct Logs: AsyncParsableCommand {
@@ -9,13 +10,16 @@ struct Logs: AsyncParsableCommand {
         abstract: "Print what a job's stages wrote to stderr, each line with its time.",
         discussion: """
             Prints the lines of the job's current attempt (after a `retry`, the new one), stage by stage and \
-            attempt by attempt: `TIME STAGE#ATTEMPT LINE`. On a terminal, control characters and terminal \
+            attempt by attempt: `TIME STAGE#ATTEMPT LINE`. The stdout of get, tap, catch, ensure and finally \
+            stages (not the chain's value) is kept too, marked: `TIME STAGE#ATTEMPT (stdout) LINE`. On a terminal, control characters and terminal \
             escapes are shown escaped (\\u{1b}) and bytes that are not UTF-8 as \\xFF; into a pipe or file each \
             line goes as written. Where an attempt wrote more than its `logs: { max }`, a line says how many \
             lines were dropped between the head and the tail. --json prints one object per line.
 
-            --follow prints lines as they are written (within a second, read from the database, on any \
-            host) until the job ends, then exits as `jobctl wait` does: 0 fulfilled, 1 rejected or cancelled.
+            --follow prints lines as they are written until the job ends, then exits as `jobctl wait` does: \
+            0 fulfilled, 1 rejected or cancelled. While jobd on this host runs the job, the lines come from it \
+            through its socket as they are read; otherwise (another host runs it, or no jobd runs here) from \
+            the database, within a second.
 
             Examples:
               jobctl logs 42
@@ -54,18 +58,51 @@ struct Logs: AsyncParsableCommand {
                 let printer = LogPrinter(console: session.console, json: session.json, job: detail)
                 var query = StageLogQuery(
                     jobID: id, jobAttempt: detail.job.attempt, position: position, attempt: attempt, limit: 1000)
-                while true {
-                    // Read the job's state first: lines written before it ended are in by then.
-                    let ended = detail.job.state.isResolved
+                /// Prints the lines of the database after the cursor, all of them.
+                func readDatabase() async throws {
                     while true {
                         let page = try await logs.stageLog(query)
                         for entry in page { printer.print(entry) }
                         query.after = page.last?.cursor ?? query.after
                         if page.count < query.limit { break }
                     }
+                }
+                var live = follow ? LiveLogSource(socketPath: config.socket) : nil
+                while true {
+                    // Read the job's state first: lines written before it ended are in by then.
+                    let ended = detail.job.state.isResolved
+                    var ranHere = false
+                    // While jobd on this host runs the job, it gives the lines as they come; the
+                    // database has those it no longer holds (`memory_from`), read first.
+                    while !ended, let held = live?.read(id, after: query.after), held.running {
+                        ranHere = true
+                        // Lines up to `memory_from` are in the database only; without it jobd
+                        // holds none of the job's lines.
+                        let databaseFirst =
+                            held.memoryFrom.map { from in query.after.map { $0 < StageLogCursor(from) } ?? true }
+                            ?? true
+                        if databaseFirst { try await readDatabase() }
+                        for line in held.lines {
+                            let entry = StageLogEntry(line)
+                            guard query.after.map({ entry.cursor > $0 }) ?? true else { continue }
+                            guard entry.cursor.jobAttempt == query.jobAttempt else {
+                                // The job was retried meanwhile: its end has been written.
+                                live?.stop()
+                                break
+                            }
+                            query.after = entry.cursor
+                            if query.position.map({ $0 == entry.cursor.position }) ?? true,
+                                query.attempt.map({ $0 == entry.cursor.attempt }) ?? true
+                            {
+                                printer.print(entry)
+                            }
+                        }
+                    }
+                    try await readDatabase()
                     if !follow { return }
                     if ended { break }
-                    try await Task.sleep(for: Self.pollInterval)
+                    // It just ended here: its end is being written, no need to wait a whole poll.
+                    try await Task.sleep(for: ranHere ? .milliseconds(20) : Self.pollInterval)
                     guard let next = try await store.job(id) else {
                         throw JobctlError(.unknownJob, "job \(id) disappeared while following it (pruned?)")
                     }
@@ -111,6 +148,7 @@ struct LogPrinter {
             ]
             switch entry.content {
             case let .line(bytes):
+                fields.append(("stream", .string(entry.stream.rawValue)))
                 fields.append(("line", Formatting.valueJSON(Data(bytes))))
             case let .dropped(lines, bytes):
                 fields.append(("dropped_lines", .number(String(lines))))
@@ -122,6 +160,8 @@ struct LogPrinter {
         let prefix = "\(Formatting.timestamp(entry.at)) \(name)#\(cursor.attempt) "
         switch entry.content {
         case let .line(bytes):
+            // Stdout that did not become the value is marked; stderr is not.
+            let prefix = entry.stream == .stdout ? prefix + "(stdout) " : prefix
             if console.stdoutIsTerminal {
                 console.out(prefix + Self.terminalText(bytes) + "\n")
             } else {
