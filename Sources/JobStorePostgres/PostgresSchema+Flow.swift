@@ -1,0 +1,8 @@
+/// Concurrency limits (migration 8; the twin of SQLite's `Schema.version8`,
+/// see docs/schema.md).
+extension PostgresSchema {
+    static let version8 = """
+        ALTER TABLE {s}.jobs ADD COLUMN limit_key text;
+        CREATE INDEX jobs_running_limit ON {s}.jobs (definition, limit_key) WHERE state = 'running';
+        """
+}
