@@ -52,28 +52,49 @@ public struct ConcurrencyLimit: Sendable, Hashable {
 /// Each job taken fills its slot for the jobs after it, so `perKey: 1`
 /// takes only the first runnable job of each free key: its jobs run one
 /// at a time, in the claim's order.
+///
+/// The store tells it the running jobs of each limited definition, then,
+/// page by page of candidates, those of the keys it has not counted yet
+/// (``uncounted(_:)``, ``count(_:)``): a claim counts the keys it meets,
+/// not every running job's.
 package struct FlowGate {
-    private let flow: ClaimFlow
-    private var byDefinition: [String: Int] = [:]
-    private var byKey: [Slot: Int] = [:]
+    package struct Slot: Hashable, Sendable {
+        package var definition: String
+        package var key: String
 
-    private struct Slot: Hashable {
-        var definition: String
-        var key: String
-    }
-
-    /// `running`: the running jobs under live leases of the limited
-    /// definitions, counted by (definition, limit key).
-    package init(flow: ClaimFlow, running: [(definition: String, key: String, count: Int)]) {
-        self.flow = flow
-        for entry in running {
-            byDefinition[entry.definition, default: 0] += entry.count
-            byKey[Slot(definition: entry.definition, key: entry.key), default: 0] += entry.count
+        package init(definition: String, key: String) {
+            self.definition = definition
+            self.key = key
         }
     }
 
+    private let flow: ClaimFlow
+    private var byDefinition: [String: Int]
+    private var byKey: [Slot: Int] = [:]
+
+    /// `running`: the running jobs under live leases of each limited definition.
+    package init(flow: ClaimFlow, running: [String: Int]) {
+        self.flow = flow
+        byDefinition = running
+    }
+
+    /// The keys of `candidates` under a per-key limit whose running jobs
+    /// the gate has not been told yet, each once.
+    package func uncounted(_ candidates: [Slot]) -> [Slot] {
+        var seen: Set<Slot> = []
+        return candidates.filter { slot in
+            flow.limits[slot.definition]?.perKey != nil && byKey[slot] == nil && seen.insert(slot).inserted
+        }
+    }
+
+    /// Tells the running jobs under live leases of keys ``uncounted(_:)`` gave.
+    package mutating func count(_ running: [Slot: Int]) {
+        byKey.merge(running) { _, new in new }
+    }
+
     /// Whether a job of `definition` with limit key `key` may start now; if
-    /// so, it counts as running from here on.
+    /// so, it counts as running from here on. A key not counted yet counts
+    /// as having none running.
     package mutating func admit(definition: String, key: String) -> Bool {
         guard let limit = flow.limits[definition] else { return true }
         let slot = Slot(definition: definition, key: key)

@@ -20,7 +20,8 @@ internal import PostgresNIO
 /// lock, so no other transaction of this store can be waiting for it while
 /// it waits for them (no deadlock).
 extension PostgresJobStore {
-    /// Jobs read per page of the walk.
+    /// Jobs read per page of the walk (the first page: twice the jobs asked
+    /// for, at least 8, so a claim of one job reads few).
     static let flowPage = 256
 
     func claimLimited(
@@ -46,18 +47,35 @@ extension PostgresJobStore {
     ) async throws -> [ClaimedJob] {
         try await session.execute(
             "SELECT pg_advisory_xact_lock(hashtext($1)::bigint)", "jobd.claim.\(session.schema).\(pool)")
-        let definitions = flow.limits.keys.sorted()
+        let definitions = flow.limits.filter { $0.value.global != nil }.keys.sorted()
         let running = try await session.rows(
             """
-            SELECT definition, coalesce(limit_key, ''), count(*) FROM {s}.jobs
-            WHERE state = 'running' AND definition = ANY($1) AND lease_expires_at > now()
-            GROUP BY definition, coalesce(limit_key, '')
+            SELECT definition, count(*) FROM {s}.jobs
+            WHERE state = 'running' AND limit_key IS NOT NULL AND definition = ANY($1) AND lease_expires_at > now()
+            GROUP BY definition
             """, definitions
-        ) { row -> (definition: String, key: String, count: Int) in
+        ) { row -> (String, Int) in
             let row = PostgresIndexedRow(row)
-            return (try row.text(0) ?? "", try row.text(1) ?? "", try row.int(2))
+            return (try row.text(0) ?? "", try row.int(1))
         }
-        var gate = FlowGate(flow: flow, running: running)
+        var gate = FlowGate(flow: flow, running: Dictionary(running, uniquingKeysWith: +))
+        /// Tells the gate the running jobs of the keys of `page` it has not counted.
+        func countKeys(of page: [FlowGate.Slot]) async throws {
+            let slots = gate.uncounted(page)
+            guard !slots.isEmpty else { return }
+            let counted = try await session.rows(
+                """
+                SELECT s.definition, s.key, count(j.id) FROM unnest($1::text[], $2::text[]) AS s(definition, key)
+                LEFT JOIN {s}.jobs AS j ON j.state = 'running' AND j.definition = s.definition
+                    AND j.limit_key = s.key AND j.lease_expires_at > now()
+                GROUP BY s.definition, s.key
+                """, slots.map(\.definition), slots.map(\.key)
+            ) { row -> (FlowGate.Slot, Int) in
+                let row = PostgresIndexedRow(row)
+                return (FlowGate.Slot(definition: try row.text(0) ?? "", key: try row.text(1) ?? ""), try row.int(2))
+            }
+            gate.count(Dictionary(counted, uniquingKeysWith: +))
+        }
         var chosen: [Int64] = []
         if flow.isFair {
             // Each key's first runnable job, then each key's second, …
@@ -72,11 +90,13 @@ extension PostgresJobStore {
                     FROM {s}.jobs WHERE state = 'pending' AND pool = $1 AND run_at <= now()) AS ranked
                 ORDER BY priority DESC, turn, run_at, id
                 """, pool, fair, decode: candidate)
+            try await countKeys(of: candidates.map { FlowGate.Slot(definition: $0.definition, key: $0.key) })
             for job in candidates where chosen.count < limit {
                 if gate.admit(definition: job.definition, key: job.key) { chosen.append(job.id) }
             }
         } else {
             var last: (priority: Int, runAt: String, id: Int64)?
+            var pageSize = min(flowPage, max(8, limit * 2))
             while chosen.count < limit {
                 let page = try await session.rows(
                     """
@@ -86,7 +106,7 @@ extension PostgresJobStore {
                              OR (priority = $2::int4 AND (run_at, id) > ($3::timestamptz, $4::int8)))
                     ORDER BY priority DESC, run_at, id
                     LIMIT $5
-                    """, pool, last?.priority, last?.runAt, last?.id, flowPage
+                    """, pool, last?.priority, last?.runAt, last?.id, pageSize
                 ) { row -> (id: Int64, definition: String, key: String, priority: Int, runAt: String) in
                     let row = PostgresIndexedRow(row)
                     return (
@@ -94,11 +114,13 @@ extension PostgresJobStore {
                         try row.text(4) ?? ""
                     )
                 }
+                try await countKeys(of: page.map { FlowGate.Slot(definition: $0.definition, key: $0.key) })
                 for job in page where chosen.count < limit {
                     if gate.admit(definition: job.definition, key: job.key) { chosen.append(job.id) }
                 }
-                guard page.count == flowPage, let end = page.last else { break }
+                guard page.count == pageSize, let end = page.last else { break }
                 last = (end.priority, end.runAt, end.id)
+                pageSize = flowPage
             }
         }
         guard !chosen.isEmpty else { return [] }

@@ -3,6 +3,7 @@
 extension PostgresSchema {
     static let version8 = """
         ALTER TABLE {s}.jobs ADD COLUMN limit_key text;
-        CREATE INDEX jobs_running_limit ON {s}.jobs (definition, limit_key) WHERE state = 'running';
+        CREATE INDEX jobs_running_limit ON {s}.jobs (definition, limit_key, lease_expires_at)
+            WHERE state = 'running' AND limit_key IS NOT NULL;
         """
 }

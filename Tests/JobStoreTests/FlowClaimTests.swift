@@ -110,7 +110,11 @@ import Testing
     @Test func theGateCountsRunningJobsAndEachJobItAdmits() {
         let flow = ClaimFlow(limits: ["d": ConcurrencyLimit(global: 3, perKey: 2), "none": ConcurrencyLimit()])
         #expect(flow.limits.keys.sorted() == ["d"], "a limit without slots is no limit")
-        var gate = FlowGate(flow: flow, running: [("d", "x", 1)])
+        var gate = FlowGate(flow: flow, running: ["d": 1])
+        let page = [("d", "x"), ("d", "y"), ("d", "x"), ("other", "")].map { FlowGate.Slot(definition: $0, key: $1) }
+        #expect(gate.uncounted(page) == [page[0], page[1]], "each key under a per-key limit, once")
+        gate.count([page[0]: 1, page[1]: 0])
+        #expect(gate.uncounted(page).isEmpty)
         let admitted = [("d", "x"), ("d", "x"), ("d", "y"), ("d", "z"), ("other", "")].map { job in
             gate.admit(definition: job.0, key: job.1)
         }
