@@ -23,10 +23,10 @@ extension JobDefinition {
     }
 
     /// The key `limit:` counts a job under (`jobs.limit_key`): `nil` without
-    /// `limit:`, `""` without a key or when the input has no value at the
-    /// key's JSON path (such jobs share one key).
+    /// `limit:` (`""` in a pool with a limit), `""` without a key or when the
+    /// input has no value at the key's JSON path (such jobs share one key).
     public func limitKey(input: Data?, idempotencyKey: String?) -> String? {
-        guard let limit else { return nil }
+        guard let limit else { return poolLimited ? "" : nil }
         switch limit.key {
         case nil: return ""
         case .key?: return idempotencyKey ?? ""

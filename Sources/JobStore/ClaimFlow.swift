@@ -8,15 +8,20 @@
 public struct ClaimFlow: Sendable, Hashable {
     /// By definition name; a definition not named here is not limited.
     public var limits: [String: ConcurrencyLimit]
+    /// Jobs of the pool running at once across all hosts (`pools: { NAME:
+    /// { limit: { global: N } } }`); only jobs with a limit key count, as
+    /// every job of a limited pool has.
+    public var pool: Int?
 
-    public init(limits: [String: ConcurrencyLimit] = [:]) {
+    public init(limits: [String: ConcurrencyLimit] = [:], pool: Int? = nil) {
         self.limits = limits.filter { !$0.value.isUnlimited }
+        self.pool = pool
     }
 
     /// No limit: the claim takes the first runnable jobs, as it always did.
     public static let unlimited = ClaimFlow()
 
-    public var isUnlimited: Bool { limits.isEmpty }
+    public var isUnlimited: Bool { limits.isEmpty && pool == nil }
 
     /// Whether some limited definition takes its jobs in `fair` order.
     public var isFair: Bool { limits.values.contains { $0.order == .fair } }
@@ -71,11 +76,14 @@ package struct FlowGate {
     private let flow: ClaimFlow
     private var byDefinition: [String: Int]
     private var byKey: [Slot: Int] = [:]
+    private var inPool: Int
 
-    /// `running`: the running jobs under live leases of each limited definition.
-    package init(flow: ClaimFlow, running: [String: Int]) {
+    /// `running`: the running jobs under live leases of each limited
+    /// definition; `inPool`: of the pool, when it has a limit.
+    package init(flow: ClaimFlow, running: [String: Int], inPool: Int = 0) {
         self.flow = flow
         byDefinition = running
+        self.inPool = inPool
     }
 
     /// The keys of `candidates` under a per-key limit whose running jobs
@@ -96,12 +104,15 @@ package struct FlowGate {
     /// so, it counts as running from here on. A key not counted yet counts
     /// as having none running.
     package mutating func admit(definition: String, key: String) -> Bool {
-        guard let limit = flow.limits[definition] else { return true }
-        let slot = Slot(definition: definition, key: key)
-        if let global = limit.global, byDefinition[definition, default: 0] >= global { return false }
-        if let perKey = limit.perKey, byKey[slot, default: 0] >= perKey { return false }
-        byDefinition[definition, default: 0] += 1
-        byKey[slot, default: 0] += 1
+        if let pool = flow.pool, inPool >= pool { return false }
+        if let limit = flow.limits[definition] {
+            let slot = Slot(definition: definition, key: key)
+            if let global = limit.global, byDefinition[definition, default: 0] >= global { return false }
+            if let perKey = limit.perKey, byKey[slot, default: 0] >= perKey { return false }
+            byDefinition[definition, default: 0] += 1
+            byKey[slot, default: 0] += 1
+        }
+        inPool += 1
         return true
     }
 }

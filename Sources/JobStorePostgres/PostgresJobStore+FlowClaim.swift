@@ -58,7 +58,17 @@ extension PostgresJobStore {
             let row = PostgresIndexedRow(row)
             return (try row.text(0) ?? "", try row.int(1))
         }
-        var gate = FlowGate(flow: flow, running: Dictionary(running, uniquingKeysWith: +))
+        var inPool = 0
+        if flow.pool != nil {
+            inPool =
+                try await session.firstRow(
+                    """
+                    SELECT count(*) FROM {s}.jobs
+                    WHERE state = 'running' AND pool = $1 AND limit_key IS NOT NULL AND lease_expires_at > now()
+                    """, pool
+                ) { try PostgresIndexedRow($0).int(0) } ?? 0
+        }
+        var gate = FlowGate(flow: flow, running: Dictionary(running, uniquingKeysWith: +), inPool: inPool)
         /// Tells the gate the running jobs of the keys of `page` it has not counted.
         func countKeys(of page: [FlowGate.Slot]) async throws {
             let slots = gate.uncounted(page)

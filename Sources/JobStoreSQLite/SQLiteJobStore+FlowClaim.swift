@@ -22,7 +22,9 @@ extension SQLiteJobStore {
     ) throws -> [ClaimedJob] {
         let nowMs = Timestamp.milliseconds(Date())
         let now = Timestamp.text(milliseconds: nowMs)
-        var gate = FlowGate(flow: flow, running: try runningUnderLiveLeases(flow: flow, now: now, db))
+        var gate = FlowGate(
+            flow: flow, running: try runningUnderLiveLeases(flow: flow, now: now, db),
+            inPool: flow.pool == nil ? 0 : try runningUnderLiveLeases(pool: pool, now: now, db))
         let counter = try KeyCounter(now: now, db)
         /// The jobs taken, with their rows when the walk read them whole.
         var chosen: [(id: Int64, job: Job?)] = []
@@ -147,6 +149,19 @@ extension SQLiteJobStore {
             running[definition] = try statement.firstRow { $0.int(0) } ?? 0
         }
         return running
+    }
+
+    /// The running jobs under live leases of `pool` that have a limit key.
+    private static func runningUnderLiveLeases(pool: String, now: String, _ db: Database) throws -> Int {
+        let statement = try RawStatement(
+            db,
+            """
+            SELECT count(*) FROM jobs
+            WHERE state = 'running' AND pool = ? AND limit_key IS NOT NULL AND lease_expires_at > ?
+            """)
+        try statement.bind(1, pool)
+        try statement.bind(2, now)
+        return try statement.firstRow { $0.int(0) } ?? 0
     }
 
     /// Counts the running jobs under live leases of limit keys.

@@ -33,4 +33,16 @@ import Testing
         expectDiagnostic(
             checkDefinition(Self.pipeline + "limit: { global: 1, kye: input }\n").diagnostics, .unknownKey, line: 4)
     }
+
+    @Test func aPoolMayHaveALimitAcrossHosts() throws {
+        let config = try DaemonConfiguration.parse(
+            yaml: "pools: { default: 8, reports: { size: 4, limit: { global: 2 } } }\n", path: "/etc/jobd/jobd.yaml"
+        ).get()
+        #expect(config.pools == ["default": 8, "reports": 4])
+        #expect(config.poolLimits == ["reports": 2])
+        #expect(config.definitionContext.limitedPools == ["reports"])
+        let bad = DaemonConfiguration.parse(
+            yaml: "pools:\n  reports: { size: 4, limit: { per-key: 2 } }\n", path: "/etc/jobd/jobd.yaml")
+        expectDiagnostic(bad.diagnostics, .unknownKey, line: 2, contains: "per-key")
+    }
 }

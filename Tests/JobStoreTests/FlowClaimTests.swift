@@ -35,6 +35,27 @@ import Testing
         #expect(next.map(\.job.id) == [first[2]])
     }
 
+    /// A pool's limit counts the running jobs of all its limited definitions.
+    @Test(arguments: StoreKind.allCases)
+    func aPoolLimitHoldsAcrossItsDefinitions(_ kind: StoreKind) async throws {
+        let (store, scope) = try await makeStore(kind)
+        _ = scope
+        let flow = ClaimFlow(pool: 3)
+        var jobs = [job("a"), job("b"), job("a"), job("b")]
+        for index in jobs.indices { jobs[index].limitKey = "" }
+        let ids = try await store.submit(jobs).map(\.id)
+        let claimed = try await store.claim(
+            pool: "default", owner: "a", limit: 10, leaseDuration: .seconds(30), flow: flow)
+        #expect(claimed.map(\.job.id) == Array(ids.prefix(3)))
+        #expect(
+            try await store.claim(pool: "default", owner: "b", limit: 10, leaseDuration: .seconds(30), flow: flow)
+                .isEmpty)
+        try await store.finish(JobFinish(lease: claimed[1].lease, outcome: .fulfilled(nil)))
+        let next = try await store.claim(
+            pool: "default", owner: "b", limit: 10, leaseDuration: .seconds(30), flow: flow)
+        #expect(next.map(\.job.id) == [ids[3]])
+    }
+
     /// `perKey: 1`: the first job of each key, in the claim's order
     /// (priority, then the oldest); a key's next job once its running one ends.
     @Test(arguments: StoreKind.allCases)

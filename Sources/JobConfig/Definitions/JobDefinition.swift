@@ -24,6 +24,9 @@ public struct JobDefinition: Sendable, Hashable {
     public var schedules: [ScheduleDefinition]
     /// How many of its jobs may run at once across all hosts (`limit:`).
     public var limit: FlowLimit?
+    /// Whether its pool has a limit across hosts (jobd.yaml): its jobs then
+    /// get a limit key even without `limit:`.
+    public var poolLimited = false
     /// The file it came from, and where `name:` (or the file's start) sits.
     public var sourcePosition: SourcePosition
 

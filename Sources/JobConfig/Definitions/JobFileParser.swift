@@ -104,9 +104,11 @@ struct JobFileParser {
         if let entry = byKey["limit"] { limit = check(parseLimit(entry.value)) }
 
         guard valid, !reader.diagnostics.containsErrors else { return nil }
-        return JobDefinition(
+        var definition = JobDefinition(
             name: name, description: description, pool: pool, timeout: timeout, retry: retry,
             env: env, cwd: cwd, stages: stages, schedules: schedules, limit: limit, sourcePosition: namePosition)
+        definition.poolLimited = context.limitedPools.contains(pool)
+        return definition
     }
 
     /// What stages inherit from their job.
