@@ -1,6 +1,7 @@
 import Foundation
 import JobStore
 @_spi(Maintenance) import JobStorePostgres
+import JobStoreSQLite
 import TestSupport
 import Testing
 
@@ -101,6 +102,73 @@ import Glibc
         for host in live { host.signal(SIGTERM) }
         for host in live { #expect(await host.exitStatus() == 0, "\(host.log)") }
         await store.close()
+    }
+
+    /// `per-key: 1` with the key from a JSON path, on SQLite: jobctl gives
+    /// each job its key at submit, and jobd (pool of 8) runs each key's jobs
+    /// one at a time, in submission order, several keys at once. 4 keys × 4
+    /// jobs, submitted interleaved; measured from the stages' own stamps.
+    @Test(.timeLimit(.minutes(1)))
+    func onePerKeyRunsEachKeysJobsInTurn() async throws {
+        let definition = """
+            limit: { key: {json: .customer}, per-key: 1 }
+            pipeline:
+              - then: sync
+                run: [sh, -c, 'read x; echo "start $(date +%s%N) $x" >> "$JOBD_TEST_STAMPS"; sleep 0.1; echo "end $(date +%s%N) $x" >> "$JOBD_TEST_STAMPS"']
+            """
+        let harness = try DaemonHarness(yaml: "pools: { default: 8 }", definitions: ["sync": definition])
+        let stamps = harness.folder + "/stamps"
+        try Data().write(to: URL(fileURLWithPath: stamps))
+        try harness.start(environment: ["JOBD_TEST_STAMPS": stamps])
+        _ = try #require(await harness.notify.waitFor("READY", "1"), "jobd did not start: \(harness.log)")
+        let inputs = (0..<4).flatMap { n in (0..<4).map { c in #"{"customer":"c\#(c)","n":\#(n)}"# } }
+        let file = harness.folder + "/inputs"
+        try (inputs.joined(separator: "\n") + "\n").write(toFile: file, atomically: true, encoding: .utf8)
+        let submitted = try await runCommand(
+            builtProduct("jobctl"), ["submit", "sync", "--batch", file, "--config", harness.configPath])
+        #expect(submitted.status == 0, "\(submitted.error)")
+        let store = try harness.openStore()
+        try await waitUntil(.seconds(30)) {
+            try await store.list(JobQuery(states: [.fulfilled], limit: 100)).jobs.count >= inputs.count
+        }
+        // By key: (start, end, n) of each run.
+        var runs: [String: [(start: Int64, end: Int64, n: Int)]] = [:]
+        var started: [String: Int64] = [:]
+        var events: [(time: Int64, delta: Int)] = []
+        for line in try String(contentsOfFile: stamps, encoding: .utf8).split(separator: "\n") {
+            let fields = line.split(separator: " ", maxSplits: 2)
+            guard fields.count == 3, let time = Int64(fields[1]),
+                let input = try? JSONSerialization.jsonObject(with: Data(fields[2].utf8)) as? [String: Any],
+                let customer = input["customer"] as? String, let n = input["n"] as? Int
+            else {
+                Issue.record("bad stamp line \(line)")
+                continue
+            }
+            events.append((time, fields[0] == "start" ? 1 : -1))
+            if fields[0] == "start" {
+                started[customer + "/\(n)"] = time
+            } else if let start = started[customer + "/\(n)"] {
+                runs[customer, default: []].append((start, time, n))
+            }
+        }
+        #expect(runs.count == 4 && runs.values.allSatisfy { $0.count == 4 }, "\(runs)")
+        for (customer, list) in runs {
+            let ordered = list.sorted { $0.start < $1.start }
+            #expect(ordered.map(\.n) == [0, 1, 2, 3], "\(customer) ran in submission order")
+            for (a, b) in zip(ordered, ordered.dropFirst()) {
+                #expect(b.start >= a.end, "\(customer): job \(b.n) started before job \(a.n) ended")
+            }
+        }
+        events.sort { ($0.time, $0.delta) < ($1.time, $1.delta) }
+        var now = 0
+        var most = 0
+        for event in events {
+            now += event.delta
+            most = max(most, now)
+        }
+        #expect(most >= 2, "several keys ran at once")
+        harness.signal(SIGTERM)
+        #expect(await harness.exitStatus() == 0, "\(harness.log)")
     }
 
     static func nanoseconds() -> Int64 {
