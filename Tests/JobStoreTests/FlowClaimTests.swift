@@ -77,6 +77,35 @@ import Testing
         #expect(next.map(\.job.id) == [ids[1], ids[2]])
     }
 
+    /// Six hosts (stores of their own on one schema) claiming at once,
+    /// again and again, never take more than a global limit of 3 between
+    /// them: the claims of a limited pool are serialized.
+    @Test func concurrentClaimsOnPostgreSQLDoNotOvershootAGlobalLimit() async throws {
+        let configuration = try await postgresConfiguration()
+        let scope = StoreScope(postgres: configuration)
+        var hosts: [PostgresJobStore] = []
+        for _ in 0..<6 { hosts.append(scope.running(try await PostgresJobStore(configuration))) }
+        _ = try await hosts[0].submit((0..<60).map { _ in limited("") })
+        let flow = ClaimFlow(limits: ["limited": ConcurrencyLimit(global: 3)])
+        let taken = try await withThrowingTaskGroup(of: Int.self) { group in
+            for (index, host) in hosts.enumerated() {
+                group.addTask {
+                    var count = 0
+                    for _ in 0..<10 {
+                        count += try await host.claim(
+                            pool: "default", owner: "host-\(index)", limit: 3, leaseDuration: .seconds(30),
+                            flow: flow
+                        ).count
+                    }
+                    return count
+                }
+            }
+            return try await group.reduce(0, +)
+        }
+        #expect(taken == 3)
+        #expect(try await hosts[0].count("SELECT count(*) FROM jobs WHERE state = 'running'") == 3)
+    }
+
     /// A slot is a running job under a live lease: a dead host's job stops
     /// holding one when its lease expires, before anything requeues it.
     @Test(arguments: StoreKind.allCases)
