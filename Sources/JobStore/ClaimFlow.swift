@@ -18,7 +18,7 @@ public struct ClaimFlow: Sendable, Hashable {
         self.pool = pool
     }
 
-    /// No limit: the claim takes the first runnable jobs, as it always did.
+    /// No limit: the claim takes the first runnable jobs, in its order.
     public static let unlimited = ClaimFlow()
 
     public var isUnlimited: Bool { limits.isEmpty && pool == nil }
