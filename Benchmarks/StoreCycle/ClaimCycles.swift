@@ -24,9 +24,11 @@ public enum ClaimCycles {
     }
 
     /// Submits `jobs` jobs of 3 stages to `store` (rounded up to a multiple
-    /// of 1,000), then runs them with `lanes` workers.
-    public static func run(_ store: SQLiteJobStore, jobs: Int, mode: CycleMode, lanes: Int = 16) async throws -> Outcome
-    {
+    /// of 1,000), then runs them with `lanes` workers. With `flow`, the jobs
+    /// of `cycle` have 100 limit keys, and each claim honours its limits.
+    public static func run(
+        _ store: SQLiteJobStore, jobs: Int, mode: CycleMode, lanes: Int = 16, flow: ClaimFlow = .unlimited
+    ) async throws -> Outcome {
         let plan = [
             StagePlan(name: "a", kind: "then"), StagePlan(name: "b", kind: "map"), StagePlan(name: "c", kind: "done"),
         ]
@@ -34,13 +36,15 @@ public enum ClaimCycles {
         for batch in 0..<batches {
             _ = try await store.submit(
                 (0..<1000).map { index in
-                    NewJob(definition: "cycle", input: Data("\(batch * 1000 + index)".utf8), stages: plan)
+                    var job = NewJob(definition: "cycle", input: Data("\(batch * 1000 + index)".utf8), stages: plan)
+                    if !flow.isUnlimited { job.limitKey = "customer-\(index % 100)" }
+                    return job
                 })
         }
         let before = store.writerStatistics
         let watch = Stopwatch()
         let (finished, failures) = await withCheckedContinuation { continuation in
-            CycleLanes(store: store, mode: mode, lanes: lanes, done: continuation).start()
+            CycleLanes(store: store, mode: mode, lanes: lanes, flow: flow, done: continuation).start()
         }
         let outcome = Outcome(
             jobs: batches * 1000, seconds: watch.elapsedSeconds, cpuSeconds: watch.cpuSeconds,

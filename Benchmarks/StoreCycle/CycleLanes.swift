@@ -27,11 +27,16 @@ final class CycleLanes: Sendable {
     private let store: SQLiteJobStore
     private let mode: CycleMode
     private let lanes: Int
+    private let flow: ClaimFlow
     private let tally: Mutex<Tally>
     private let done: CheckedContinuation<(Int, [String]), Never>
 
-    init(store: SQLiteJobStore, mode: CycleMode, lanes: Int, done: CheckedContinuation<(Int, [String]), Never>) {
+    init(
+        store: SQLiteJobStore, mode: CycleMode, lanes: Int, flow: ClaimFlow,
+        done: CheckedContinuation<(Int, [String]), Never>
+    ) {
         self.store = store
+        self.flow = flow
         self.mode = mode
         self.lanes = lanes
         self.tally = Mutex(Tally(lanesLeft: lanes))
@@ -43,7 +48,8 @@ final class CycleLanes: Sendable {
     }
 
     private func claimNext(_ lane: Int) {
-        store.claim(pool: "default", owner: "worker-\(lane)", limit: 1, leaseDuration: .seconds(60)) { result in
+        store.claim(pool: "default", owner: "worker-\(lane)", limit: 1, leaseDuration: .seconds(60), flow: flow) {
+            result in
             switch result {
             case .success(let jobs):
                 if let job = jobs.first {

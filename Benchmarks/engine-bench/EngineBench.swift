@@ -139,6 +139,10 @@ let threeMaps = """
         transform: lower
     """
 
+/// The same with concurrency limits far above the pool: every claim counts
+/// the slots, none binds (a key per job: its input).
+let threeMapsLimited = threeMaps + "\nlimit: { global: 1000000, per-key: 1000, key: input }"
+
 let threeCats = """
     name: three-cats
     pipeline:

@@ -8,6 +8,9 @@ enum Thresholds {
     /// engine); measured 90–127 % at load 12–13. Bound at 65 %: the engine
     /// may cost the store half as much again, not more.
     static let inProcessShareOfStoreCycle = 65.0
+    /// The same pipelines with concurrency limits that do not bind, in
+    /// percent of the run without limits: at least 90 % (the bound).
+    static let limitedShareOfUnlimited = 90.0
     /// Process pipelines, by series name: pool 1 in percent of the plain
     /// spawn loop on one thread, pool 16 in percent of the loop on as many
     /// threads as run fastest (every core spawning), each stage persisted

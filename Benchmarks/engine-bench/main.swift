@@ -53,8 +53,8 @@ if only.contains("a") {
     var cpuPerJob: [Double] = []
     var writes = (count: 0, transactions: 0)
     /// Jobs per second of the engine running `inProcessJobs` three-map pipelines.
-    func engineRate() -> Double {
-        let bench = EngineBench(yaml: threeMaps, pool: poolSize)
+    func engineRate(_ yaml: String = threeMaps) -> Double {
+        let bench = EngineBench(yaml: yaml, pool: poolSize)
         bench.submit(inProcessJobs)
         let watch = Stopwatch()
         bench.engine.start()
@@ -80,7 +80,8 @@ if only.contains("a") {
     // Baselines first (the engine's bound is a share of one), then the engine.
     var series = [
         Series("store claim cycle, 16 workers", unit: "jobs/s", storeCycleRate),
-        Series("3 map stages, pool \(poolSize)", unit: "jobs/s", engineRate),
+        Series("3 map stages, pool \(poolSize)", unit: "jobs/s") { engineRate() },
+        Series("same with limits (global, per key; not binding)", unit: "jobs/s") { engineRate(threeMapsLimited) },
     ]
     Series.measure(&series, rounds: rounds)
     report.add(baseline: series[0], prefix: "a. ")
@@ -88,6 +89,9 @@ if only.contains("a") {
         series[1], shareOf: series[0], atLeast: Thresholds.inProcessShareOfStoreCycle, prefix: "a. ",
         note: " (≥ 10,000 on an idle machine); \(Report.format(median(cpuPerJob), 0)) µs CPU a job; "
             + "\(count(writes.count)) writes in \(count(writes.transactions)) transactions")
+    report.add(
+        series[2], shareOf: series[1], atLeast: Thresholds.limitedShareOfUnlimited, prefix: "a. ",
+        note: "; limits counted in every claim")
     report.add("a. jobs rejected or cancelled", Double(failed), unit: "", .atMost(0), digits: 0)
 }
 

@@ -54,6 +54,7 @@ struct Benchmarks {
                     issueTarget: mode == .sequential ? "≥ 10,000" : nil,
                     cpuBound: mode == .sequential ? Thresholds.cpuPerCycle : nil)
             }
+            try await limitedCycles(into: &report)
         }
         if wanted("reads") && !options.skipBig {
             try await reads(jobs: 10_000, path: folder + "/small.sqlite", into: &report)
@@ -158,21 +159,42 @@ struct Benchmarks {
     /// 16 workers driven by completion handlers, as the engine is, each:
     /// claim one job, record its 3 stage results, finish it; again, until
     /// the 30,000 jobs are done.
-    func claimCycles(_ mode: CycleMode, path: String) async throws -> Run {
+    func claimCycles(_ mode: CycleMode, path: String, flow: ClaimFlow = .unlimited) async throws -> Run {
         let store = try SQLiteJobStore(path: path)
-        let outcome = try await ClaimCycles.run(store, jobs: max(1, Int(30 * options.scale)) * 1000, mode: mode)
+        let outcome = try await ClaimCycles.run(
+            store, jobs: max(1, Int(30 * options.scale)) * 1000, mode: mode, flow: flow)
         Self.printWriter((outcome.transactions, outcome.writes))
         try await store.close()
         return Run(operations: outcome.jobs, seconds: outcome.seconds, cpuSeconds: outcome.cpuSeconds)
+    }
+
+    /// The sequential cycle with concurrency limits that never bind (a
+    /// global one and one per key over 100 keys, far above the 16 workers),
+    /// as a share of the same cycle without limits, the two alternating run
+    /// by run: what counting the slots in each claim costs.
+    func limitedCycles(into report: inout Report) async throws {
+        let flow = ClaimFlow(limits: ["cycle": ConcurrencyLimit(global: 10_000, perKey: 1_000)])
+        var plain: [Run] = []
+        var limited: [Run] = []
+        for _ in 0..<max(1, options.runs) {
+            plain += try await repeated(times: 1) { try await claimCycles(.sequential, path: $0) }
+            limited += try await repeated(times: 1) { try await claimCycles(.sequential, path: $0, flow: flow) }
+        }
+        let share = median(limited.map(\.rate)) / median(plain.map(\.rate)) * 100
+        report.add(
+            "claim cycle with limits (global, per key; not binding) ÷ without", share, unit: "%",
+            .atLeast(Thresholds.limitedCycleShare),
+            note: "medians of \(limited.count) alternating runs: \(Report.format(median(limited.map(\.rate)), 0)) "
+                + "vs \(Report.format(median(plain.map(\.rate)), 0)) jobs/s", digits: 0)
     }
 
     // MARK: Helpers
 
     /// Runs a throughput measurement `options.runs` times, each on a new
     /// database.
-    func repeated(_ body: (String) async throws -> Run) async throws -> [Run] {
+    func repeated(times: Int? = nil, _ body: (String) async throws -> Run) async throws -> [Run] {
         var runs: [Run] = []
-        for run in 0..<max(1, options.runs) {
+        for run in 0..<max(1, times ?? options.runs) {
             let path = folder + "/run-\(run).sqlite"
             runs.append(try await body(path))
             for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }

@@ -19,4 +19,7 @@ enum Thresholds {
     /// ms on 100,000 at load 12).
     static let oneJobMilliseconds = 1.0
     static let pageMilliseconds = 10.0
+    /// The claim cycle with concurrency limits that do not bind, as a share
+    /// of the same cycle without: at least 90 % (the bound).
+    static let limitedCycleShare = 90.0
 }

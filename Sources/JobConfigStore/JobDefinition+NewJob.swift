@@ -18,6 +18,29 @@ extension JobDefinition {
             definition: name, pool: pool, input: input, priority: priority, runAt: runAt,
             idempotencyKey: idempotencyKey, stages: stagePlans)
         job.scheduledFor = scheduledFor
+        job.limitKey = limitKey(input: input, idempotencyKey: idempotencyKey)
         return job
+    }
+
+    /// The key `limit:` counts a job under (`jobs.limit_key`): `nil` without
+    /// `limit:` (`""` in a pool with a limit), `""` without a key or when the
+    /// input has no value at the key's JSON path (such jobs share one key).
+    public func limitKey(input: Data?, idempotencyKey: String?) -> String? {
+        guard let limit else { return poolLimited ? "" : nil }
+        switch limit.key {
+        case nil: return ""
+        case .key?: return idempotencyKey ?? ""
+        case .input?: return input.map { String(decoding: $0, as: UTF8.self) } ?? ""
+        case let .json(path)?:
+            guard let input, let value = try? Transform.json(path).apply(Array(input)) else { return "" }
+            return String(decoding: value, as: UTF8.self)
+        }
+    }
+
+    /// The limits the claim honours for this definition.
+    public var concurrencyLimit: ConcurrencyLimit? {
+        guard let limit else { return nil }
+        return ConcurrencyLimit(
+            global: limit.global, perKey: limit.perKey, order: limit.order == .fair ? .fair : .fifo)
     }
 }

@@ -246,6 +246,7 @@ extension EngineConfiguration {
             outputLimit: config.store.valueCap.bytes, owner: owner, leaseDuration: config.lease,
             renewInterval: config.lease / 6, pollInterval: config.pollInterval, requeuesExpiredLeases: false,
             logger: logger, metrics: metrics)
+        poolLimits = config.poolLimits
         if config.log.journal, let journal = Journal.system {
             stageLogMirror = { JournalStageLog(journal: journal, source: $0) }
         }

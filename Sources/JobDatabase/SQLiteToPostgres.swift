@@ -204,7 +204,7 @@ struct CopiedTable {
                 ("attempt", .integer),
                 ("cancel_requested", .flag), ("claims", .integer), ("lease_owner", .text), ("lease_expires_at", .time),
                 ("run_at", .time), ("created_at", .time), ("started_at", .time), ("finished_at", .time),
-                ("scheduled_for", .time),
+                ("scheduled_for", .time), ("limit_key", .text),
             ], keys: ["id"]),
         CopiedTable(name: "stages", columns: stageColumns, keys: ["job_id", "position"]),
         CopiedTable(

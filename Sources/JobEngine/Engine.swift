@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import JobConfig
+import JobConfigStore
 import JobMetrics
 import JobProcesses
 import JobStore
@@ -109,8 +110,11 @@ public final class Engine: Sendable {
         let relay = LaunchRelay()
         launchRelay = { job, pool, sent in relay.engine?.launch(job, pool: pool, leaseSent: sent) }
         let launch = launchRelay
+        let flows = Self.flows(definitions, poolLimits: configuration.poolLimits)
         let pools = configuration.pools.reduce(into: [String: PoolScheduler]()) { pools, entry in
-            pools[entry.key] = PoolScheduler(name: entry.key, capacity: entry.value, context: context, launch: launch)
+            pools[entry.key] = PoolScheduler(
+                name: entry.key, capacity: entry.value, flow: flows[entry.key] ?? .unlimited, context: context,
+                launch: launch)
         }
         generation = Mutex(Generation(context: context, definitions: Self.byName(definitions), pools: pools))
         relay.engine = self
@@ -118,6 +122,20 @@ public final class Engine: Sendable {
 
     private static func byName(_ definitions: [JobDefinition]) -> [String: JobDefinition] {
         Dictionary(definitions.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// The concurrency limits of each pool and its definitions.
+    private static func flows(_ definitions: [JobDefinition], poolLimits: [String: Int]) -> [String: ClaimFlow] {
+        var limits: [String: [String: ConcurrencyLimit]] = [:]
+        for definition in definitions {
+            guard let limit = definition.concurrencyLimit else { continue }
+            limits[definition.pool, default: [:]][definition.name] = limit
+        }
+        var flows: [String: ClaimFlow] = [:]
+        for pool in Set(limits.keys).union(poolLimits.keys) {
+            flows[pool] = ClaimFlow(limits: limits[pool] ?? [:], pool: poolLimits[pool])
+        }
+        return flows
     }
 
     // MARK: Reload
@@ -137,14 +155,17 @@ public final class Engine: Sendable {
         fresh.executor.killGrace = configuration.killGrace
         fresh.executor.outputLimit = configuration.outputLimit
         let launch = launchRelay
+        let flows = Self.flows(definitions, poolLimits: configuration.poolLimits)
         let removed = generation.withAnnouncedLock { generation -> [PoolScheduler] in
             var pools: [String: PoolScheduler] = [:]
             for (name, capacity) in configuration.pools {
+                let flow = flows[name] ?? .unlimited
                 if let pool = generation.pools[name] {
-                    pool.resize(to: capacity)
+                    pool.resize(to: capacity, flow: flow)
                     pools[name] = pool
                 } else {
-                    pools[name] = PoolScheduler(name: name, capacity: capacity, context: context, launch: launch)
+                    pools[name] = PoolScheduler(
+                        name: name, capacity: capacity, flow: flow, context: context, launch: launch)
                 }
             }
             let removed = generation.pools.filter { pools[$0.key] == nil }.map(\.value)

@@ -15,6 +15,8 @@ public struct EngineConfiguration: Sendable {
     public var queues: [String: Int]
     /// Named job pools and how many jobs of each run at once.
     public var pools: [String: Int]
+    /// Jobs of a pool running at once across all hosts, for the pools with a limit.
+    public var poolLimits: [String: Int] = [:]
     /// On a timeout or cancel, the delay between SIGTERM and SIGKILL to an
     /// action's process group.
     public var killGrace: Duration

@@ -8,8 +8,14 @@ import Logging
 import Synchronization
 
 /// Claims the jobs of one pool: never more running than the pool's size,
-/// highest priority first then the oldest (the store's order), and a
-/// timer to the next delayed job's `run_at` instead of polling for it.
+/// highest priority first then the oldest (the store's order), within the
+/// concurrency limits of its definitions (``ClaimFlow``), and a timer to
+/// the next delayed job's `run_at` instead of polling for it.
+///
+/// A job held back by a limit is runnable but not claimed: no timer can
+/// say when its slot frees. The pool claims again when one of its jobs
+/// ends here, on a wake-up (on PostgreSQL a limited job's end, anywhere,
+/// sends one), and at the latest after `pollInterval`.
 final class PoolScheduler: Sendable {
     let name: String
     private let context: EngineContext
@@ -17,6 +23,7 @@ final class PoolScheduler: Sendable {
 
     private struct State {
         var capacity: Int
+        var flow: ClaimFlow
         var running = 0
         var claiming = false
         /// More work may be waiting: claim again when the claim under way returns.
@@ -29,11 +36,11 @@ final class PoolScheduler: Sendable {
     private let state: Mutex<State>
 
     init(
-        name: String, capacity: Int, context: EngineContext,
+        name: String, capacity: Int, flow: ClaimFlow, context: EngineContext,
         launch: @escaping @Sendable (ClaimedJob, PoolScheduler, ContinuousClock.Instant) -> Void
     ) {
         self.name = name
-        state = Mutex(State(capacity: max(1, capacity)))
+        state = Mutex(State(capacity: max(1, capacity), flow: flow))
         self.context = context
         self.launch = launch
         // A pool that has run nothing yet reads 0, not absent.
@@ -44,23 +51,24 @@ final class PoolScheduler: Sendable {
 
     /// Claims as many jobs as there are free slots (one claim at a time).
     func fill() {
-        let limit = state.withAnnouncedLock { state -> Int in
-            guard !state.stopped else { return 0 }
+        let (limit, flow) = state.withAnnouncedLock { state -> (Int, ClaimFlow) in
+            guard !state.stopped else { return (0, state.flow) }
             if state.claiming {
                 state.again = true
-                return 0
+                return (0, state.flow)
             }
             let free = state.capacity - state.running
-            guard free > 0 else { return 0 }
+            guard free > 0 else { return (0, state.flow) }
             state.claiming = true
             state.again = false
-            return min(free, context.configuration.maxClaimBatch)
+            return (min(free, context.configuration.maxClaimBatch), state.flow)
         }
         guard limit > 0 else { return }
         // The leases it gets were set no earlier than now (LeaseFence).
         let sent = ContinuousClock.now
         context.store.claim(
-            pool: name, owner: context.owner, limit: limit, leaseDuration: context.configuration.leaseDuration
+            pool: name, owner: context.owner, limit: limit, leaseDuration: context.configuration.leaseDuration,
+            flow: flow
         ) { result in
             self.context.control.async { self.claimed(result, limit: limit, sent: sent) }
         }
@@ -86,8 +94,11 @@ final class PoolScheduler: Sendable {
 
     /// A reload changed the pool's size: claims up to the new size (running
     /// jobs over a smaller size finish; no new one starts until below it).
-    func resize(to capacity: Int) {
-        state.withAnnouncedLock { $0.capacity = max(1, capacity) }
+    func resize(to capacity: Int, flow: ClaimFlow) {
+        state.withAnnouncedLock { state in
+            state.capacity = max(1, capacity)
+            state.flow = flow
+        }
         fill()
     }
 
@@ -126,8 +137,16 @@ final class PoolScheduler: Sendable {
                 switch result {
                 case let .success(date?):
                     // Already due (submitted while the claim ran): claim again
-                    // shortly. run_at is the database's time.
-                    self.wake(at: max(date, self.context.databaseClock.now() + 0.005))
+                    // shortly. run_at is the database's time. In a pool with
+                    // limits, a due job may be one held back by its limit:
+                    // claiming again at once would find it held back still.
+                    let now = self.context.databaseClock.now()
+                    let limited = !self.state.withAnnouncedLock { $0.flow.isUnlimited }
+                    if limited && date <= now {
+                        self.wake(at: now + self.context.configuration.pollInterval.timeInterval)
+                    } else {
+                        self.wake(at: max(date, now + 0.005))
+                    }
                 case .success(nil):
                     break
                 case let .failure(error):

@@ -8,9 +8,10 @@ public protocol JobRunStore: Sendable {
     /// Claims up to `limit` runnable jobs of `pool` — pending, `runAt` past —
     /// highest priority first, then the longest waiting (earliest `runAt`);
     /// each under a lease of `owner` that expires after `leaseDuration`
-    /// unless renewed.
+    /// unless renewed. A job over a limit of `flow` is passed over, and the
+    /// jobs behind it are claimed (see ``ClaimFlow``).
     func claim(
-        pool: String, owner: String, limit: Int, leaseDuration: Duration,
+        pool: String, owner: String, limit: Int, leaseDuration: Duration, flow: ClaimFlow,
         completion: @escaping @Sendable (Result<[ClaimedJob], any Error>) -> Void)
 
     /// Extends the leases that are still held; tells which were lost and
@@ -80,9 +81,21 @@ extension JobRunStore {
 }
 
 extension JobRunStore {
-    public func claim(pool: String, owner: String, limit: Int, leaseDuration: Duration) async throws -> [ClaimedJob] {
+    /// Claims without limits.
+    public func claim(
+        pool: String, owner: String, limit: Int, leaseDuration: Duration,
+        completion: @escaping @Sendable (Result<[ClaimedJob], any Error>) -> Void
+    ) {
+        claim(
+            pool: pool, owner: owner, limit: limit, leaseDuration: leaseDuration, flow: .unlimited,
+            completion: completion)
+    }
+
+    public func claim(
+        pool: String, owner: String, limit: Int, leaseDuration: Duration, flow: ClaimFlow = .unlimited
+    ) async throws -> [ClaimedJob] {
         try await withCheckedThrowingContinuation { continuation in
-            claim(pool: pool, owner: owner, limit: limit, leaseDuration: leaseDuration) {
+            claim(pool: pool, owner: owner, limit: limit, leaseDuration: leaseDuration, flow: flow) {
                 continuation.resume(with: $0)
             }
         }

@@ -32,6 +32,9 @@ public struct NewJob: Sendable, Hashable {
     /// occurrence — from this host or another — returns the existing job
     /// with `created: false`, as an idempotency key does.
     public var scheduledFor: Date?
+    /// The key its definition's concurrency limit counts it under
+    /// (`jobs.limit_key`); `nil` when the definition has no `limit:`.
+    public var limitKey: String?
 
     public init(
         definition: String,

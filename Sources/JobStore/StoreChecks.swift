@@ -3,6 +3,9 @@ import Foundation
 /// What both stores check and compute before writing, in one place, so
 /// that they refuse the same things with the same messages.
 extension NewJob {
+    /// The longest limit key accepted (it is indexed).
+    package static let maxLimitKeyBytes = 1024
+
     /// Refuses a batch with a bad job in it, before anything is written.
     package static func check(_ jobs: [NewJob], cap: Int) throws {
         func require(_ condition: Bool, _ message: @autoclosure () -> String) throws {
@@ -15,6 +18,14 @@ extension NewJob {
             try require(
                 job.idempotencyKey?.isEmpty != true,
                 "\(which) (\(job.definition)) has an empty idempotency key; pass none instead")
+            if let key = job.limitKey {
+                try require(
+                    key.utf8.count <= NewJob.maxLimitKeyBytes && !key.utf8.contains(0),
+                    "\(which) (\(job.definition)) has a limit key of \(key.utf8.count) bytes"
+                        + (key.utf8.contains(0) ? " with a NUL byte" : "")
+                        + "; a limit key is text of at most \(NewJob.maxLimitKeyBytes) bytes without NUL: "
+                        + "point the definition's 'limit: { key: … }' at a shorter part of the input")
+            }
             for (position, stage) in job.stages.enumerated() {
                 try require(
                     !stage.name.isEmpty && !stage.kind.isEmpty,

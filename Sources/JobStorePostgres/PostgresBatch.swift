@@ -83,7 +83,12 @@ struct PostgresBatchGroup {
         if !starts.isEmpty { written.formUnion(try await Self.writeStarts(starts.map(\.1), session)) }
         if !results.isEmpty { written.formUnion(try await Self.writeResults(results.map { ($0.1, $0.2) }, session)) }
         if !finishes.isEmpty {
-            written.formUnion(try await Self.writeFinishes(finishes.map { ($0.1, $0.2) }, session).map { [$0, -1] })
+            let ended = try await Self.writeFinishes(finishes.map { ($0.1, $0.2) }, session)
+            written.formUnion(ended.map { [$0.id, -1] })
+            // A limited job freed a slot that a host waiting at its limit may take.
+            for pool in Set(ended.compactMap(\.limitedPool)).sorted() {
+                try await session.notify(.runnable(pool: pool))
+            }
         }
         var outcomes: [(index: Int, error: JobStoreError?)] = []
         for (index, write) in writes {
@@ -164,9 +169,11 @@ struct PostgresBatchGroup {
 
     /// Resolves the jobs and, in the same statement, their stages: those
     /// never reached are skipped, one cut short is rejected (interrupted).
+    /// Gives the jobs resolved, with the pool of each one under a
+    /// concurrency limit (it has a limit key).
     private static func writeFinishes(
         _ finishes: [(JobFinish, StoredJobFinish)], _ session: PostgresSession
-    ) async throws -> [Int64] {
+    ) async throws -> [(id: Int64, limitedPool: String?)] {
         let values = finishes.map { PostgresStoredValue.split($0.1.result) }
         return try await session.rows(
             """
@@ -179,21 +186,21 @@ struct PostgresBatchGroup {
                 SET state = w.state, result = w.result, result_bytes = w.result_bytes, error = w.error,
                     finished_at = w.finished_at::timestamptz, lease_expires_at = NULL
                 FROM w WHERE j.id = w.id AND j.state = 'running' AND j.lease_owner = w.owner AND j.claims = w.claim
-                RETURNING j.id, w.interrupted),
+                RETURNING j.id, w.interrupted, CASE WHEN j.limit_key IS NOT NULL THEN j.pool END AS limited_pool),
             resolved AS (
                 UPDATE {s}.stages AS st
                 SET state = CASE st.state WHEN 'pending' THEN 'skipped' ELSE 'rejected' END,
                     error = CASE st.state WHEN 'running' THEN done.interrupted ELSE st.error END,
                     error_code = CASE st.state WHEN 'running' THEN 'interrupted' ELSE st.error_code END
                 FROM done WHERE st.job_id = done.id AND st.state IN ('pending', 'running'))
-            SELECT id FROM done
+            SELECT id, limited_pool FROM done
             """,
             finishes.map(\.0.lease.jobID), finishes.map(\.0.lease.owner), finishes.map { Int64($0.0.lease.claim) },
             finishes.map(\.1.state.rawValue), PostgresArray(values.map(\.text)),
             PostgresArray.bytes(values.map(\.bytes)),
             PostgresArray(finishes.map(\.1.error)), finishes.map { Timestamp.text($0.0.at) },
             finishes.map { JobStoreError.interruptedMessage($0.1.state) },
-            decode: { try PostgresIndexedRow($0).int64(0) })
+            decode: { row in (try PostgresIndexedRow(row).int64(0), try PostgresIndexedRow(row).text(1)) })
     }
 
     private static func key(_ row: PostgresRow) throws -> [Int64] {

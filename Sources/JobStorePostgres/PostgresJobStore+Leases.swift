@@ -5,9 +5,23 @@ internal import PostgresNIO
 
 extension PostgresJobStore {
     public func claim(
-        pool: String, owner: String, limit: Int, leaseDuration: Duration,
+        pool: String, owner: String, limit: Int, leaseDuration: Duration, flow: ClaimFlow,
         completion: @escaping @Sendable (Result<[ClaimedJob], any Error>) -> Void
     ) {
+        guard flow.isUnlimited else {
+            Task {
+                do {
+                    try JobStoreError.checkClaim(pool: pool, owner: owner, limit: limit, leaseDuration: leaseDuration)
+                    completion(
+                        .success(
+                            try await claimLimited(
+                                pool: pool, owner: owner, limit: limit, leaseDuration: leaseDuration, flow: flow)))
+                } catch {
+                    completion(.failure(error))
+                }
+            }
+            return
+        }
         writer.enqueue(
             atomic: false,
             { session in

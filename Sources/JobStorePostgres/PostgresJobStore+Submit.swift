@@ -30,13 +30,14 @@ extension PostgresJobStore {
         let scheduledFor = PostgresStoredValue.time(job.scheduledFor)
         let inserted = try await session.firstRow(
             """
-            INSERT INTO {s}.jobs (definition, pool, priority, idempotency_key, input, input_bytes, run_at, scheduled_for)
-            VALUES ($1, $2, $3, $4::text, $5::text, $6::bytea, coalesce($7::timestamptz, now()), $8::timestamptz)
+            INSERT INTO {s}.jobs (definition, pool, priority, idempotency_key, input, input_bytes, run_at, scheduled_for,
+                                  limit_key)
+            VALUES ($1, $2, $3, $4::text, $5::text, $6::bytea, coalesce($7::timestamptz, now()), $8::timestamptz, $9::text)
             ON CONFLICT DO NOTHING
             RETURNING id
             """,
             job.definition, job.pool, job.priority, job.idempotencyKey, input.text, input.bytes,
-            PostgresStoredValue.runAt(job.runAt), scheduledFor
+            PostgresStoredValue.runAt(job.runAt), scheduledFor, job.limitKey
         ) { try PostgresIndexedRow($0).int64(0) }
         guard let id = inserted else {
             let existing = try await session.firstRow(

@@ -24,6 +24,7 @@ package enum PostgresSchema {
         (6, "actions: the audit trail", version6),
         (7, "search: input, result, error, key", version7),
         (8, "stage log streams", PostgresStageLogStreamSchema.sql),
+        (9, "concurrency limits: limit keys", version9),
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }

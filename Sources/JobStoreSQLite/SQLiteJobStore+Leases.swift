@@ -6,7 +6,7 @@ import JobValues
 
 extension SQLiteJobStore {
     public func claim(
-        pool: String, owner: String, limit: Int, leaseDuration: Duration,
+        pool: String, owner: String, limit: Int, leaseDuration: Duration, flow: ClaimFlow,
         completion: @escaping @Sendable (Result<[ClaimedJob], any Error>) -> Void
     ) {
         // Not in a savepoint (a hot path): the only change is the updates by
@@ -15,6 +15,10 @@ extension SQLiteJobStore {
             atomic: false,
             { db in
                 try JobStoreError.checkClaim(pool: pool, owner: owner, limit: limit, leaseDuration: leaseDuration)
+                guard flow.isUnlimited else {
+                    return try Self.claimLimited(
+                        pool: pool, owner: owner, limit: limit, leaseDuration: leaseDuration, flow: flow, db)
+                }
                 return try Self.claim(pool: pool, owner: owner, limit: limit, leaseDuration: leaseDuration, db)
             }, completion: completion)
     }
@@ -24,7 +28,6 @@ extension SQLiteJobStore {
     ) throws -> [ClaimedJob] {
         let nowMs = Timestamp.milliseconds(Date())
         let now = Timestamp.text(milliseconds: nowMs)
-        let expiresMs = nowMs + leaseDuration.milliseconds
         // Priority levels first, highest first — a skip scan of `jobs_claim`,
         // one seek per level — then, level by level, the runnable jobs of the
         // level in `run_at` order: one range of the index each. A single
@@ -96,6 +99,16 @@ extension SQLiteJobStore {
             guard jobs.count < limit else { break }
             level = try readLevel(below, under: priority)
         }
+        return try take(jobs, owner: owner, leaseDuration: leaseDuration, nowMs: nowMs, db)
+    }
+
+    /// Puts `jobs` (pending, just read) under leases of `owner`, with their
+    /// stages; a job whose stages cannot be read is quarantined instead.
+    static func take(
+        _ jobs: [Job], owner: String, leaseDuration: Duration, nowMs: Int64, _ db: Database
+    ) throws -> [ClaimedJob] {
+        let now = Timestamp.text(milliseconds: nowMs)
+        let expiresMs = nowMs + leaseDuration.milliseconds
         let take = try RawStatement(
             db,
             """

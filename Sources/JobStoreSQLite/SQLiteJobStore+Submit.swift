@@ -18,8 +18,9 @@ extension SQLiteJobStore {
         let insertJob = try RawStatement(
             db,
             """
-            INSERT INTO jobs (definition, pool, priority, idempotency_key, input, run_at, created_at, scheduled_for)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO jobs (definition, pool, priority, idempotency_key, input, run_at, created_at, scheduled_for,
+                              limit_key)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
         let insertStage = try RawStatement(db, "INSERT INTO stages (job_id, position, name, kind) VALUES (?, ?, ?, ?)")
         var submissions: [Submission] = []
@@ -49,6 +50,7 @@ extension SQLiteJobStore {
             try insertJob.bind(6, job.runAt.map(Timestamp.text) ?? now)
             try insertJob.bind(7, now)
             try insertJob.bind(8, job.scheduledFor.map(Timestamp.text))
+            try insertJob.bind(9, job.limitKey)
             try insertJob.execute()
             let id = db.lastInsertedRowID
             for (position, stage) in job.stages.enumerated() {

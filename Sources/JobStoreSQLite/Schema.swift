@@ -24,6 +24,7 @@ package enum Schema {
         Migration(version: 6, name: "actions: the audit trail", sql: version6),
         Migration(version: 7, name: "search: input, result, error, key", sql: version7),
         Migration(version: 8, name: "stage log streams", sql: StageLogStreamSchema.sqlite),
+        Migration(version: 9, name: "concurrency limits: limit keys", sql: version9),
     ]
 
     package static var latestVersion: Int { migrations.last?.version ?? 0 }

@@ -91,7 +91,7 @@ private struct ConfigParser {
             case "Q":
                 parseQueues(value, into: &config.queues, reader: &reader)
             case "pools":
-                parsePools(value, into: &config.pools, reader: &reader)
+                parsePools(value, into: &config.pools, limits: &config.poolLimits, reader: &reader)
             case "log":
                 parseLog(value, into: &config.log, reader: &reader)
             case "store":
@@ -168,8 +168,11 @@ private struct ConfigParser {
         }
     }
 
-    /// `pools: { NAME: N }`; `default` keeps its default unless given.
-    func parsePools(_ node: Node, into pools: inout [String: Int], reader: inout NodeReader) {
+    /// `pools: { NAME: N }` or `{ NAME: { size: N, limit: { global: M } } }`;
+    /// `default` keeps its default unless given.
+    func parsePools(
+        _ node: Node, into pools: inout [String: Int], limits: inout [String: Int], reader: inout NodeReader
+    ) {
         guard let entries = reader.entries(of: node, "'pools'") else { return }
         guard entries.count <= DaemonConfiguration.maxPools else {
             reader.error(
@@ -179,10 +182,42 @@ private struct ConfigParser {
         }
         for entry in entries {
             guard let name = reader.name(entry.keyNode, "the pool name") else { continue }
-            if let size = reader.int(entry.value, "pool '\(name)'", in: DaemonConfiguration.poolSizeRange) {
+            if case .mapping = entry.value {
+                parsePool(entry.value, name: name, into: &pools, limits: &limits, reader: &reader)
+            } else if let size = reader.int(entry.value, "pool '\(name)'", in: DaemonConfiguration.poolSizeRange) {
                 pools[name] = size
             }
         }
+    }
+
+    /// `{ size: N, limit: { global: M } }` of pool `name`.
+    private func parsePool(
+        _ node: Node, name: String, into pools: inout [String: Int], limits: inout [String: Int],
+        reader: inout NodeReader
+    ) {
+        let what = "pool '\(name)'"
+        guard let entries = reader.entries(of: node, what) else { return }
+        var size: Int?
+        for entry in entries {
+            switch entry.key {
+            case "size":
+                size = reader.int(entry.value, "'size' of \(what)", in: DaemonConfiguration.poolSizeRange)
+            case "limit":
+                guard let limit = reader.entries(of: entry.value, "'limit' of \(what)") else { continue }
+                for item in limit {
+                    if item.key == "global" {
+                        limits[name] = reader.int(
+                            item.value, "'global' of the 'limit' of \(what)", in: 1...DaemonConfiguration.maxPoolLimit)
+                    } else {
+                        reader.unknownKey(
+                            item, in: "the 'limit' of \(what) (per key: in a job definition)", known: ["global"])
+                    }
+                }
+            default:
+                reader.unknownKey(entry, in: what, known: ["size", "limit"])
+            }
+        }
+        pools[name] = size ?? pools[name] ?? DaemonConfiguration.defaultPoolSize
     }
 
     /// `http: { listen: ADDRESS, … }` (the access keys: ``HTTPAccessConfiguration``).

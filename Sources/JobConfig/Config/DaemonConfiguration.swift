@@ -42,6 +42,9 @@ public struct DaemonConfiguration: Sendable, Hashable {
     /// Named job pools and how many jobs of each run at once. Always holds
     /// `default`.
     public var pools: [String: Int]
+    /// Jobs of a pool running at once across all hosts, for the pools
+    /// with `limit: { global: N }`.
+    public var poolLimits: [String: Int] = [:]
     public var log: LogConfiguration
     public var store: StoreConfiguration
     /// On SIGTERM/SIGINT, how long running stages may go on before their
@@ -67,6 +70,10 @@ public struct DaemonConfiguration: Sendable, Hashable {
     public static let defaultPool = "default"
     /// Jobs of one pool running at once.
     public static let poolSizeRange = 1...10_000
+    /// A pool's size when `{ size: N }` leaves it out.
+    public static let defaultPoolSize = 16
+    /// The largest `limit: { global: N }` of a pool.
+    public static let maxPoolLimit = 1_000_000
     /// How many `Q` entries and pools jobd.yaml may name.
     public static let maxQueues = 64
     public static let maxPools = 256
@@ -97,7 +104,9 @@ public struct DaemonConfiguration: Sendable, Hashable {
 
     /// What definitions are checked against: the queue and pool names.
     public var definitionContext: DefinitionContext {
-        DefinitionContext(queues: Set(queues.keys), pools: Set(pools.keys), valueCap: store.valueCap.bytes)
+        DefinitionContext(
+            queues: Set(queues.keys), pools: Set(pools.keys), valueCap: store.valueCap.bytes,
+            limitedPools: Set(poolLimits.keys))
     }
 }
 

@@ -9,11 +9,17 @@ public struct DefinitionContext: Sendable, Hashable {
     public var pools: Set<String>
     /// `store.value-cap` in bytes: a schedule's `input:` must fit in it.
     public var valueCap: Int
+    /// The pools with a limit across hosts: their jobs get a limit key.
+    public var limitedPools: Set<String>
 
-    public init(queues: Set<String>, pools: Set<String>, valueCap: Int = StoreConfiguration.defaultValueCap.bytes) {
+    public init(
+        queues: Set<String>, pools: Set<String>, valueCap: Int = StoreConfiguration.defaultValueCap.bytes,
+        limitedPools: Set<String> = []
+    ) {
         self.queues = queues
         self.pools = pools
         self.valueCap = valueCap
+        self.limitedPools = limitedPools
     }
 
     /// The names a config with no `Q` or `pools` has: queues `map` and

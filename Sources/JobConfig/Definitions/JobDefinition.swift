@@ -22,6 +22,11 @@ public struct JobDefinition: Sendable, Hashable {
     public var stages: [StageDefinition]
     /// When jobs of this definition are submitted by jobd itself (`schedule:`).
     public var schedules: [ScheduleDefinition]
+    /// How many of its jobs may run at once across all hosts (`limit:`).
+    public var limit: FlowLimit?
+    /// Whether its pool has a limit across hosts (jobd.yaml): its jobs then
+    /// get a limit key even without `limit:`.
+    public var poolLimited = false
     /// The file it came from, and where `name:` (or the file's start) sits.
     public var sourcePosition: SourcePosition
 
@@ -29,9 +34,10 @@ public struct JobDefinition: Sendable, Hashable {
         name: String, description: String? = nil, pool: String = DaemonConfiguration.defaultPool,
         timeout: Duration? = nil, retry: RetryPolicy = .default, env: [String: String] = [:],
         cwd: String? = nil, stages: [StageDefinition], schedules: [ScheduleDefinition] = [],
-        sourcePosition: SourcePosition
+        limit: FlowLimit? = nil, sourcePosition: SourcePosition
     ) {
         self.schedules = schedules
+        self.limit = limit
         self.name = name
         self.description = description
         self.pool = pool

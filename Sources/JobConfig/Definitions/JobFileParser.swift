@@ -9,7 +9,7 @@ struct JobFileParser {
     var reader: NodeReader
 
     static let jobKeys = [
-        "name", "description", "pool", "timeout", "retry", "env", "cwd", "logs", "pipeline", "schedule",
+        "name", "description", "pool", "timeout", "retry", "env", "cwd", "logs", "pipeline", "schedule", "limit",
     ]
     static let actionKeys = ["run", "shell", "sleep", "fail", "transform", "all", "any"]
     static let optionKeys = ["on", "timeout", "retry", "env", "cwd", "idempotent", "logs"]
@@ -100,10 +100,15 @@ struct JobFileParser {
         var schedules: [ScheduleDefinition] = []
         if let entry = byKey["schedule"] { schedules = check(parseSchedules(entry.value)) ?? [] }
 
+        var limit: FlowLimit?
+        if let entry = byKey["limit"] { limit = check(parseLimit(entry.value)) }
+
         guard valid, !reader.diagnostics.containsErrors else { return nil }
-        return JobDefinition(
+        var definition = JobDefinition(
             name: name, description: description, pool: pool, timeout: timeout, retry: retry,
-            env: env, cwd: cwd, stages: stages, schedules: schedules, sourcePosition: namePosition)
+            env: env, cwd: cwd, stages: stages, schedules: schedules, limit: limit, sourcePosition: namePosition)
+        definition.poolLimited = context.limitedPools.contains(pool)
+        return definition
     }
 
     /// What stages inherit from their job.

@@ -1,0 +1,118 @@
+/// The concurrency limits a claim honours besides the number of jobs asked
+/// for: per definition, a limit across all hosts (`global`) and one per
+/// limit key (`perKey`).
+///
+/// A slot is a running job under a live lease: a job whose lease expired
+/// (its host died or stalled) no longer holds one, so nothing leaks.
+/// Every host must claim with the same limits (the same definitions).
+public struct ClaimFlow: Sendable, Hashable {
+    /// By definition name; a definition not named here is not limited.
+    public var limits: [String: ConcurrencyLimit]
+    /// Jobs of the pool running at once across all hosts (`pools: { NAME:
+    /// { limit: { global: N } } }`); only jobs with a limit key count, as
+    /// every job of a limited pool has.
+    public var pool: Int?
+
+    public init(limits: [String: ConcurrencyLimit] = [:], pool: Int? = nil) {
+        self.limits = limits.filter { !$0.value.isUnlimited }
+        self.pool = pool
+    }
+
+    /// No limit: the claim takes the first runnable jobs, in its order.
+    public static let unlimited = ClaimFlow()
+
+    public var isUnlimited: Bool { limits.isEmpty && pool == nil }
+
+    /// Whether some limited definition takes its jobs in `fair` order.
+    public var isFair: Bool { limits.values.contains { $0.order == .fair } }
+}
+
+/// `limit:` of one definition.
+public struct ConcurrencyLimit: Sendable, Hashable {
+    public enum Order: String, Sendable, Hashable, CaseIterable {
+        /// The claim's order: priority, then the oldest.
+        case fifo
+        /// Round-robin across keys, each key's jobs in the claim's order.
+        case fair
+    }
+
+    /// Jobs of the definition running at once across all hosts.
+    public var global: Int?
+    /// Jobs of one limit key running at once across all hosts.
+    public var perKey: Int?
+    public var order: Order
+
+    public init(global: Int? = nil, perKey: Int? = nil, order: Order = .fifo) {
+        self.global = global
+        self.perKey = perKey
+        self.order = order
+    }
+
+    public var isUnlimited: Bool { global == nil && perKey == nil }
+}
+
+/// Decides, job after job in the claim's order, which jobs a claim takes
+/// under a ``ClaimFlow``: a job whose definition or key is full is passed
+/// over, and the jobs behind it are still taken (no head-of-line blocking).
+/// Each job taken fills its slot for the jobs after it, so `perKey: 1`
+/// takes only the first runnable job of each free key: its jobs run one
+/// at a time, in the claim's order.
+///
+/// The store tells it the running jobs of each limited definition, then,
+/// page by page of candidates, those of the keys it has not counted yet
+/// (``uncounted(_:)``, ``count(_:)``): a claim counts the keys it meets,
+/// not every running job's.
+package struct FlowGate {
+    package struct Slot: Hashable, Sendable {
+        package var definition: String
+        package var key: String
+
+        package init(definition: String, key: String) {
+            self.definition = definition
+            self.key = key
+        }
+    }
+
+    private let flow: ClaimFlow
+    private var byDefinition: [String: Int]
+    private var byKey: [Slot: Int] = [:]
+    private var inPool: Int
+
+    /// `running`: the running jobs under live leases of each limited
+    /// definition; `inPool`: of the pool, when it has a limit.
+    package init(flow: ClaimFlow, running: [String: Int], inPool: Int = 0) {
+        self.flow = flow
+        byDefinition = running
+        self.inPool = inPool
+    }
+
+    /// The keys of `candidates` under a per-key limit whose running jobs
+    /// the gate has not been told yet, each once.
+    package func uncounted(_ candidates: [Slot]) -> [Slot] {
+        var seen: Set<Slot> = []
+        return candidates.filter { slot in
+            flow.limits[slot.definition]?.perKey != nil && byKey[slot] == nil && seen.insert(slot).inserted
+        }
+    }
+
+    /// Tells the running jobs under live leases of keys ``uncounted(_:)`` gave.
+    package mutating func count(_ running: [Slot: Int]) {
+        byKey.merge(running) { _, new in new }
+    }
+
+    /// Whether a job of `definition` with limit key `key` may start now; if
+    /// so, it counts as running from here on. A key not counted yet counts
+    /// as having none running.
+    package mutating func admit(definition: String, key: String) -> Bool {
+        if let pool = flow.pool, inPool >= pool { return false }
+        if let limit = flow.limits[definition] {
+            let slot = Slot(definition: definition, key: key)
+            if let global = limit.global, byDefinition[definition, default: 0] >= global { return false }
+            if let perKey = limit.perKey, byKey[slot, default: 0] >= perKey { return false }
+            byDefinition[definition, default: 0] += 1
+            byKey[slot, default: 0] += 1
+        }
+        inPool += 1
+        return true
+    }
+}
