@@ -83,7 +83,18 @@ struct PostgresBatchGroup {
         if !starts.isEmpty { written.formUnion(try await Self.writeStarts(starts.map(\.1), session)) }
         if !results.isEmpty { written.formUnion(try await Self.writeResults(results.map { ($0.1, $0.2) }, session)) }
         if !finishes.isEmpty {
-            written.formUnion(try await Self.writeFinishes(finishes.map { ($0.1, $0.2) }, session).map { [$0, -1] })
+            // Children's ends first: their parents' rows are locked before the children's (see childrenEnded).
+            let children = finishes.filter { $0.1.parentID != nil }.map { ($0.1.lease.jobID, $0.2.state) }
+            try await PostgresJobStore.childrenEnded(children, session)
+            let done = try await Self.writeFinishes(finishes.map { ($0.1, $0.2) }, session)
+            written.formUnion(done.map { [$0, -1] })
+            // A job's end ends its children still going.
+            let finished = Set(done)
+            for (_, finish, _) in finishes where finish.startsChildren && finished.contains(finish.lease.jobID) {
+                let id = finish.lease.jobID
+                try await PostgresJobStore.cancelChildren(
+                    of: id, stage: nil, reason: JobStoreError.parentEndedMessage(id), session)
+            }
         }
         var outcomes: [(index: Int, error: JobStoreError?)] = []
         for (index, write) in writes {

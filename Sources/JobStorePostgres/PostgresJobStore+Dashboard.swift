@@ -36,7 +36,7 @@ extension PostgresJobStore {
         try await read(doing: "count the jobs of each pool") { session in
             try await session.rows(
                 """
-                SELECT pool, count(*) FILTER (WHERE state = 'pending'), count(*) FILTER (WHERE state = 'running')
+                SELECT pool, count(*) FILTER (WHERE state = 'pending' AND waiting_on = 0), count(*) FILTER (WHERE state = 'running')
                 FROM {s}.jobs WHERE state IN ('pending', 'running')
                 GROUP BY pool ORDER BY pool
                 """

@@ -23,6 +23,7 @@ package enum PostgresSchema {
         (5, "stage logs", PostgresStageLogSchema.sql),
         (6, "actions: the audit trail", version6),
         (7, "search: input, result, error, key", version7),
+        (8, "child jobs and their join", version8),
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }

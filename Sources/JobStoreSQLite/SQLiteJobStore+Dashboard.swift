@@ -46,7 +46,7 @@ extension SQLiteJobStore {
             let pending = try RawStatement(
                 db,
                 """
-                SELECT pool, count(*) FROM jobs INDEXED BY jobs_claim WHERE state = 'pending' GROUP BY pool
+                SELECT pool, count(*) FROM jobs INDEXED BY jobs_claim WHERE state = 'pending' AND waiting_on = 0 GROUP BY pool
                 """)
             for (pool, count) in try pending.rows({ ($0.text(0) ?? "", $0.int(1)) }) {
                 counts[pool, default: PoolJobCounts(pool: pool, pending: 0, running: 0)].pending += count

@@ -23,6 +23,7 @@ package enum Schema {
         Migration(version: 5, name: "stage logs", sql: StageLogSchema.sqlite),
         Migration(version: 6, name: "actions: the audit trail", sql: version6),
         Migration(version: 7, name: "search: input, result, error, key", sql: version7),
+        Migration(version: 8, name: "child jobs and their join", sql: version8),
     ]
 
     package static var latestVersion: Int { migrations.last?.version ?? 0 }

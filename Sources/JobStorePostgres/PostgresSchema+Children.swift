@@ -1,0 +1,26 @@
+extension PostgresSchema {
+    /// Child jobs and their join, as SQLite's `Schema.version8`. The views
+    /// are made anew to show the new columns (PostgreSQL expands `*` when
+    /// a view is made).
+    static let version8 = """
+        ALTER TABLE {s}.jobs ADD COLUMN parent_id bigint;
+        ALTER TABLE {s}.jobs ADD COLUMN parent_stage integer;
+        ALTER TABLE {s}.jobs ADD COLUMN item_index integer;
+        ALTER TABLE {s}.jobs ADD COLUMN parent_attempt integer;
+        ALTER TABLE {s}.jobs ADD COLUMN waiting_on integer NOT NULL DEFAULT 0;
+        ALTER TABLE {s}.jobs ADD COLUMN wait_stage integer;
+        ALTER TABLE {s}.jobs ADD COLUMN wait_fail_fast boolean NOT NULL DEFAULT false;
+        CREATE UNIQUE INDEX jobs_children ON {s}.jobs (parent_id, parent_stage, item_index)
+            WHERE parent_id IS NOT NULL;
+        DROP INDEX {s}.jobs_claim;
+        CREATE INDEX jobs_claim ON {s}.jobs (pool, priority DESC, run_at, id) WHERE state = 'pending' AND waiting_on = 0;
+
+        DROP VIEW {s}.pending_jobs;
+        DROP VIEW {s}.resolved_jobs;
+        CREATE VIEW {s}.pending_jobs AS
+            SELECT * FROM {s}.jobs WHERE state IN ('pending', 'running');
+        CREATE VIEW {s}.resolved_jobs AS
+            SELECT *, round(extract(epoch FROM finished_at - started_at) * 1000)::bigint AS duration_ms
+            FROM {s}.jobs WHERE state IN ('fulfilled', 'rejected', 'cancelled');
+        """
+}
