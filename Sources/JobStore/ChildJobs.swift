@@ -101,6 +101,11 @@ extension JobStoreError {
         "cancelled: its parent job \(parentID) ended (or was cancelled) before it"
     }
 
+    /// Why a job that runs after job `after` was cancelled.
+    package static func dependencyFailedMessage(_ after: Int64, _ state: JobState) -> String {
+        "cancelled: job \(after), which it runs after, was \(state.rawValue)"
+    }
+
     package static func siblingRejectedMessage(_ parentID: Int64, position: Int) -> String {
         "cancelled: another child of job \(parentID) (stage \(position)) was rejected, and the stage settles fail-fast"
     }

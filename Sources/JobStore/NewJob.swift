@@ -32,6 +32,12 @@ public struct NewJob: Sendable, Hashable {
     /// occurrence — from this host or another — returns the existing job
     /// with `created: false`, as an idempotency key does.
     public var scheduledFor: Date?
+    /// Jobs this one runs after (`jobctl submit --after`): it is not
+    /// claimed before they have all fulfilled; if one is rejected or
+    /// cancelled it is cancelled, with a reason naming that job — unless
+    /// `afterAnyEnd`, when it runs once they have all ended, however.
+    public var after: [Int64] = []
+    public var afterAnyEnd = false
 
     public init(
         definition: String,

@@ -88,8 +88,10 @@ struct PostgresBatchGroup {
             try await PostgresJobStore.childrenEnded(children, session)
             let done = try await Self.writeFinishes(finishes.map { ($0.1, $0.2) }, session)
             written.formUnion(done.map { [$0, -1] })
-            // A job's end ends its children still going.
             let finished = Set(done)
+            try await PostgresJobStore.dependenciesEnded(
+                finishes.filter { finished.contains($0.1.lease.jobID) }.map { ($0.1.lease.jobID, $0.2.state) }, session)
+            // A job's end ends its children still going.
             for (_, finish, _) in finishes where finish.startsChildren && finished.contains(finish.lease.jobID) {
                 let id = finish.lease.jobID
                 try await PostgresJobStore.cancelChildren(

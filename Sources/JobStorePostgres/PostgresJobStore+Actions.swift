@@ -251,6 +251,7 @@ extension PostgresJobStore: JobActionStore {
                 try await cancelChildren(of: id, stage: nil, reason: JobStoreError.parentEndedMessage(id), session)
             }
             try await childrenEnded(pending.map { ($0, .cancelled) }, session)
+            try await dependenciesEnded(pending.map { ($0, .cancelled) }, session)
         }
         if !running.isEmpty {
             try await session.execute("UPDATE {s}.jobs SET cancel_requested = true WHERE id = ANY($1)", running)

@@ -224,6 +224,60 @@ extension PostgresJobStore {
         }
     }
 
+    /// These jobs have just ended (in this transaction, their rows already
+    /// written and locked): the jobs that run after them wait for fewer —
+    /// told runnable at commit when they wait for none — or, for an end
+    /// that is not a fulfilment, are cancelled (and theirs in turn) unless
+    /// they run after any end.
+    static func dependenciesEnded(_ ended: [(id: Int64, state: JobState)], _ session: PostgresSession) async throws {
+        var ended = ended
+        while !ended.isEmpty {
+            let rows = try await session.rows(
+                """
+                WITH w AS (SELECT * FROM unnest($1::int8[], $2::text[]) AS w(id, state)),
+                d AS (
+                    SELECT d.job_id, count(*) AS n,
+                           min(CASE WHEN w.state <> 'fulfilled' AND NOT d.any_end THEN w.id END) AS culprit,
+                           min(CASE WHEN w.state <> 'fulfilled' AND NOT d.any_end THEN w.state END) AS culprit_state
+                    FROM w JOIN {s}.job_dependencies d ON d.after_id = w.id
+                    GROUP BY d.job_id),
+                counted AS (
+                    UPDATE {s}.jobs j SET waiting_on = greatest(j.waiting_on - d.n, 0)
+                    FROM d WHERE j.id = d.job_id AND d.culprit IS NULL AND j.state = 'pending' AND j.waiting_on > 0
+                    RETURNING j.pool, j.waiting_on)
+                SELECT pool, NULL::int8, NULL::text FROM counted WHERE waiting_on = 0
+                UNION ALL
+                SELECT NULL, job_id, culprit::text || ' ' || culprit_state FROM d WHERE culprit IS NOT NULL
+                """, ended.map(\.id), ended.map(\.state.rawValue)
+            ) { row in
+                let row = PostgresIndexedRow(row)
+                return (try row.text(0), try row.optionalInt64(1), try row.text(2))
+            }
+            var pools: Set<String> = []
+            var next: [(Int64, JobState)] = []
+            for (pool, dependent, culprit) in rows {
+                if let pool { pools.insert(pool) }
+                guard let dependent, let culprit else { continue }
+                let parts = culprit.split(separator: " ")
+                let after = Int64(parts.first ?? "") ?? 0
+                let state = JobState(rawValue: String(parts.last ?? "")) ?? .cancelled
+                let cancelled = try await session.execute(
+                    """
+                    UPDATE {s}.jobs SET state = 'cancelled', cancel_requested = true, finished_at = now(), error = $1,
+                        waiting_on = 0
+                    WHERE id = $2 AND state = 'pending' AND waiting_on > 0
+                    RETURNING 1
+                    """, JobStoreError.dependencyFailedMessage(after, state), dependent)
+                if cancelled > 0 {
+                    try await resolveStages(of: dependent, as: .cancelled, session)
+                    next.append((dependent, .cancelled))
+                }
+            }
+            for pool in pools.sorted() { try await session.notify(.runnable(pool: pool)) }
+            ended = next
+        }
+    }
+
     public func children(of parentID: Int64, limit: Int) async throws -> [Job] {
         try await read(doing: "read the children of job \(parentID)") { session in
             try await session.rows(

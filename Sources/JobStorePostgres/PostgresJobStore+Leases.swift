@@ -168,6 +168,7 @@ extension PostgresJobStore {
                         try await Self.cancelChildren(
                             of: job.id, stage: nil, reason: JobStoreError.parentEndedMessage(job.id), session)
                         try await Self.childrenEnded([(job.id, .cancelled)], session)
+                        try await Self.dependenciesEnded([(job.id, .cancelled)], session)
                     } else {
                         try await session.execute(
                             "UPDATE {s}.jobs SET state = 'pending', lease_expires_at = NULL WHERE id = $1", job.id)

@@ -15,6 +15,14 @@ extension PostgresSchema {
         DROP INDEX {s}.jobs_claim;
         CREATE INDEX jobs_claim ON {s}.jobs (pool, priority DESC, run_at, id) WHERE state = 'pending' AND waiting_on = 0;
 
+        CREATE TABLE {s}.job_dependencies (
+            job_id   bigint NOT NULL REFERENCES {s}.jobs (id) ON DELETE CASCADE,
+            after_id bigint NOT NULL,
+            any_end  boolean NOT NULL DEFAULT false,
+            PRIMARY KEY (after_id, job_id)
+        );
+        CREATE INDEX job_dependencies_job ON {s}.job_dependencies (job_id);
+
         DROP VIEW {s}.pending_jobs;
         DROP VIEW {s}.resolved_jobs;
         CREATE VIEW {s}.pending_jobs AS

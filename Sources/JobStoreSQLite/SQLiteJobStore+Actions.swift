@@ -237,7 +237,7 @@ extension SQLiteJobStore: JobActionStore {
                 try resolveStages(of: id, as: .cancelled, db)
                 // Wake-ups are left to the engines' polls here.
                 _ = try cancelChildren(of: id, stage: nil, reason: JobStoreError.parentEndedMessage(id), now: now, db)
-                _ = try childEnded(id, as: .cancelled, db)
+                _ = try jobsEnded([id], as: .cancelled, db)
             }
         }
         try db.execute(

@@ -237,13 +237,56 @@ extension SQLiteJobStore {
         return pool
     }
 
-    /// ``childEnded(_:as:_:)`` for each, and the wake-ups it makes.
-    static func childrenEnded(_ ids: [Int64], as state: JobState, _ db: Database) throws -> [StoreWakeUp] {
+    /// Jobs `ids` have just ended as `state`: each counts toward its
+    /// parent's join (``childEnded(_:as:_:)``) and toward the jobs that run
+    /// after it (``dependencyEnded(_:as:now:_:)``). Gives the wake-ups.
+    static func jobsEnded(_ ids: [Int64], as state: JobState, _ db: Database) throws -> [StoreWakeUp] {
         var pools: Set<String> = []
+        let now = Timestamp.now()
         for id in ids {
             if let pool = try childEnded(id, as: state, db) { pools.insert(pool) }
+            pools.formUnion(try dependencyEnded(id, as: state, now: now, db))
         }
         return pools.sorted().map { .runnable(pool: $0) }
+    }
+
+    /// Job `id` has just ended as `state`: the jobs that run after it wait
+    /// for one fewer — or, when it did not fulfil, are cancelled (with
+    /// theirs in turn) unless they run after any end. Gives the pools of
+    /// jobs made runnable.
+    static func dependencyEnded(_ id: Int64, as state: JobState, now: String, _ db: Database) throws -> Set<String> {
+        var pools: Set<String> = []
+        var ended: [(Int64, JobState)] = [(id, state)]
+        while let (after, state) = ended.popLast() {
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT d.job_id, d.any_end FROM job_dependencies d JOIN jobs j ON j.id = d.job_id
+                    WHERE d.after_id = ? AND j.state = 'pending' AND j.waiting_on > 0
+                    """,
+                arguments: [after])
+            for row in rows {
+                let dependent: Int64 = row[0]
+                let anyEnd: Bool = row[1]
+                if state == .fulfilled || anyEnd {
+                    let left = try Row.fetchOne(
+                        db, sql: "UPDATE jobs SET waiting_on = waiting_on - 1 WHERE id = ? RETURNING waiting_on, pool",
+                        arguments: [dependent])
+                    if let left, (left[0] as Int) == 0 { pools.insert(left[1]) }
+                } else {
+                    try db.execute(
+                        sql: """
+                            UPDATE jobs SET state = 'cancelled', cancel_requested = 1, finished_at = ?, error = ?,
+                                waiting_on = 0
+                            WHERE id = ?
+                            """,
+                        arguments: [now, JobStoreError.dependencyFailedMessage(after, state), dependent])
+                    try resolveStages(of: dependent, as: .cancelled, db)
+                    ended.append((dependent, .cancelled))
+                }
+            }
+        }
+        return pools
     }
 
     public func children(of parentID: Int64, limit: Int) async throws -> [Job] {

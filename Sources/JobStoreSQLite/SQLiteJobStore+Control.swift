@@ -29,7 +29,7 @@ extension SQLiteJobStore {
                 // A waiting parent's children go with it; a child's end counts toward its parent's join.
                 let running = try Self.cancelChildren(
                     of: id, stage: nil, reason: JobStoreError.parentEndedMessage(id), now: Timestamp.now(), db)
-                let woken = try Self.childrenEnded([id], as: .cancelled, db)
+                let woken = try Self.jobsEnded([id], as: .cancelled, db)
                 return (.cancelled, woken + running.map { .cancellationRequested(jobID: $0) })
             case .running:
                 try db.execute(sql: "UPDATE jobs SET cancel_requested = 1 WHERE id = ?", arguments: [id])

@@ -177,7 +177,7 @@ extension SQLiteJobStore {
         guard db.changesCount > 0 else { return false }
         try resolveStages(of: id, as: .rejected, db)
         _ = try cancelChildren(of: id, stage: nil, reason: JobStoreError.parentEndedMessage(id), now: now, db)
-        _ = try childEnded(id, as: .rejected, db)
+        _ = try jobsEnded([id], as: .rejected, db)
         try insertEvent(.quarantined(id, error), db)
         return true
     }
@@ -268,7 +268,7 @@ extension SQLiteJobStore {
                         try Self.insertEvent(.cancelledAtExpiry(id, owner: lease.owner, expiry: lease.expiry), db)
                         _ = try Self.cancelChildren(
                             of: id, stage: nil, reason: JobStoreError.parentEndedMessage(id), now: now, db)
-                        _ = try Self.childEnded(id, as: .cancelled, db)
+                        _ = try Self.jobsEnded([id], as: .cancelled, db)
                     } else {
                         try db.execute(
                             sql: "UPDATE jobs SET state = 'pending', lease_expires_at = NULL WHERE id = ?",

@@ -112,7 +112,11 @@ extension SQLiteJobStore {
                     ).map { .cancellationRequested(jobID: $0) }
                 }
                 if finish.parentID != nil {
-                    woken += try Self.childrenEnded([lease.jobID], as: stored.state, db)
+                    woken += try Self.jobsEnded([lease.jobID], as: stored.state, db)
+                } else {
+                    woken += try Self.dependencyEnded(
+                        lease.jobID, as: stored.state, now: Timestamp.text(finish.at), db
+                    ).sorted().map { .runnable(pool: $0) }
                 }
                 return woken
             },

@@ -8,7 +8,9 @@ extension Schema {
     /// `waiting_on` > 0 — the children still to end — and the stage it waits
     /// at (`wait_stage`), and whether the first rejected child ends the wait
     /// (`wait_fail_fast`). `jobs_claim` leaves waiting jobs out, so a claim
-    /// never reads them.
+    /// never reads them. A job submitted to run after others
+    /// (`jobctl submit --after`) waits the same way, its `waiting_on` the
+    /// jobs still to end, one `job_dependencies` row each.
     static let version8 = """
         ALTER TABLE jobs ADD COLUMN parent_id INTEGER;
         ALTER TABLE jobs ADD COLUMN parent_stage INTEGER;
@@ -21,5 +23,13 @@ extension Schema {
             WHERE parent_id IS NOT NULL;
         DROP INDEX jobs_claim;
         CREATE INDEX jobs_claim ON jobs (pool, priority DESC, run_at, id) WHERE state = 'pending' AND waiting_on = 0;
+
+        CREATE TABLE job_dependencies (
+            job_id   INTEGER NOT NULL REFERENCES jobs (id) ON DELETE CASCADE,
+            after_id INTEGER NOT NULL,
+            any_end  INTEGER NOT NULL DEFAULT 0,
+            PRIMARY KEY (after_id, job_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX job_dependencies_job ON job_dependencies (job_id);
         """
 }

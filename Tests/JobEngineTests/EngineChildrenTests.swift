@@ -1,4 +1,5 @@
 import Foundation
+import JobConfigStore
 import JobStore
 import JobStoreSQLite
 import TestSupport
@@ -164,6 +165,21 @@ import Testing
         let detail = try await harness.resolved(id)
         #expect(detail.job.state == .fulfilled, "\(detail.job.error ?? "")")
         #expect(detail.resultText == "HELLO")
+        await harness.stop()
+    }
+
+    @Test func aJobSubmittedAfterAnotherRunsOnceItFulfils() async throws {
+        let folder = try makeTemporaryFolder()
+        let (harness, follower) = try Self.harness([Self.child(folder)])
+        defer { follower.cancel() }
+        let first = try await harness.submit("child", input: "one")
+        var next = try #require(harness.definitions["child"]).newJob(input: Data("two".utf8))
+        next.after = [first]
+        let second = try await harness.store.submit(next).id
+        let detail = try await harness.resolved(second)
+        #expect(detail.job.state == .fulfilled, "\(detail.job.error ?? "")")
+        let before = try #require(try await harness.store.job(first)?.job.finishedAt)
+        #expect(try #require(detail.job.startedAt) >= before, "started after the first ended")
         await harness.stop()
     }
 }
