@@ -223,11 +223,12 @@ extension SQLiteJobStore {
         let statement = try RawStatement(
             db,
             """
-            UPDATE jobs AS p
-            SET waiting_on = CASE WHEN ?1 AND p.wait_fail_fast THEN 0 ELSE p.waiting_on - 1 END
-            FROM (SELECT parent_id, parent_stage, parent_attempt FROM jobs WHERE id = ?2) AS c
-            WHERE p.id = c.parent_id AND p.wait_stage = c.parent_stage AND p.attempt = c.parent_attempt
-              AND p.state = 'pending' AND p.waiting_on > 0
+            UPDATE jobs
+            SET waiting_on = CASE WHEN ?1 AND wait_fail_fast THEN 0 ELSE waiting_on - 1 END
+            WHERE id = (SELECT parent_id FROM jobs WHERE id = ?2)
+              AND wait_stage = (SELECT parent_stage FROM jobs WHERE id = ?2)
+              AND attempt = (SELECT parent_attempt FROM jobs WHERE id = ?2)
+              AND state = 'pending' AND waiting_on > 0
             RETURNING waiting_on, pool
             """)
         try statement.bind(1, state == .fulfilled ? 0 : 1)
@@ -256,6 +257,10 @@ extension SQLiteJobStore {
     /// jobs made runnable.
     static func dependencyEnded(_ id: Int64, as state: JobState, now: String, _ db: Database) throws -> Set<String> {
         var pools: Set<String> = []
+        // Most jobs have none: one lookup in the primary key, the statement cached.
+        let any = try RawStatement(db, "SELECT 1 FROM job_dependencies WHERE after_id = ? LIMIT 1")
+        try any.bind(1, id)
+        guard try any.firstRow({ _ in true }) != nil else { return pools }
         var ended: [(Int64, JobState)] = [(id, state)]
         while let (after, state) = ended.popLast() {
             let rows = try Row.fetchAll(

@@ -77,6 +77,7 @@ extension SQLiteJobStore {
         id, substr(definition, 1, ?2), substr(pool, 1, ?2), state, priority, substr(idempotency_key, 1, ?2), \
         substr(input, 1, ?1), substr(result, 1, ?1), substr(error, 1, ?1), attempt, cancel_requested, claims, \
         substr(lease_owner, 1, ?2), lease_expires_at, run_at, created_at, started_at, finished_at, scheduled_for, \
+        parent_id, parent_stage, item_index, waiting_on, \
         length(CAST(input AS BLOB)), length(CAST(result AS BLOB)), length(CAST(error AS BLOB))
         """
     /// Columns in the order ``Columns/stage`` decodes, cut as `jobPageColumns`,
@@ -106,9 +107,9 @@ extension SQLiteJobStore {
         guard
             let job = try jobStatement.firstRow({ row -> Job in
                 let job = try Columns.job(row)
-                note(.input, row, 19, shown: job.input)
-                note(.result, row, 20, shown: job.result)
-                note(.error, row, 21, shown: job.error.map { Data($0.utf8) })
+                note(.input, row, 23, shown: job.input)
+                note(.result, row, 24, shown: job.result)
+                note(.error, row, 25, shown: job.error.map { Data($0.utf8) })
                 return job
             })
         else { return nil }
