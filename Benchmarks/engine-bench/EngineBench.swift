@@ -21,9 +21,20 @@ struct EngineBench {
     let store: SQLiteJobStore
     let engine: Engine
     let definition: JobDefinition
+    /// Every definition given, by name (the first is `definition`).
+    let definitions: [String: JobDefinition]
 
     init(yaml: String, pool: Int, mapConcurrency: Int = 4) {
-        definition = try! DefinitionLoader().parse(yaml: yaml, path: folder + "/bench.yaml").get()
+        self.init(yamls: [yaml], pool: pool, mapConcurrency: mapConcurrency)
+    }
+
+    init(yamls: [String], pool: Int, mapConcurrency: Int = 4) {
+        let folder = self.folder
+        let parsed = yamls.enumerated().map { index, yaml in
+            try! DefinitionLoader().parse(yaml: yaml, path: folder + "/bench\(index).yaml").get()
+        }
+        definition = parsed[0]
+        definitions = Dictionary(uniqueKeysWithValues: parsed.map { ($0.name, $0) })
         store = try! SQLiteJobStore(SQLiteJobStoreConfiguration(path: folder + "/jobd.sqlite"))
         let ended = self.ended
         var logger = Logger(label: "engine-bench")
@@ -32,7 +43,7 @@ struct EngineBench {
             configuration: EngineConfiguration(
                 queues: ["map": mapConcurrency, "return": 1], pools: ["default": pool], logger: logger,
                 onJobEnd: { _ in ended.add() }),
-            definitions: [definition], store: store,
+            definitions: parsed, store: store,
             // As jobd runs it (Daemon.swift).
             processRunner: ProcessRunner(completesOnLoopThread: true))
     }
@@ -179,3 +190,19 @@ func submitFromChild(_ path: String, _ count: Int, delay: Double) {
     }
     done.wait()
 }
+
+/// Child jobs: a parent whose `each` stage starts one `fan-child` per
+/// line, and the child, one in-process stage.
+let fanParent = """
+    name: fan
+    pipeline:
+      - each: children
+        definition: fan-child
+        max-children: 100000
+    """
+let fanChild = """
+    name: fan-child
+    pipeline:
+      - map: upper
+        transform: upper
+    """

@@ -32,4 +32,13 @@ enum Thresholds {
     /// in stage_logs, in percent of the same stages writing them to
     /// /dev/null: the cost of keeping logs may be at most 15 %.
     static let stageLogShareOfQuiet = 85.0
+    /// Child jobs: N in-process children of one parent (fan-out, join),
+    /// in percent of N independent jobs of the child's definition in the
+    /// same rounds. The join adds per child one insert and one decrement
+    /// of its parent's count, in transactions the engine makes anyway.
+    static let fanOutShareOfIndependent = 80.0
+    /// From the last child's end (its finished_at) to its parent's stage
+    /// settled (the stage's finished_at), milliseconds, median of small
+    /// fan-outs (SQLite: the wake-up is in-process).
+    static let joinLatencyP50Milliseconds = 10.0
 }

@@ -2,7 +2,7 @@
 // figure beside its bound (Thresholds.swift), exit 1 when one misses.
 //
 //     swift run -c release engine-bench [--quick] [--jobs N] [--process-jobs N] [--pending N] [--pool N]
-//                                       [--rounds N] [--only a,b,c,d] [--tsv FILE]
+//                                       [--children N] [--rounds N] [--only a,b,c,d,e] [--tsv FILE]
 //
 // a. 3-stage in-process pipelines (three `map` transforms), every stage
 //    persisted in SQLite, as a share of the store driven directly (claim,
@@ -15,13 +15,19 @@
 // d. 3-stage pipelines whose stages each write 100 lines to stderr (every
 //    line kept in stage_logs), as a share of the same stages writing them
 //    to /dev/null, in the same rounds.
+// e. Child jobs: one parent fanning out into N in-process children and
+//    joining them, as a share of N independent jobs of the child's
+//    definition in the same rounds; and the join's latency, from the last
+//    child's end to the parent's stage settled, median of small fan-outs.
 
 import BenchmarkSupport
 import Foundation
 import GRDBSQLite
+import JobConfigStore
 import JobEngine
 import JobStore
 @_spi(Maintenance) import JobStoreSQLite
+import JobValues
 import StoreCycle
 
 #if canImport(Glibc)
@@ -31,15 +37,16 @@ import Glibc
 if submitAsChild(Array(CommandLine.arguments.dropFirst())) { exit(0) }
 
 let arguments = BenchArguments(
-    usage: "engine-bench [--quick] [--jobs N] [--process-jobs N] [--pending N] [--pool N] [--rounds N] [--only a,b,c,d]"
-        + " [--tsv FILE]",
-    options: ["jobs", "process-jobs", "pending", "pool", "rounds", "only"])
+    usage: "engine-bench [--quick] [--jobs N] [--process-jobs N] [--pending N] [--pool N] [--children N] [--rounds N]"
+        + " [--only a,b,c,d,e] [--tsv FILE]",
+    options: ["jobs", "process-jobs", "pending", "pool", "children", "rounds", "only"])
 let inProcessJobs = arguments.int("jobs", full: 30_000, quick: 10_000)
 let processJobs = arguments.int("process-jobs", full: 1000, quick: 300)
 let pendingJobs = arguments.int("pending", full: 100_000, quick: 50_000)
 let poolSize = arguments.int("pool", full: 256)
 let rounds = arguments.int("rounds", full: 3)
-let only = Set((arguments.string("only") ?? "a,b,c,d").split(separator: ",").map(String.init))
+let childJobs = arguments.int("children", full: 10_000, quick: 2_000)
+let only = Set((arguments.string("only") ?? "a,b,c,d,e").split(separator: ",").map(String.init))
 
 var report = Report("engine-bench", arguments)
 /// `100,000`.
@@ -256,6 +263,81 @@ if only.contains("d") {
         "d. log lines missing", Double(processJobs * 300 * kept.count - kept.reduce(0, +)), unit: "",
         .atMost(0), digits: 0)
     report.add("d. jobs rejected or cancelled", Double(failed), unit: "", .atMost(0), digits: 0)
+}
+
+// MARK: e. Child jobs: fan-out and join against independent jobs
+
+if only.contains("e") {
+    var failed = 0
+    /// Jobs per second of `childJobs` independent jobs of the child's definition,
+    /// from their submit (as the children's time counts from their creation).
+    func independentRate() -> Double {
+        let bench = EngineBench(yamls: [fanChild, fanParent], pool: poolSize)
+        let watch = Stopwatch()
+        bench.submit(childJobs)
+        bench.engine.start()
+        let (seconds, _) = bench.waitEnded(childJobs, since: watch.wall)
+        failed += bench.count([.rejected, .cancelled])
+        bench.stop()
+        return Double(childJobs) / seconds
+    }
+    /// Children per second of one parent fanning out into `childJobs` children, to its end.
+    func fanOutRate() -> Double {
+        let bench = EngineBench(yamls: [fanParent, fanChild], pool: poolSize)
+        let store = bench.store
+        let input = Data((0..<childJobs).map { "item \($0)" }.joined(separator: "\n").utf8)
+        let parent = bench.definition
+        let id = blocking { try await store.submit(parent.newJob(input: input)).id }
+        let engine = bench.engine
+        let follower = Task { await engine.followWakeUps() }
+        let watch = Stopwatch()
+        engine.start()
+        // Every child's run and the parent's two (the one that starts the
+        // children and waits, the one that joins them) end; then, had the
+        // parent been woken early, it settles a moment later.
+        let (seconds, _) = bench.waitEnded(childJobs + 2, since: watch.wall)
+        while !blocking({ try await store.job(id)?.job.state.isResolved ?? true }) { usleep(1_000) }
+        failed += bench.count([.rejected, .cancelled])
+        follower.cancel()
+        bench.stop()
+        return Double(childJobs) / seconds
+    }
+    var series = [
+        Series("\(count(childJobs)) independent jobs, pool \(poolSize)", unit: "jobs/s", independentRate),
+        Series("1 parent, \(count(childJobs)) children joined, pool \(poolSize)", unit: "jobs/s", fanOutRate),
+    ]
+    Series.measure(&series, rounds: rounds)
+    report.add(baseline: series[0], prefix: "e. ")
+    report.add(series[1], shareOf: series[0], atLeast: Thresholds.fanOutShareOfIndependent, prefix: "e. ")
+
+    // The join's latency: 30 fan-outs of 10 children, one after another.
+    let bench = EngineBench(yamls: [fanParent, fanChild], pool: poolSize)
+    let store = bench.store
+    let engine = bench.engine
+    let follower = Task { await engine.followWakeUps() }
+    engine.start()
+    var latencies: [Double] = []
+    for _ in 0..<30 {
+        let input = Data((0..<10).map(String.init).joined(separator: "\n").utf8)
+        let id = blocking { try await store.submit(bench.definition.newJob(input: input)).id }
+        while !blocking({ try await store.job(id)?.job.state.isResolved ?? true }) { usleep(500) }
+        let (settled, lastChild) = blocking {
+            let detail = try await store.job(id)
+            let children = try await store.children(of: id, limit: 100)
+            return (detail?.stages.first?.finishedAt, children.compactMap(\.finishedAt).max())
+        }
+        if let settled, let lastChild { latencies.append(settled.timeIntervalSince(lastChild) * 1000) }
+    }
+    failed += bench.count([.rejected, .cancelled])
+    follower.cancel()
+    bench.stop()
+    report.add(
+        "e. join after the last child ends, p50", median(latencies), unit: "ms",
+        .atMost(Thresholds.joinLatencyP50Milliseconds),
+        note:
+            "p90 \(Report.format(percentile(latencies, 90), 1)) ms over \(latencies.count) fan-outs of 10 (ms timestamps)"
+    )
+    report.add("e. jobs rejected or cancelled", Double(failed), unit: "", .atMost(0), digits: 0)
 }
 
 report.finish()

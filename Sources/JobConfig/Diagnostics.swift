@@ -138,6 +138,10 @@ extension Diagnostic {
         public static let duplicateSchedule = Code("duplicate-schedule")
         /// More schedules in one definition than jobd fires.
         public static let tooManySchedules = Code("too-many-schedules")
+        /// A `definition:` (child jobs) naming a definition that is not loaded.
+        public static let unknownDefinition = Code("unknown-definition")
+        /// Child jobs that start children of their own too deep, or in a cycle.
+        public static let childrenTooDeep = Code("children-too-deep")
         /// A warning: `$TZ` names no zone jobd can read, and schedules
         /// without `timezone:` are read in `/etc/localtime`'s zone instead.
         public static let unusableTZ = Code("unusable-tz")

@@ -192,9 +192,10 @@ public struct Dashboard: Sendable {
             let log = try await source.stageLog(
                 StageLogQuery(
                     jobID: id, jobAttempt: read.job.attempt, limit: JobDetailPage.logLines + 1))
+            let children = try await source.children(of: id, limit: JobDetailPage.childrenRead)
             let data = JobDetailPage.Data(
                 read: read, query: query, snapshot: snapshot,
-                log: log.filter { shown.contains($0.cursor.position) }, forms: forms)
+                log: log.filter { shown.contains($0.cursor.position) }, forms: forms, children: children)
             return Self.page(await rendered { JobDetailPage.render(data) })
         } catch {
             return .storeFailed(error, snapshot: snapshot, base: "../")

@@ -19,11 +19,15 @@ public protocol DashboardDataSource: Sendable {
     func snapshot() async -> DashboardSnapshot
     /// Stage log lines of a job (``StageLogStore/stageLog(_:)``).
     func stageLog(_ query: StageLogQuery) async throws -> [StageLogEntry]
+    /// A job's child jobs, in (stage, item) order (``JobChildStore/children(of:limit:)``).
+    func children(of parentID: Int64, limit: Int) async throws -> [Job]
 }
 
 extension DashboardDataSource {
     /// A source without logs shows none.
     public func stageLog(_ query: StageLogQuery) async throws -> [StageLogEntry] { [] }
+    /// A source without child jobs shows none.
+    public func children(of parentID: Int64, limit: Int) async throws -> [Job] { [] }
 }
 
 /// The pages' data: reads from a store, the rest from the daemon.
@@ -58,5 +62,10 @@ public struct StoreDashboardSource: DashboardDataSource {
     public func stageLog(_ query: StageLogQuery) async throws -> [StageLogEntry] {
         guard let logs = store as? any StageLogStore else { return [] }
         return try await logs.stageLog(query)
+    }
+
+    public func children(of parentID: Int64, limit: Int) async throws -> [Job] {
+        guard let store = store as? any JobChildStore else { return [] }
+        return try await store.children(of: parentID, limit: limit)
     }
 }

@@ -20,7 +20,13 @@ enum JobDetailPage {
         var log: [StageLogEntry] = []
         /// The visitor operates: the page shows the actions the job's state allows.
         var forms: ActionForms? = nil
+        /// The job's child jobs (at most ``childrenRead``), in (stage, item) order.
+        var children: [Job] = []
     }
+
+    /// Child jobs one page reads (counted by state) and lists.
+    static let childrenRead = 10_000
+    static let childrenListed = 100
 
     /// Log lines one page reads at most (`jobctl logs ID` prints them all).
     static let logLines = 2_000
@@ -70,7 +76,7 @@ enum JobDetailPage {
             \(actionButtons(job, data.forms))<div class="cards"><div class="card">\(facts(job, now: now))</div></div>
             <h2>Timeline</h2>\(stageNavigation)\(StageTimeline.render(attempts, now: now))
             <h2>Stages</h2>\(stageNavigation)\(HTML.join(read.stages.map { stage($0, attempt: nil, job: job, now: now, budget: budget, whole: whole) + log(of: $0, data) }))
-            <h2>Input</h2>\(block(job.input, job: job, budget: budget, at: .input, whole: whole))
+            \(childrenSection(data.children))<h2>Input</h2>\(block(job.input, job: job, budget: budget, at: .input, whole: whole))
             """
         if let result = job.result {
             body += "<h2>Result</h2>\(block(result, job: job, budget: budget, at: .result, whole: whole))"
@@ -240,7 +246,38 @@ enum JobDetailPage {
         if let owner = job.leaseOwner { items.append(("Node", "\(owner)")) }
         if let key = job.idempotencyKey { items.append(("Key", "\(key)")) }
         if job.cancelRequested { items.append(("Cancel", "requested")) }
+        if let parent = job.parentID {
+            let stage: HTML = job.parentStage.map { ", stage \($0)" } ?? ""
+            let item: HTML = job.itemIndex.map { ", item \($0)" } ?? ""
+            items.append(("Parent", "<a href=\"\(attribute: "jobs/\(parent)")\">job \(parent)</a>\(stage)\(item)"))
+        }
+        if job.waitingOn > 0 { items.append(("Waiting", "for \(job.waitingOn) jobs")) }
         return "<dl class=\"facts\">\(HTML.join(items.map { "<dt>\($0.0)</dt><dd>\($0.1)</dd>" }))</dl>"
+    }
+
+    /// The job's child jobs: how many in each state, then the first
+    /// ``childrenListed``, each linked to its page.
+    static func childrenSection(_ children: [Job]) -> HTML {
+        guard !children.isEmpty else { return "" }
+        let byState = Dictionary(grouping: children, by: \.state)
+        let counts = JobState.allCases.compactMap { state -> HTML? in
+            byState[state].map { "\(Layout.badge(state.rawValue)) \($0.count)" }
+        }
+        let more = children.count >= childrenRead ? " (the first \(childrenRead))" : ""
+        let rows = children.prefix(childrenListed).map { child -> HTML in
+            """
+            <tr><td><a href="\(attribute: "jobs/\(child.id)")">\(child.id)</a></td>\
+            <td>\(child.parentStage.map(String.init) ?? "")</td><td>\(child.itemIndex.map(String.init) ?? "")</td>\
+            <td>\(Layout.badge(child.state.rawValue))</td><td>\(child.error ?? "", limit: 200)</td></tr>
+            """
+        }
+        let listed =
+            children.count > childrenListed
+            ? "<p class=\"note\">The first \(childrenListed); jobctl list --parent ID lists them all.</p>" as HTML : ""
+        return """
+            <h2>Children</h2><p>\(children.count)\(more): \(HTML.join(counts.enumerated().map { $0.offset == 0 ? $0.element : " · " + $0.element }))</p>\
+            <table><tr><th>Job</th><th>Stage</th><th>Item</th><th>State</th><th>Error</th></tr>\(HTML.join(rows))</table>\(listed)
+            """
     }
 
     static func stage(_ stage: Stage, attempt: Int?, job: Job, now: Date, budget: Budget, whole: [Place: Int]) -> HTML {

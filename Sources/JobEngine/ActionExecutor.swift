@@ -65,6 +65,10 @@ struct ActionExecutor: Sendable {
             return all(actions, input: input, context)
         case let .any(actions):
             return any(actions, input: input, context)
+        case .children:
+            // Children are started and joined by the job's run, through the store.
+            return Promise(
+                error: EngineError(.badDefinition, "child jobs are started by the job's run, not as an action"))
         }
     }
 

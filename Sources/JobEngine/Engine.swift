@@ -264,16 +264,18 @@ public final class Engine: Sendable {
 
     private func launch(_ claimed: ClaimedJob, pool: PoolScheduler, leaseSent: ContinuousClock.Instant) {
         let store = context.store
-        let (current, definition) = generation.withAnnouncedLock {
-            ($0.context, $0.definitions[claimed.job.definition])
+        let (current, definition, definitions) = generation.withAnnouncedLock {
+            ($0.context, $0.definitions[claimed.job.definition], $0.definitions)
         }
         guard let definition else {
             let message =
                 "no job definition named `\(claimed.job.definition)` is loaded; add jobs.d/\(claimed.job.definition).yaml and retry the job"
             context.log(.error, message, job: claimed.job.id)
             let metrics = context.configuration.metrics
-            store.finish(JobFinish(lease: claimed.lease, outcome: .rejected(message), at: context.databaseClock.now()))
-            { result in
+            let finish = JobFinish(
+                lease: claimed.lease, outcome: .rejected(message), at: context.databaseClock.now(),
+                parentID: claimed.job.parentID)
+            store.finish(finish) { result in
                 if case .success = result {
                     metrics.jobResolved(definition: claimed.job.definition, state: JobState.rejected)
                 }
@@ -282,7 +284,8 @@ public final class Engine: Sendable {
             return
         }
         let run = JobRun(
-            context: current, claimed: claimed, definition: definition, drain: drainFlag, leaseConfirmed: leaseSent
+            context: current, claimed: claimed, definition: definition, definitions: definitions, drain: drainFlag,
+            leaseConfirmed: leaseSent
         ) { [weak self] run in
             self?.ended(run)
         }

@@ -30,6 +30,9 @@ public struct EngineError: Error, Sendable, CustomStringConvertible {
         public static let leaseLost = Code("lease-lost")
         /// A stage result could not be written to the store.
         public static let storeFailed = Code("store-failed")
+        /// The job waits for its child jobs: its run ends here, unresolved,
+        /// and it is claimed again when they have ended.
+        public static let waitingForChildren = Code("waiting-for-children")
 
         /// The code a stage's rejection was stored with (`stages.error_code`),
         /// read back when the job resumes; nil for a text this engine does
@@ -75,10 +78,11 @@ public struct EngineError: Error, Sendable, CustomStringConvertible {
     }
 
     /// The engine stops working on the job without resolving it: no further
-    /// stage runs, not even `finally`, and the job stays resumable (draining)
-    /// or belongs to someone else now (lease lost, store failure).
+    /// stage runs, not even `finally`, and the job stays resumable (draining,
+    /// waiting for its children) or belongs to someone else now (lease
+    /// lost, store failure).
     var haltsJob: Bool {
-        code == .draining || code == .leaseLost || code == .storeFailed
+        code == .draining || code == .leaseLost || code == .storeFailed || code == .waitingForChildren
     }
 }
 

@@ -14,6 +14,7 @@ extension JobRun {
     /// with effects outside jobd: processes, timers) but not its result:
     /// the caller records that, as the stage's kind says.
     func perform(_ stage: StageDefinition, input: [UInt8], on queue: DispatchQueue) -> Promise<ActionOutput> {
+        if case let .children(spec) = stage.action { return joinChildren(stage, spec, input: input) }
         let (promise, resolver) = Promise<ActionOutput>.pending()
         attempt(stage, input: input, number: firstAttemptNumber(at: stage.position), tries: 1, on: queue, resolver)
         return promise
@@ -231,7 +232,7 @@ extension Action {
         switch self {
         case .run, .shell: return true
         case let .all(actions), let .any(actions): return actions.contains { $0.startsProcesses }
-        case .sleep, .fail, .transform: return false
+        case .sleep, .fail, .transform, .children: return false
         }
     }
 
@@ -240,7 +241,7 @@ extension Action {
     var recordsStart: Bool {
         switch self {
         case .run, .shell, .sleep, .all, .any: return true
-        case .fail, .transform: return false
+        case .fail, .transform, .children: return false
         }
     }
 }

@@ -54,7 +54,7 @@ extension JobRun {
     private func link(_ stage: StageDefinition, to chain: Promise<[UInt8]>) -> Promise<[UInt8]> {
         let queue = context.queues.queue(for: stage).slot()
         switch stage.kind {
-        case .firstly, .then, .get, .done, .when, .race:
+        case .firstly, .then, .get, .done, .when, .race, .each:
             return chain.then(on: queue) { self.run(stage, incoming: .fulfilled($0), on: queue) }
         case .map:
             return recordTransform(stage, chain.map(on: queue) { try self.transform(stage, $0) })
@@ -142,6 +142,9 @@ extension JobRun {
             }
             switch failure.code {
             case .draining: self.park(failure)
+            case .waitingForChildren:
+                self.log(.debug, failure.message, position: failure.position)
+                self.ended()
             case .leaseLost, .storeFailed:
                 self.log(.warning, "let go unresolved: \(failure.message)")
                 self.ended()
@@ -153,7 +156,10 @@ extension JobRun {
 
     func finish(_ outcome: JobOutcome) {
         let (store, finish) = (
-            context.store, JobFinish(lease: lease, outcome: outcome, at: context.databaseClock.now())
+            context.store,
+            JobFinish(
+                lease: lease, outcome: outcome, at: context.databaseClock.now(), parentID: claimed.job.parentID,
+                startsChildren: definition.startsChildren)
         )
         persist("record the job's end", { store.finish(finish, completion: $0) }) { result, tries in
             switch result {

@@ -86,6 +86,14 @@ extension JobRun {
             return
         }
         let stage = definition.stages[inFlight.position]
+        if case .children = stage.action {
+            // The job waited there for its child jobs (or stopped while
+            // starting them): the stage joins them again, in the same
+            // attempt; the store starts none twice.
+            setResumedAttempt(Attempt(position: stage.position, number: max(1, inFlight.attempts), startedAt: nil))
+            launch(plan)
+            return
+        }
         if stage.idempotent {
             log(
                 .info,

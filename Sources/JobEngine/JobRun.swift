@@ -18,6 +18,8 @@ final class JobRun: Sendable {
     let context: EngineContext
     let claimed: ClaimedJob
     let definition: JobDefinition
+    /// The definitions loaded when the job was claimed: its children's.
+    let definitions: [String: JobDefinition]
     let drain: DrainFlag
     private let onEnd: @Sendable (JobRun) -> Void
 
@@ -53,13 +55,15 @@ final class JobRun: Sendable {
 
     /// `leaseConfirmed`: when the claim that gave `claimed` its lease was sent.
     init(
-        context: EngineContext, claimed: ClaimedJob, definition: JobDefinition, drain: DrainFlag,
-        leaseConfirmed: ContinuousClock.Instant = .now, onEnd: @escaping @Sendable (JobRun) -> Void
+        context: EngineContext, claimed: ClaimedJob, definition: JobDefinition,
+        definitions: [String: JobDefinition] = [:], drain: DrainFlag, leaseConfirmed: ContinuousClock.Instant = .now,
+        onEnd: @escaping @Sendable (JobRun) -> Void
     ) {
         state = Mutex(State(leaseConfirmed: leaseConfirmed))
         self.context = context
         self.claimed = claimed
         self.definition = definition
+        self.definitions = definitions
         self.drain = drain
         self.onEnd = onEnd
     }
@@ -238,7 +242,7 @@ extension StageKind {
     /// `ensure` and `finally` leave the outcome as it was.
     var failureRejectsChain: Bool {
         switch self {
-        case .firstly, .then, .map, .get, .when, .race, .done, .recover: return true
+        case .firstly, .then, .map, .get, .when, .race, .each, .done, .recover: return true
         case .tap, .catch, .ensure, .finally: return false
         }
     }

@@ -8,7 +8,7 @@ extension ProcessSpec.Command {
         switch action {
         case let .run(argv): self = .argv(argv)
         case let .shell(script): self = .shell(script)
-        case .sleep, .fail, .transform, .all, .any: return nil
+        case .sleep, .fail, .transform, .all, .any, .children: return nil
         }
     }
 }

@@ -32,6 +32,15 @@ public struct Job: Sendable, Hashable {
     public var finishedAt: Date?
     /// The schedule occurrence the job fires for, or `nil` for a job submitted by hand.
     public var scheduledFor: Date?
+    /// The job whose stage started this one (a child job), else nil.
+    public var parentID: Int64?
+    /// The parent's stage (its position) that started this child.
+    public var parentStage: Int?
+    /// This child's place among its stage's items, from 0.
+    public var itemIndex: Int?
+    /// How many jobs this one waits for (the children of the stage it is
+    /// at); a job is never claimed while it waits.
+    public var waitingOn: Int = 0
 
     package init(
         id: Int64, definition: String, pool: String, state: JobState, priority: Int, idempotencyKey: String? = nil,

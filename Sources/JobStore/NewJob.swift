@@ -35,6 +35,12 @@ public struct NewJob: Sendable, Hashable {
     /// The key its definition's concurrency limit counts it under
     /// (`jobs.limit_key`); `nil` when the definition has no `limit:`.
     public var limitKey: String?
+    /// Jobs this one runs after (`jobctl submit --after`): it is not
+    /// claimed before they have all fulfilled; if one is rejected or
+    /// cancelled it is cancelled, with a reason naming that job — unless
+    /// `afterAnyEnd`, when it runs once they have all ended, however.
+    public var after: [Int64] = []
+    public var afterAnyEnd = false
 
     public init(
         definition: String,

@@ -78,11 +78,21 @@ public struct JobFinish: Sendable, Hashable {
     public var lease: Lease
     public var outcome: JobOutcome
     public var at: Date
+    /// The job's parent (``Job/parentID``), if it is a child job: its end
+    /// counts toward the parent's join, in the same transaction.
+    public var parentID: Int64?
+    /// Whether the job's definition has stages that start children: those
+    /// that have not ended when it does are cancelled with it.
+    public var startsChildren: Bool
 
-    public init(lease: Lease, outcome: JobOutcome, at: Date = Date()) {
+    public init(
+        lease: Lease, outcome: JobOutcome, at: Date = Date(), parentID: Int64? = nil, startsChildren: Bool = false
+    ) {
         self.lease = lease
         self.outcome = outcome
         self.at = at
+        self.parentID = parentID
+        self.startsChildren = startsChildren
     }
 }
 

@@ -83,8 +83,20 @@ struct PostgresBatchGroup {
         if !starts.isEmpty { written.formUnion(try await Self.writeStarts(starts.map(\.1), session)) }
         if !results.isEmpty { written.formUnion(try await Self.writeResults(results.map { ($0.1, $0.2) }, session)) }
         if !finishes.isEmpty {
+            // Children's ends first: their parents' rows are locked before the children's (see childrenEnded).
+            let children = finishes.filter { $0.1.parentID != nil }.map { ($0.1.lease.jobID, $0.2.state) }
+            try await PostgresJobStore.childrenEnded(children, session)
             let ended = try await Self.writeFinishes(finishes.map { ($0.1, $0.2) }, session)
             written.formUnion(ended.map { [$0.id, -1] })
+            let finished = Set(ended.map(\.id))
+            try await PostgresJobStore.dependenciesEnded(
+                finishes.filter { finished.contains($0.1.lease.jobID) }.map { ($0.1.lease.jobID, $0.2.state) }, session)
+            // A job's end ends its children still going.
+            for (_, finish, _) in finishes where finish.startsChildren && finished.contains(finish.lease.jobID) {
+                let id = finish.lease.jobID
+                try await PostgresJobStore.cancelChildren(
+                    of: id, stage: nil, reason: JobStoreError.parentEndedMessage(id), session)
+            }
             // A limited job freed a slot that a host waiting at its limit may take.
             for pool in Set(ended.compactMap(\.limitedPool)).sorted() {
                 try await session.notify(.runnable(pool: pool))

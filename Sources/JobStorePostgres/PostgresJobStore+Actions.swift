@@ -206,7 +206,7 @@ extension PostgresJobStore: JobActionStore {
 
     /// As ``retry(_:delay:)`` does for one job, for every job of `ids` (all resolved and locked: the caller
     /// selected them so).
-    private static func retryAll(_ ids: [Int64], _ session: PostgresSession) async throws {
+    static func retryAll(_ ids: [Int64], _ session: PostgresSession) async throws {
         try await session.execute(
             """
             INSERT INTO {s}.job_attempts (job_id, attempt, state, result, result_bytes, error, started_at, finished_at)
@@ -246,7 +246,12 @@ extension PostgresJobStore: JobActionStore {
                     error = 'cancelled before it started'
                 WHERE id = ANY($1)
                 """, pending)
-            for id in pending { try await resolveStages(of: id, as: .cancelled, session) }
+            for id in pending {
+                try await resolveStages(of: id, as: .cancelled, session)
+                try await cancelChildren(of: id, stage: nil, reason: JobStoreError.parentEndedMessage(id), session)
+            }
+            try await childrenEnded(pending.map { ($0, .cancelled) }, session)
+            try await dependenciesEnded(pending.map { ($0, .cancelled) }, session)
         }
         if !running.isEmpty {
             try await session.execute("UPDATE {s}.jobs SET cancel_requested = true WHERE id = ANY($1)", running)

@@ -21,6 +21,10 @@ extension PostgresJobStore {
                     WHERE id = $1
                     """, id)
                 try await Self.resolveStages(of: id, as: .cancelled, session)
+                // A waiting parent's children go with it; a child's end counts toward its parent's join.
+                try await Self.cancelChildren(of: id, stage: nil, reason: JobStoreError.parentEndedMessage(id), session)
+                try await Self.childrenEnded([(id, .cancelled)], session)
+                try await Self.dependenciesEnded([(id, .cancelled)], session)
                 return .cancelled
             case .running:
                 try await session.execute("UPDATE {s}.jobs SET cancel_requested = true WHERE id = $1", id)

@@ -36,7 +36,7 @@ extension PostgresJobStore {
         try await read(doing: "count the jobs of each pool") { session in
             try await session.rows(
                 """
-                SELECT pool, count(*) FILTER (WHERE state = 'pending'), count(*) FILTER (WHERE state = 'running')
+                SELECT pool, count(*) FILTER (WHERE state = 'pending' AND waiting_on = 0), count(*) FILTER (WHERE state = 'running')
                 FROM {s}.jobs WHERE state IN ('pending', 'running')
                 GROUP BY pool ORDER BY pool
                 """
@@ -65,7 +65,7 @@ extension PostgresJobStore {
         id, left(definition, $2), left(pool, $2), state, priority, left(idempotency_key, $2), \
         left(input, $1), substring(input_bytes from 1 for $1), left(result, $1), substring(result_bytes from 1 for $1), \
         left(error, $1), attempt, cancel_requested, claims, left(lease_owner, $2), lease_expires_at, run_at, created_at, \
-        started_at, finished_at, scheduled_for, \
+        started_at, finished_at, scheduled_for, parent_id, parent_stage, item_index, waiting_on, \
         coalesce(octet_length(input), octet_length(input_bytes)), coalesce(octet_length(result), octet_length(result_bytes)), \
         octet_length(error)
         """
@@ -93,9 +93,9 @@ extension PostgresJobStore {
             let job = try PostgresQueryColumns.job(row)
             let row = PostgresIndexedRow(row)
             var cuts: [Place: Int] = [:]
-            cuts[.input] = try cut(row, 21, shown: job.input)
-            cuts[.result] = try cut(row, 22, shown: job.result)
-            cuts[.error] = try cut(row, 23, shown: job.error.map { Data($0.utf8) })
+            cuts[.input] = try cut(row, 25, shown: job.input)
+            cuts[.result] = try cut(row, 26, shown: job.result)
+            cuts[.error] = try cut(row, 27, shown: job.error.map { Data($0.utf8) })
             return (job, cuts)
         }
         guard let (job, jobCuts) = found else { return nil }

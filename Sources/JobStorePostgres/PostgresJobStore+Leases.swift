@@ -32,7 +32,7 @@ extension PostgresJobStore {
                     """
                     WITH picked AS (
                         SELECT id AS picked_id FROM {s}.jobs
-                        WHERE state = 'pending' AND pool = $1 AND run_at <= now()
+                        WHERE state = 'pending' AND waiting_on = 0 AND pool = $1 AND run_at <= now()
                         ORDER BY priority DESC, run_at, id
                         LIMIT $2
                         FOR UPDATE SKIP LOCKED)
@@ -179,6 +179,10 @@ extension PostgresJobStore {
                             """, job.id)
                         try await Self.insertEvent(
                             .cancelledAtExpiry(job.id, owner: job.owner, expiry: job.expiry), session)
+                        try await Self.cancelChildren(
+                            of: job.id, stage: nil, reason: JobStoreError.parentEndedMessage(job.id), session)
+                        try await Self.childrenEnded([(job.id, .cancelled)], session)
+                        try await Self.dependenciesEnded([(job.id, .cancelled)], session)
                     } else {
                         try await session.execute(
                             "UPDATE {s}.jobs SET state = 'pending', lease_expires_at = NULL WHERE id = $1", job.id)

@@ -97,7 +97,7 @@ extension PostgresJobStore {
             atomic: false,
             { session in
                 try await session.firstRow(
-                    "SELECT min(run_at) FROM {s}.jobs WHERE state = 'pending' AND pool = $1", pool
+                    "SELECT min(run_at) FROM {s}.jobs WHERE state = 'pending' AND waiting_on = 0 AND pool = $1", pool
                 ) { try PostgresIndexedRow($0).date(0) } ?? nil
             }, completion: completion)
     }

@@ -63,6 +63,47 @@ extension PostgresJobStore {
                 """,
                 id, job.stages.map(\.name), job.stages.map(\.kind))
         }
+        if !job.after.isEmpty { try await waitForDependencies(of: id, job, session) }
         return Submission(id: id, created: true)
+    }
+
+    /// Job `id` runs after `job.after`: it waits for those not ended yet,
+    /// or is cancelled at once when one was rejected or cancelled (unless
+    /// it runs after any end). Their rows are read `FOR SHARE`: a finish of
+    /// one of them being written now is waited for, so its end is either
+    /// seen here or sees this job's dependency rows (`dependenciesEnded`).
+    private static func waitForDependencies(of id: Int64, _ job: NewJob, _ session: PostgresSession) async throws {
+        let wanted = Array(Set(job.after)).sorted()
+        let states = try await session.rows(
+            "SELECT id, state FROM {s}.jobs WHERE id = ANY($1) ORDER BY id FOR SHARE", wanted
+        ) { row in (try PostgresIndexedRow(row).int64(0), try PostgresIndexedRow(row).text(1) ?? "") }
+        let byID = Dictionary(states, uniquingKeysWith: { first, _ in first })
+        var open: [Int64] = []
+        for after in wanted {
+            guard let text = byID[after], let state = JobState(rawValue: text) else {
+                throw JobStoreError(
+                    .jobNotFound,
+                    "cannot submit a job of \(job.definition) to run after job \(after): there is no such job",
+                    jobID: after)
+            }
+            if !state.isResolved {
+                open.append(after)
+            } else if state != .fulfilled && !job.afterAnyEnd {
+                try await session.execute(
+                    """
+                    UPDATE {s}.jobs SET state = 'cancelled', cancel_requested = true, finished_at = now(), error = $1
+                    WHERE id = $2
+                    """, JobStoreError.dependencyFailedMessage(after, state), id)
+                try await resolveStages(of: id, as: .cancelled, session)
+                return
+            }
+        }
+        guard !open.isEmpty else { return }
+        try await session.execute(
+            """
+            INSERT INTO {s}.job_dependencies (job_id, after_id, any_end)
+            SELECT $1, after_id, $3 FROM unnest($2::int8[]) AS a(after_id)
+            """, id, open, job.afterAnyEnd)
+        try await session.execute("UPDATE {s}.jobs SET waiting_on = $1 WHERE id = $2", open.count, id)
     }
 }

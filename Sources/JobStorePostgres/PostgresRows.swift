@@ -17,7 +17,7 @@ enum PostgresQueryColumns {
         """
         id, definition, pool, state, priority, idempotency_key, \(input), \(result), \(error), \
         attempt, cancel_requested, claims, lease_owner, lease_expires_at, run_at, created_at, started_at, \
-        finished_at, scheduled_for
+        finished_at, scheduled_for, parent_id, parent_stage, item_index, waiting_on
         """
     }
 
@@ -37,7 +37,7 @@ enum PostgresQueryColumns {
         guard let state = JobState(rawValue: stateText) else {
             throw PostgresQueryColumns.badState("jobs", "id \(id)", stateText, JobState.self, jobID: id)
         }
-        return Job(
+        var job = Job(
             id: id, definition: try row.text(1) ?? "", pool: try row.text(2) ?? "", state: state,
             priority: try row.int(4), idempotencyKey: try row.text(5),
             input: try row.value(6), result: try row.value(8), error: try row.text(10),
@@ -46,6 +46,11 @@ enum PostgresQueryColumns {
             runAt: try row.date(16) ?? Date(timeIntervalSince1970: 0),
             createdAt: try row.date(17) ?? Date(timeIntervalSince1970: 0),
             startedAt: try row.date(18), finishedAt: try row.date(19), scheduledFor: try row.date(20))
+        job.parentID = try row.optionalInt64(21)
+        job.parentStage = try row.optionalInt(22)
+        job.itemIndex = try row.optionalInt(23)
+        job.waitingOn = try row.int(24)
+        return job
     }
 
     static func stage(_ row: PostgresRow) throws -> Stage {

@@ -15,7 +15,7 @@ enum Columns {
         """
         id, definition, pool, state, priority, idempotency_key, \(input), \(result), \(error), attempt, \
         cancel_requested, claims, lease_owner, lease_expires_at, run_at, created_at, started_at, finished_at, \
-        scheduled_for
+        scheduled_for, parent_id, parent_stage, item_index, waiting_on
         """
     }
 
@@ -31,7 +31,7 @@ enum Columns {
     static let jobNames = [
         "id", "definition", "pool", "state", "priority", "idempotency_key", "input", "result", "error", "attempt",
         "cancel_requested", "claims", "lease_owner", "lease_expires_at", "run_at", "created_at", "started_at",
-        "finished_at", "scheduled_for",
+        "finished_at", "scheduled_for", "parent_id", "parent_stage", "item_index", "waiting_on",
     ]
     static let stageNames = stage.split(separator: ",").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
     /// The names of the `job_attempts` columns jobd reads, in the order it reads them.
@@ -43,7 +43,7 @@ enum Columns {
     static func job(_ raw: RawRow) throws -> Job {
         var row = CheckedRow(raw, table: "jobs", names: jobNames)
         row.identify([0], jobColumn: 0)
-        return Job(
+        var job = Job(
             id: try row.integer(0),
             definition: try row.requiredText(1),
             pool: try row.requiredText(2),
@@ -63,6 +63,11 @@ enum Columns {
             startedAt: try row.date(16),
             finishedAt: try row.date(17),
             scheduledFor: try row.date(18))
+        job.parentID = try row.optionalInteger(19, in: 1...Int64.max)
+        job.parentStage = try row.optionalInteger(20, in: 0...Int64(Int32.max)).map { Int($0) }
+        job.itemIndex = try row.optionalInteger(21, in: 0...Int64(Int32.max)).map { Int($0) }
+        job.waitingOn = try row.count(22)
+        return job
     }
 
     /// A `stages` row (or a `stage_attempts` row, whose first columns are the same).

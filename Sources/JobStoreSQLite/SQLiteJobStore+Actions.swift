@@ -232,7 +232,13 @@ extension SQLiteJobStore: JobActionStore {
                     WHERE id IN (\(list))
                     """,
                 arguments: [Timestamp.now()] + StatementArguments(pending))
-            for id in pending { try resolveStages(of: id, as: .cancelled, db) }
+            let now = Timestamp.now()
+            for id in pending {
+                try resolveStages(of: id, as: .cancelled, db)
+                // Wake-ups are left to the engines' polls here.
+                _ = try cancelChildren(of: id, stage: nil, reason: JobStoreError.parentEndedMessage(id), now: now, db)
+                _ = try jobsEnded([id], as: .cancelled, db)
+            }
         }
         try db.execute(
             sql:

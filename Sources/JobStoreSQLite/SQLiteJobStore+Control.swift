@@ -5,7 +5,7 @@ import JobValues
 
 extension SQLiteJobStore {
     public func requestCancellation(of id: Int64) async throws -> CancellationOutcome {
-        try await write(atomic: true) { db in
+        let (outcome, woken) = try await write(atomic: true) { db -> (CancellationOutcome, [StoreWakeUp]) in
             let select = try RawStatement(db, "SELECT id, state FROM jobs WHERE id = ?")
             try select.bind(1, id)
             let found = try select.firstRow { raw -> JobState in
@@ -26,14 +26,20 @@ extension SQLiteJobStore {
                         """,
                     arguments: [Timestamp.now(), id])
                 try Self.resolveStages(of: id, as: .cancelled, db)
-                return .cancelled
+                // A waiting parent's children go with it; a child's end counts toward its parent's join.
+                let running = try Self.cancelChildren(
+                    of: id, stage: nil, reason: JobStoreError.parentEndedMessage(id), now: Timestamp.now(), db)
+                let woken = try Self.jobsEnded([id], as: .cancelled, db)
+                return (.cancelled, woken + running.map { .cancellationRequested(jobID: $0) })
             case .running:
                 try db.execute(sql: "UPDATE jobs SET cancel_requested = 1 WHERE id = ?", arguments: [id])
-                return .requested
+                return (.requested, [])
             case .fulfilled, .rejected, .cancelled:
-                return .alreadyResolved(state)
+                return (.alreadyResolved(state), [])
             }
         }
+        localWakeUps.yield(woken)
+        return outcome
     }
 
     public func retry(_ id: Int64, delay: Duration) async throws -> Job {

@@ -46,7 +46,7 @@ extension SQLiteJobStore {
             let pending = try RawStatement(
                 db,
                 """
-                SELECT pool, count(*) FROM jobs INDEXED BY jobs_claim WHERE state = 'pending' GROUP BY pool
+                SELECT pool, count(*) FROM jobs INDEXED BY jobs_claim WHERE state = 'pending' AND waiting_on = 0 GROUP BY pool
                 """)
             for (pool, count) in try pending.rows({ ($0.text(0) ?? "", $0.int(1)) }) {
                 counts[pool, default: PoolJobCounts(pool: pool, pending: 0, running: 0)].pending += count
@@ -77,6 +77,7 @@ extension SQLiteJobStore {
         id, substr(definition, 1, ?2), substr(pool, 1, ?2), state, priority, substr(idempotency_key, 1, ?2), \
         substr(input, 1, ?1), substr(result, 1, ?1), substr(error, 1, ?1), attempt, cancel_requested, claims, \
         substr(lease_owner, 1, ?2), lease_expires_at, run_at, created_at, started_at, finished_at, scheduled_for, \
+        parent_id, parent_stage, item_index, waiting_on, \
         length(CAST(input AS BLOB)), length(CAST(result AS BLOB)), length(CAST(error AS BLOB))
         """
     /// Columns in the order ``Columns/stage`` decodes, cut as `jobPageColumns`,
@@ -106,9 +107,9 @@ extension SQLiteJobStore {
         guard
             let job = try jobStatement.firstRow({ row -> Job in
                 let job = try Columns.job(row)
-                note(.input, row, 19, shown: job.input)
-                note(.result, row, 20, shown: job.result)
-                note(.error, row, 21, shown: job.error.map { Data($0.utf8) })
+                note(.input, row, 23, shown: job.input)
+                note(.result, row, 24, shown: job.result)
+                note(.error, row, 25, shown: job.error.map { Data($0.utf8) })
                 return job
             })
         else { return nil }

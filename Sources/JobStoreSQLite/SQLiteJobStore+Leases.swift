@@ -37,17 +37,19 @@ extension SQLiteJobStore {
         // Read the jobs, then take each by key: `RETURNING` would cost a
         // temporary table, and a second read is not needed to know the result.
         let top = try RawStatement(
-            db, "SELECT max(priority) FROM jobs INDEXED BY jobs_claim WHERE state = 'pending' AND pool = ?")
+            db,
+            "SELECT max(priority) FROM jobs INDEXED BY jobs_claim WHERE state = 'pending' AND waiting_on = 0 AND pool = ?"
+        )
         let below = try RawStatement(
             db,
             """
-            SELECT max(priority) FROM jobs INDEXED BY jobs_claim WHERE state = 'pending' AND pool = ? AND priority < ?
+            SELECT max(priority) FROM jobs INDEXED BY jobs_claim WHERE state = 'pending' AND waiting_on = 0 AND pool = ? AND priority < ?
             """)
         let next = try RawStatement(
             db,
             """
             SELECT \(Columns.job) FROM jobs INDEXED BY jobs_claim
-            WHERE state = 'pending' AND pool = ? AND priority = ? AND run_at <= ?
+            WHERE state = 'pending' AND waiting_on = 0 AND pool = ? AND priority = ? AND run_at <= ?
             ORDER BY run_at, id
             LIMIT ?
             """)
@@ -155,7 +157,7 @@ extension SQLiteJobStore {
             db,
             """
             SELECT id FROM jobs INDEXED BY jobs_claim
-            WHERE state = 'pending' AND pool = ? AND typeof(priority) != 'integer'
+            WHERE state = 'pending' AND waiting_on = 0 AND pool = ? AND typeof(priority) != 'integer'
             """)
         try select.bind(1, pool)
         let statement = try RawStatement(db, "SELECT \(Columns.job) FROM jobs WHERE id = ?")
@@ -187,6 +189,8 @@ extension SQLiteJobStore {
         try reject.execute()
         guard db.changesCount > 0 else { return false }
         try resolveStages(of: id, as: .rejected, db)
+        _ = try cancelChildren(of: id, stage: nil, reason: JobStoreError.parentEndedMessage(id), now: now, db)
+        _ = try jobsEnded([id], as: .rejected, db)
         try insertEvent(.quarantined(id, error), db)
         return true
     }
@@ -275,6 +279,9 @@ extension SQLiteJobStore {
                                 """,
                             arguments: [now, id])
                         try Self.insertEvent(.cancelledAtExpiry(id, owner: lease.owner, expiry: lease.expiry), db)
+                        _ = try Self.cancelChildren(
+                            of: id, stage: nil, reason: JobStoreError.parentEndedMessage(id), now: now, db)
+                        _ = try Self.jobsEnded([id], as: .cancelled, db)
                     } else {
                         try db.execute(
                             sql: "UPDATE jobs SET state = 'pending', lease_expires_at = NULL WHERE id = ?",

@@ -82,9 +82,10 @@ extension SQLiteJobStore {
         // Not in a savepoint (they cost page copies on this hot path): every
         // check comes before the first change, and the two updates by key
         // can only fail in ways that roll back the whole transaction.
+        let wakeUps = localWakeUps
         writer.enqueue(
             atomic: false,
-            { db in
+            { db -> [StoreWakeUp] in
                 let lease = finish.lease
                 let stored = try StoredJobFinish(finish, cap: cap)
                 try Self.checkLease(lease, position: nil, doing: "finish", db)
@@ -102,7 +103,27 @@ extension SQLiteJobStore {
                 try statement.bind(5, lease.jobID)
                 try statement.execute()
                 try Self.resolveStages(of: lease.jobID, as: stored.state, db)
-            }, completion: completion)
+                // A job's end ends its children still going, and counts toward its parent's join.
+                var woken: [StoreWakeUp] = []
+                if finish.startsChildren {
+                    woken += try Self.cancelChildren(
+                        of: lease.jobID, stage: nil, reason: JobStoreError.parentEndedMessage(lease.jobID),
+                        now: Timestamp.text(finish.at), db
+                    ).map { .cancellationRequested(jobID: $0) }
+                }
+                if finish.parentID != nil {
+                    woken += try Self.jobsEnded([lease.jobID], as: stored.state, db)
+                } else {
+                    woken += try Self.dependencyEnded(
+                        lease.jobID, as: stored.state, now: Timestamp.text(finish.at), db
+                    ).sorted().map { .runnable(pool: $0) }
+                }
+                return woken
+            },
+            completion: { result in
+                if case let .success(woken) = result { wakeUps.yield(woken) }
+                completion(result.map { _ in () })
+            })
     }
 
     public func recordEvent(_ event: NewEvent, completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {

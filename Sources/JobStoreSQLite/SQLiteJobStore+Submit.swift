@@ -3,12 +3,16 @@ internal import GRDB
 import JobStore
 
 extension SQLiteJobStore {
-    public func submit(_ jobs: [NewJob]) async throws -> [Submission] {
+    private func submitJobs(_ jobs: [NewJob]) async throws -> [Submission] {
         guard !jobs.isEmpty else { return [] }
         try NewJob.check(jobs, cap: cap)
         return try await write(atomic: true) { db in
             try Self.insert(jobs, db)
         }
+    }
+
+    public func submit(_ jobs: [NewJob]) async throws -> [Submission] {
+        try await submitJobs(jobs)
     }
 
     static func insert(_ jobs: [NewJob], _ db: Database) throws -> [Submission] {
@@ -60,8 +64,44 @@ extension SQLiteJobStore {
                 try insertStage.bind(4, stage.kind)
                 try insertStage.execute()
             }
+            if !job.after.isEmpty { try waitForDependencies(of: id, job, now: now, db) }
             submissions.append(Submission(id: id, created: true))
         }
         return submissions
+    }
+
+    /// Job `id` runs after `job.after`: it waits for those not ended yet,
+    /// or is cancelled at once when one was rejected or cancelled (unless
+    /// it runs after any end).
+    private static func waitForDependencies(of id: Int64, _ job: NewJob, now: String, _ db: Database) throws {
+        var open: [Int64] = []
+        for after in Array(Set(job.after)).sorted() {
+            let state = try String.fetchOne(db, sql: "SELECT state FROM jobs WHERE id = ?", arguments: [after])
+            guard let state, let known = JobState(rawValue: state) else {
+                throw JobStoreError(
+                    .jobNotFound,
+                    "cannot submit a job of \(job.definition) to run after job \(after): there is no such job",
+                    jobID: after)
+            }
+            if !known.isResolved {
+                open.append(after)
+            } else if known != .fulfilled && !job.afterAnyEnd {
+                try db.execute(
+                    sql: """
+                        UPDATE jobs SET state = 'cancelled', cancel_requested = 1, finished_at = ?, error = ?
+                        WHERE id = ?
+                        """,
+                    arguments: [now, JobStoreError.dependencyFailedMessage(after, known), id])
+                try resolveStages(of: id, as: .cancelled, db)
+                return
+            }
+        }
+        guard !open.isEmpty else { return }
+        for after in open {
+            try db.execute(
+                sql: "INSERT INTO job_dependencies (job_id, after_id, any_end) VALUES (?, ?, ?)",
+                arguments: [id, after, job.afterAnyEnd])
+        }
+        try db.execute(sql: "UPDATE jobs SET waiting_on = ? WHERE id = ?", arguments: [open.count, id])
     }
 }

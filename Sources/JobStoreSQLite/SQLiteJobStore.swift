@@ -29,6 +29,8 @@ public final class SQLiteJobStore: JobStore {
     let checkpointer: BackgroundCheckpointer?
     /// The database file and its `-wal` as they were when opened.
     let files: FileIdentity.Watch
+    /// What this process's writes wake (see ``wakeUps()``).
+    let localWakeUps = LocalWakeUps()
 
     var path: String { configuration.path }
     var cap: Int { configuration.maxValueBytes }

@@ -52,8 +52,14 @@ struct FixedSource: DashboardDataSource {
     var unreadable: [UnreadableRow] = []
     var failing: (any Error)? = nil
     var logs: [StageLogEntry] = []
+    var children: [Int64: [Job]] = [:]
 
     func check() throws { if let failing { throw failing } }
+
+    func children(of parentID: Int64, limit: Int) async throws -> [Job] {
+        try check()
+        return Array((children[parentID] ?? []).prefix(limit))
+    }
 
     func list(_ query: JobQuery) async throws -> JobPage {
         try check()

@@ -108,4 +108,14 @@ final class LateStartStore: EngineStore {
         try await base.skipOccurrences(definition: definition, schedule: schedule, through: through)
     }
     func latestScheduledJobs() async throws -> [String: Job] { try await base.latestScheduledJobs() }
+
+    func joinChildren(
+        _ join: ChildJoin, completion: @escaping @Sendable (Result<ChildJoinOutcome, any Error>) -> Void
+    ) {
+        base.joinChildren(join, completion: completion)
+    }
+
+    func children(of parentID: Int64, limit: Int) async throws -> [Job] {
+        try await base.children(of: parentID, limit: limit)
+    }
 }

@@ -153,7 +153,7 @@ import Testing
         _ = folder
         let claim = try await store.queryPlan(
             """
-            SELECT id FROM jobs WHERE state = 'pending' AND pool = 'default' AND run_at <= '2030'
+            SELECT id FROM jobs WHERE state = 'pending' AND waiting_on = 0 AND pool = 'default' AND run_at <= '2030'
             ORDER BY priority DESC, run_at, id LIMIT 16
             """)
         #expect(claim.contains { $0.contains("jobs_claim") }, "\(claim)")

@@ -27,13 +27,14 @@ import Testing
             let plan = try await store.queryPlan(
                 """
                 WITH RECURSIVE levels(priority) AS (
-                    SELECT max(priority) FROM jobs INDEXED BY jobs_claim WHERE state = 'pending' AND pool = 'default'
+                    SELECT max(priority) FROM jobs INDEXED BY jobs_claim
+                    WHERE state = 'pending' AND waiting_on = 0 AND pool = 'default'
                     UNION ALL
                     SELECT (SELECT max(priority) FROM jobs INDEXED BY jobs_claim
-                            WHERE state = 'pending' AND pool = 'default' AND priority < levels.priority)
+                            WHERE state = 'pending' AND waiting_on = 0 AND pool = 'default' AND priority < levels.priority)
                     FROM levels WHERE levels.priority IS NOT NULL)
                 SELECT min((SELECT run_at FROM jobs INDEXED BY jobs_claim
-                            WHERE state = 'pending' AND pool = 'default' AND priority = levels.priority
+                            WHERE state = 'pending' AND waiting_on = 0 AND pool = 'default' AND priority = levels.priority
                             ORDER BY run_at LIMIT 1))
                 FROM levels WHERE levels.priority IS NOT NULL
                 """)

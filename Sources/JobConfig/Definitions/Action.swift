@@ -19,9 +19,12 @@ public enum Action: Sendable, Hashable {
     /// Runs these actions in parallel (`race` only); the value is the first
     /// output to succeed.
     case any([Action])
+    /// Starts child jobs of another definition and joins them (`each`, or
+    /// `then` for one child); run by the engine through the store.
+    case children(ChildSpec)
 
     /// The action's YAML key: "run", "shell", "sleep", "fail", "transform",
-    /// "all" or "any".
+    /// "all", "any" or "definition".
     public var keyword: String {
         switch self {
         case .run: return "run"
@@ -31,6 +34,7 @@ public enum Action: Sendable, Hashable {
         case .transform: return "transform"
         case .all: return "all"
         case .any: return "any"
+        case .children: return "definition"
         }
     }
 
@@ -38,7 +42,7 @@ public enum Action: Sendable, Hashable {
     public var spawnsProcess: Bool {
         switch self {
         case .run, .shell: return true
-        case .sleep, .fail, .transform: return false
+        case .sleep, .fail, .transform, .children: return false
         case let .all(actions), let .any(actions): return actions.contains(where: \.spawnsProcess)
         }
     }

@@ -188,6 +188,9 @@ public struct DefinitionLoader: Sendable {
                 byName[definition.name] = definition
             }
         }
+        let problems = Self.childProblems(byName)
+        diagnostics += problems.map(\.diagnostic)
+        for problem in problems { byName[problem.definition] = nil }
         let definitions = byName.values.sorted { $0.name < $1.name }
         return DefinitionSet(definitions: definitions, diagnostics: diagnostics.sortedByPosition())
     }
@@ -201,5 +204,72 @@ public struct DefinitionLoader: Sendable {
             break
         }
         return name
+    }
+
+    /// Stages that start child jobs (`definition:`) must name a loaded
+    /// definition, and the children's children … may go at most
+    /// ``ChildSpec/maxDepth`` levels down and never back to a definition
+    /// above them: a cycle would start jobs without end, each holding rows
+    /// and waiting on the next. Known when definitions load, so no job has
+    /// to count its ancestors at run time.
+    static func childProblems(_ byName: [String: JobDefinition]) -> [(definition: String, diagnostic: Diagnostic)] {
+        var problems: [(String, Diagnostic)] = []
+        func specs(_ definition: JobDefinition) -> [ChildSpec] {
+            definition.stages.compactMap { stage in
+                if case let .children(spec) = stage.action { return spec }
+                return nil
+            }
+        }
+        /// The longest chain of child definitions below `name` (0: starts none), or nil on a cycle.
+        func depth(_ name: String, _ path: [String]) -> Int? {
+            guard !path.contains(name) else { return nil }
+            guard let definition = byName[name] else { return 0 }
+            var deepest = 0
+            for spec in specs(definition) {
+                guard let below = depth(spec.definition, path + [name]) else { return nil }
+                deepest = max(deepest, below + 1)
+                if deepest > ChildSpec.maxDepth { return deepest }
+            }
+            return deepest
+        }
+        for definition in byName.values.sorted(by: { $0.name < $1.name }) {
+            for spec in specs(definition) {
+                guard byName[spec.definition] != nil else {
+                    let known = DefinitionSet.summary(of: Array(byName.keys))
+                    problems.append(
+                        (
+                            definition.name,
+                            Diagnostic(
+                                code: .unknownDefinition, at: spec.sourcePosition,
+                                "no job definition named '\(spec.definition)' for the child jobs; the definitions are: \(known)"
+                            )
+                        ))
+                    continue
+                }
+                switch depth(spec.definition, [definition.name]) {
+                case nil:
+                    problems.append(
+                        (
+                            definition.name,
+                            Diagnostic(
+                                code: .childrenTooDeep, at: spec.sourcePosition,
+                                "the child jobs of '\(spec.definition)' lead back to '\(definition.name)': child jobs cannot start jobs of a definition above them"
+                            )
+                        ))
+                case let levels? where levels + 1 > ChildSpec.maxDepth:
+                    problems.append(
+                        (
+                            definition.name,
+                            Diagnostic(
+                                code: .childrenTooDeep, at: spec.sourcePosition,
+                                "child jobs of '\(spec.definition)' start children \(levels) levels further down; at most \(ChildSpec.maxDepth) levels of child jobs are allowed below a job"
+                            )
+                        ))
+                default:
+                    break
+                }
+            }
+        }
+        return problems
     }
 }

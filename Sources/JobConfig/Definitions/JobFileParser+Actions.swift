@@ -29,6 +29,12 @@ extension JobFileParser {
             return reader.nonEmptyString(node, what).map(Action.fail)
         case "transform":
             return parseTransform(node, what).map(Action.transform)
+        case "definition":
+            guard let name = reader.name(node, what) else { return nil }
+            return .children(
+                ChildSpec(
+                    definition: name, items: .whole, settle: .failFast, maxChildren: 1,
+                    sourcePosition: reader.position(of: node)))
         case "all", "any":
             guard let items = reader.sequence(node, what) else { return nil }
             guard !items.isEmpty else {

@@ -83,6 +83,7 @@ extension JobFileParser {
         var kinds: [(StageKind, NodeReader.Entry)] = []
         var actions: [NodeReader.Entry] = []
         var options: [String: NodeReader.Entry] = [:]
+        var childOptions: [String: NodeReader.Entry] = [:]
         for entry in entries {
             if let kind = StageKind(rawValue: entry.key) {
                 kinds.append((kind, entry))
@@ -90,10 +91,13 @@ extension JobFileParser {
                 actions.append(entry)
             } else if Self.optionKeys.contains(entry.key) {
                 options[entry.key] = entry
+            } else if Self.childOptionKeys.contains(entry.key) {
+                childOptions[entry.key] = entry
             } else {
                 reader.unknownKey(
                     entry, in: what,
-                    known: StageKind.allCases.map(\.rawValue) + Self.actionKeys + Self.optionKeys)
+                    known: StageKind.allCases.map(\.rawValue) + Self.actionKeys + Self.optionKeys
+                        + Self.childOptionKeys)
                 valid = false
             }
         }
@@ -149,6 +153,17 @@ extension JobFileParser {
             valid = false
         }
 
+        if case let .children(spec) = action {
+            action = check(parseChildOptions(childOptions, spec, kind: kind, label: label)).map(Action.children)
+        } else {
+            for entry in childOptions.values.sorted(by: { $0.key < $1.key }) {
+                reader.error(
+                    .actionNotAllowed, at: entry.keyNode,
+                    "'\(entry.key)' only goes in an 'each' stage, beside 'definition:'")
+                valid = false
+            }
+        }
+
         let parsedOptions = parseOptions(options, what: label, defaults: defaults)
         guard valid, let name, let action, let parsedOptions else { return parsed }
         parsed.definition = StageDefinition(
@@ -162,8 +177,13 @@ extension JobFileParser {
     /// Why `key` cannot be the action of a `kind` stage, or nil if it can.
     static func actionProblem(_ key: String, kind: StageKind) -> String? {
         switch (key, kind) {
-        case ("transform", .map), ("all", .when), ("any", .race):
+        case ("transform", .map), ("all", .when), ("any", .race), ("definition", .each), ("definition", .then):
             return nil
+        case ("definition", _):
+            return
+                "'definition' goes in an 'each' stage (one child job per item) or a 'then' stage (one child job); this is a '\(kind)' stage"
+        case (_, .each):
+            return "an 'each' stage takes 'definition:' (the child jobs' definition), not '\(key)'"
         case ("transform", _):
             return "'transform' only goes in a 'map' stage; this is a '\(kind)' stage"
         case ("all", _):
@@ -187,7 +207,68 @@ extension JobFileParser {
         case .map: return "add 'transform:' (trim, upper, lower or {json: .path})"
         case .when: return "add 'all:' with a list of actions run in parallel, e.g. all: [{run: [a]}, {run: [b]}]"
         case .race: return "add 'any:' with a list of actions, e.g. any: [{run: [a]}, {sleep: 5s}]"
+        case .each: return "add 'definition:' naming the child jobs' definition, e.g. definition: resize-image"
         default: return "add one of run: [argv…], shell: \"…\", sleep: DURATION or fail: \"message\""
         }
+    }
+
+    /// `items`, `settle` and `max-children` of an `each` stage, laid over
+    /// `spec`; a `then` stage starts one child with the whole value and takes none.
+    mutating func parseChildOptions(
+        _ options: [String: NodeReader.Entry], _ spec: ChildSpec, kind: StageKind, label: String
+    ) -> ChildSpec? {
+        guard kind == .each else {
+            for entry in options.values.sorted(by: { $0.key < $1.key }) {
+                reader.error(
+                    .actionNotAllowed, at: entry.keyNode,
+                    "'\(entry.key)' goes in an 'each' stage; a 'then' stage with 'definition:' starts one child job")
+            }
+            return options.isEmpty ? spec : nil
+        }
+        var spec = spec
+        var valid = true
+        spec.items = .lines
+        spec.maxChildren = ChildSpec.defaultMaxChildren
+        if let entry = options["items"] {
+            switch entry.value {
+            case let .scalar(scalar) where scalar.string == "lines":
+                spec.items = .lines
+            case .mapping:
+                if case let .json(path)? = parseTransform(entry.value, "'items' of \(label)") {
+                    spec.items = .json(path)
+                } else {
+                    valid = false
+                }
+            default:
+                reader.error(
+                    .invalidValue, at: entry.value,
+                    "'items' of \(label) must be 'lines' or {json: .path} (a JSON array), found \(NodeReader.describe(entry.value))"
+                )
+                valid = false
+            }
+        }
+        if let entry = options["settle"] {
+            if let text = reader.string(entry.value, "'settle' of \(label)") {
+                if let settle = ChildSpec.Settle(rawValue: text) {
+                    spec.settle = settle
+                } else {
+                    reader.error(
+                        .invalidValue, at: entry.value,
+                        "'settle' of \(label) must be 'fail-fast' (the first rejected child rejects the stage) or 'all' (every child ends, the value lists each outcome), not '\(text)'"
+                    )
+                    valid = false
+                }
+            } else {
+                valid = false
+            }
+        }
+        if let entry = options["max-children"] {
+            if let count = reader.int(entry.value, "'max-children' of \(label)", in: 1...1_000_000) {
+                spec.maxChildren = count
+            } else {
+                valid = false
+            }
+        }
+        return valid ? spec : nil
     }
 }

@@ -11,7 +11,9 @@ struct JobFileParser {
     static let jobKeys = [
         "name", "description", "pool", "timeout", "retry", "env", "cwd", "logs", "pipeline", "schedule", "limit",
     ]
-    static let actionKeys = ["run", "shell", "sleep", "fail", "transform", "all", "any"]
+    static let actionKeys = ["run", "shell", "sleep", "fail", "transform", "all", "any", "definition"]
+    /// How a stage with `definition:` splits its value and joins its children.
+    static let childOptionKeys = ["items", "settle", "max-children"]
     static let optionKeys = ["on", "timeout", "retry", "env", "cwd", "idempotent", "logs"]
     static let processActionKeys = ["run", "shell", "sleep", "fail"]
 

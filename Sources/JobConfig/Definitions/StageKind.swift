@@ -1,7 +1,7 @@
 /// What a stage is in the promise chain: the key naming it in YAML and the
 /// PromiseKit method the engine chains for it.
 public enum StageKind: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
-    case firstly, then, map, get, tap, when, race, recover, done, `catch`, ensure, finally
+    case firstly, then, map, get, tap, when, race, each, recover, done, `catch`, ensure, finally
 
     /// When a stage of this kind runs.
     public enum Trigger: Sendable, Hashable {
@@ -17,7 +17,7 @@ public enum StageKind: String, Sendable, Hashable, CaseIterable, CustomStringCon
 
     public var trigger: Trigger {
         switch self {
-        case .firstly, .then, .map, .get, .when, .race, .done: return .fulfilled
+        case .firstly, .then, .map, .get, .when, .race, .each, .done: return .fulfilled
         case .recover, .catch: return .rejected
         case .tap, .ensure, .finally: return .always
         }
@@ -30,7 +30,7 @@ public enum StageKind: String, Sendable, Hashable, CaseIterable, CustomStringCon
     /// run on `return`.
     public var defaultQueue: String {
         switch self {
-        case .firstly, .then, .map, .get, .tap, .recover, .when, .race: return DaemonConfiguration.mapQueue
+        case .firstly, .then, .map, .get, .tap, .recover, .when, .race, .each: return DaemonConfiguration.mapQueue
         case .done, .catch, .ensure, .finally: return DaemonConfiguration.returnQueue
         }
     }
@@ -40,7 +40,7 @@ public enum StageKind: String, Sendable, Hashable, CaseIterable, CustomStringCon
     /// unchanged whatever their action prints.
     public var replacesValue: Bool {
         switch self {
-        case .firstly, .then, .map, .when, .race, .recover, .done: return true
+        case .firstly, .then, .map, .when, .race, .each, .recover, .done: return true
         case .get, .tap, .catch, .ensure, .finally: return false
         }
     }

@@ -11,8 +11,9 @@ struct Status: AsyncParsableCommand {
         discussion: """
             For each stage: its state, attempts, how long it took, and its value or error. On a terminal \
             values and errors are cut to fit a line (--full shows them whole); --json gives every value \
-            whole, with the job's earlier attempts (after a retry) and its events. Reads the database, \
-            so it works while jobd is stopped.
+            whole, with the job's earlier attempts (after a retry) and its events. A job whose stages \
+            started child jobs shows how many are in each state and the first rejected ones with their \
+            errors; a child shows its parent. Reads the database, so it works while jobd is stopped.
 
             Examples:
               jobctl status 42
@@ -33,12 +34,14 @@ struct Status: AsyncParsableCommand {
                 guard let detail = try await store.job(id) else { throw Session.unknownJob(id, config) }
                 let history = detail.job.attempt > 1 ? try await store.attemptHistory(of: id) : []
                 let events = try await store.events(of: id)
+                let children = ChildrenSummary(try await store.children(of: id, limit: ChildrenSummary.readLimit))
                 if session.json {
-                    session.console.out(JobJSON.detail(detail, history: history, events: events).pretty)
+                    session.console.out(
+                        JobJSON.detail(detail, history: history, events: events, children: children).pretty)
                 } else {
                     let text = JobText(
                         console: session.console, shorten: session.console.stdoutIsTerminal && !full, now: Date())
-                    session.console.out(text.page(detail, history: history, events: events))
+                    session.console.out(text.page(detail, history: history, events: events, children: children))
                 }
             }
         }
@@ -60,6 +63,7 @@ struct List: AsyncParsableCommand {
               jobctl list --state rejected --definition nightly-report --limit 5
               jobctl list --resolved --before 1200 --json
               jobctl list --match "acme invoice" --state rejected
+              jobctl list --parent 42 --state rejected
             """)
 
     @OptionGroup var options: GlobalOptions
@@ -89,7 +93,17 @@ struct List: AsyncParsableCommand {
             "Only jobs whose input, result, error or key hold every word of this text.", valueName: "text"))
     var match: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "Only the child jobs of this job, in the order of their items (all of them: --limit and --before do not apply).",
+            valueName: "id"),
+        transform: Arguments.jobID)
+    var parent: Int64?
+
     func validate() throws {
+        if parent != nil && (match != nil || before != nil) {
+            throw ValidationError("--parent lists every child of the job: give it without --match and --before")
+        }
         if let match, SearchText.words(match).isEmpty {
             throw ValidationError("--match needs at least one word (letters or digits), not \"\(match)\"")
         }
@@ -121,7 +135,13 @@ struct List: AsyncParsableCommand {
             // The table shows no input or result, and an error's first line.
             var query = query
             query.values = session.json
-            let page = try await session.withStore(config) { [query, match] store in
+            let page = try await session.withStore(config) { [query, match, parent] store in
+                if let parent {
+                    let children = try await store.children(of: parent, limit: ChildrenSummary.readLimit)
+                    let jobs = children.filter { query.states?.contains($0.state) ?? true }
+                        .filter { query.definition == nil || $0.definition == query.definition }
+                    return JobPage(jobs: jobs, nextCursor: nil, unreadable: [])
+                }
                 guard let match else { return try await store.list(query) }
                 guard let search = store as? any JobSearchStore else {
                     throw JobctlError(.internalError, "this database has no search index")

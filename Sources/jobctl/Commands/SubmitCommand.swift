@@ -19,11 +19,17 @@ struct Submit: AsyncParsableCommand {
             --batch submits one job per input line (the newline is not part of the input) in one \
             transaction (all or none) and prints one id per line.
 
+            --after 12,13 holds the job (each job of a --batch) until jobs 12 and 13 have fulfilled; if one \
+            of them is rejected or cancelled, the job is cancelled with a reason naming it (with \
+            --after-any-end it runs once they have ended, however). Only existing jobs can be named, so \
+            there can be no cycle.
+
             Examples:
               jobctl submit hello --input world
               echo world | jobctl submit hello --input-file - --wait
               jobctl submit report --key 2026-11-20 --delay 10m
               seq 1 1000 | jobctl submit hello --batch -
+              jobctl submit publish --after 12,13
             """)
 
     @OptionGroup var options: GlobalOptions
@@ -69,6 +75,17 @@ struct Submit: AsyncParsableCommand {
         completion: .file())
     var batch: String?
 
+    @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp(
+            "Start only once these jobs have fulfilled; if one is rejected or cancelled, the job is cancelled "
+                + "with a reason naming it.", valueName: "id[,id…]"),
+        transform: Arguments.jobIDs)
+    var after: [Int64] = []
+
+    @Flag(help: "With --after: start once those jobs have ended, however they ended.")
+    var afterAnyEnd = false
+
     func validate() throws {
         if input != nil && inputFile != nil { throw ValidationError("give --input or --input-file, not both") }
         if let batch {
@@ -80,6 +97,7 @@ struct Submit: AsyncParsableCommand {
             if batch == "-" && inputFile == "-" { throw ValidationError("stdin can be read once") }
         }
         if timeout != nil && !wait { throw ValidationError("--timeout applies to --wait") }
+        if afterAnyEnd && after.isEmpty { throw ValidationError("--after-any-end applies to --after") }
         if let key {
             if key.isEmpty { throw ValidationError("--key must not be empty") }
             // Keys are text: two keys whose bytes differ must never read the same.
@@ -97,7 +115,7 @@ struct Submit: AsyncParsableCommand {
             // run_at is set once the database is open, by its clock.
             if let batch {
                 let jobs = try InputReader.batch(from: batch, cap: cap).map {
-                    definition.newJob(input: $0, priority: priority, runAt: nil)
+                    withAfter(definition.newJob(input: $0, priority: priority, runAt: nil))
                 }
                 try await submitBatch(jobs, config: config, session)
                 return
@@ -110,9 +128,17 @@ struct Submit: AsyncParsableCommand {
                 } else {
                     nil
                 }
-            let job = definition.newJob(input: data, priority: priority, runAt: nil, idempotencyKey: key)
+            let job = withAfter(definition.newJob(input: data, priority: priority, runAt: nil, idempotencyKey: key))
             try await submitOne(job, config: config, session)
         }
+    }
+
+    /// `job` to run after the jobs of `--after`.
+    private func withAfter(_ job: NewJob) -> NewJob {
+        var job = job
+        job.after = after
+        job.afterAnyEnd = afterAnyEnd
+        return job
     }
 
     /// Now, or `--delay` from now, by the database's clock (as `retry
@@ -186,6 +212,7 @@ struct Submit: AsyncParsableCommand {
             ("definition", .string(job.definition)),
             ("pool", .string(job.pool)),
             ("run_at", Formatting.timestamp(job.runAt)),
+            ("after", .array(job.after.map { .int($0) })),
             ("daemon", .optional(daemon?.rawValue)),
         ]
     }

@@ -27,6 +27,10 @@ enum JobJSON {
             ("claims", .int(job.claims)),
             ("node", .optional(job.leaseOwner.map(LeaseOwner.node(of:)))),
             ("lease_owner", .optional(job.leaseOwner)),
+            ("parent_id", .optional(job.parentID)),
+            ("parent_stage", .optional(job.parentStage.map(Int64.init))),
+            ("item_index", .optional(job.itemIndex.map(Int64.init))),
+            ("waiting_on", .int(job.waitingOn)),
         ]
     }
 
@@ -48,9 +52,13 @@ enum JobJSON {
     }
 
     /// A job with its stages, and — when given — its earlier attempts and events.
-    static func detail(_ detail: JobDetail, history: [JobAttempt]? = nil, events: [JobEvent]? = nil) -> JSON {
+    static func detail(
+        _ detail: JobDetail, history: [JobAttempt]? = nil, events: [JobEvent]? = nil,
+        children: ChildrenSummary? = nil
+    ) -> JSON {
         var members = job(detail.job)
         members.append(("stages", .array(detail.stages.map(stage))))
+        if let children { members.append(("children", children.json)) }
         if let history {
             members.append(("history", .array(history.map(attempt))))
         }

@@ -53,7 +53,9 @@ struct JobText {
     }
 
     /// `status ID`: the job, then one row per stage, then earlier attempts and events.
-    func page(_ detail: JobDetail, history: [JobAttempt], events: [JobEvent]) -> String {
+    func page(
+        _ detail: JobDetail, history: [JobAttempt], events: [JobEvent], children: ChildrenSummary? = nil
+    ) -> String {
         let job = detail.job
         let width = console.width ?? 100
         var lines: [String] = []
@@ -90,6 +92,26 @@ struct JobText {
         fact("input", job.input == nil ? "-" : value(job.input, room: room))
         if job.result != nil { fact("result", value(job.result, room: room)) }
         if let error = job.error { fact("error", text(error, room: room)) }
+        if let parent = job.parentID {
+            let stage = job.parentStage.map { ", stage \($0 + 1)" } ?? ""
+            let item = job.itemIndex.map { ", item \($0)" } ?? ""
+            fact("parent", "job \(parent)\(stage)\(item)")
+        }
+        if job.waitingOn > 0 {
+            fact(
+                "waiting",
+                "for \(job.waitingOn) child job\(job.waitingOn == 1 ? "" : "s") (jobctl list --parent \(job.id))")
+        }
+        if let children {
+            fact("children", "\(children.total): \(children.countsText)")
+            for child in children.rejected {
+                let item = child.itemIndex.map { "item \($0), " } ?? ""
+                fact(
+                    "",
+                    "rejected: job \(child.id) (\(item)\(Self.safe(child.definition))): "
+                        + text(child.error ?? "", room: room - 30))
+            }
+        }
         lines += facts.render(console, indent: "  ").split(separator: "\n").map(String.init)
         lines.append("")
         lines += stageTable(detail.stages, running: job.state == .running, width: width)

@@ -98,6 +98,17 @@ enum Arguments {
         }
         return id
     }
+
+    /// `--after 12,13`: job ids, comma-separated.
+    static func jobIDs(_ text: String) throws -> [Int64] {
+        let parts = text.split(separator: ",", omittingEmptySubsequences: false).map {
+            String($0.filter { $0 != " " })
+        }
+        guard !parts.isEmpty, parts.count <= 1000 else {
+            throw ValidationError("--after takes 1 to 1000 job ids, comma-separated (12,13), not \"\(text)\"")
+        }
+        return try parts.map(jobID)
+    }
 }
 
 /// A state to list (`--state`).
