@@ -1,5 +1,6 @@
 import Foundation
 import JobConfig
+import JobConfigStore
 import JobStore
 import Promises
 import Synchronization
@@ -102,12 +103,8 @@ extension JobRun {
                 "item \(index) is \(items[index].count) bytes, more than the store keeps as a job's input (\(cap) bytes); no child job was started"
             )
         }
-        let plan = child.stages.map { StagePlan(name: $0.name, kind: $0.kind.rawValue) }
-        return items.map { item in
-            NewJob(
-                definition: child.name, pool: child.pool, input: Data(item), priority: claimed.job.priority,
-                stages: plan)
-        }
+        // As a submit of the child's definition would make it: its limit key too.
+        return items.map { item in child.newJob(input: Data(item), priority: claimed.job.priority) }
     }
 
     /// The stage's value from its children's outcomes, in item order: with

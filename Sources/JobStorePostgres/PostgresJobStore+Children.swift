@@ -107,17 +107,18 @@ extension PostgresJobStore {
         let inserted = try await session.rows(
             """
             INSERT INTO {s}.jobs (definition, pool, priority, input, input_bytes, run_at,
-                                  parent_id, parent_stage, item_index, parent_attempt)
-            SELECT c.definition, c.pool, c.priority, c.input, c.input_bytes, now(), $6, $7, c.item_index - 1, $8
-            FROM unnest($1::text[], $2::text[], $3::int8[], $4::text[], $5::bytea[])
-                WITH ORDINALITY AS c(definition, pool, priority, input, input_bytes, item_index)
+                                  parent_id, parent_stage, item_index, parent_attempt, limit_key)
+            SELECT c.definition, c.pool, c.priority, c.input, c.input_bytes, now(), $6, $7, c.item_index - 1, $8,
+                c.limit_key
+            FROM unnest($1::text[], $2::text[], $3::int8[], $4::text[], $5::bytea[], $9::text[])
+                WITH ORDINALITY AS c(definition, pool, priority, input, input_bytes, limit_key, item_index)
             ORDER BY c.item_index
             ON CONFLICT (parent_id, parent_stage, item_index) WHERE parent_id IS NOT NULL DO NOTHING
             RETURNING id, item_index
             """,
             join.children.map(\.definition), join.children.map(\.pool), join.children.map { Int64($0.priority) },
             PostgresArray(inputs.map(\.text)), PostgresArray.bytes(inputs.map(\.bytes)),
-            join.lease.jobID, join.position, join.parentAttempt
+            join.lease.jobID, join.position, join.parentAttempt, PostgresArray(join.children.map(\.limitKey))
         ) { row in (try PostgresIndexedRow(row).int64(0), try PostgresIndexedRow(row).int(1)) }
         var jobIDs: [Int64] = []
         var positions: [Int64] = []

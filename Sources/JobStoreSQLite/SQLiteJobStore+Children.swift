@@ -108,8 +108,8 @@ extension SQLiteJobStore {
             db,
             """
             INSERT INTO jobs (definition, pool, priority, input, run_at, created_at,
-                              parent_id, parent_stage, item_index, parent_attempt)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                              parent_id, parent_stage, item_index, parent_attempt, limit_key)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT (parent_id, parent_stage, item_index) WHERE parent_id IS NOT NULL DO NOTHING
             """)
         let insertStage = try RawStatement(db, "INSERT INTO stages (job_id, position, name, kind) VALUES (?, ?, ?, ?)")
@@ -124,6 +124,7 @@ extension SQLiteJobStore {
             try insertJob.bind(8, join.position)
             try insertJob.bind(9, index)
             try insertJob.bind(10, join.parentAttempt)
+            try insertJob.bind(11, child.limitKey)
             try insertJob.execute()
             guard db.changesCount > 0 else { continue }
             let id = db.lastInsertedRowID

@@ -48,7 +48,7 @@ extension SQLiteJobStore {
                             THEN row_number() OVER (PARTITION BY definition, limit_key ORDER BY priority DESC, run_at, id)
                             ELSE 1 END AS turn
                     FROM jobs INDEXED BY jobs_claim
-                    WHERE state = 'pending' AND pool = ? AND run_at <= ? AND typeof(priority) = 'integer')
+                    WHERE state = 'pending' AND waiting_on = 0 AND pool = ? AND run_at <= ? AND typeof(priority) = 'integer')
                 ORDER BY priority DESC, turn, run_at, id
                 """)
             for (index, definition) in fair.enumerated() { try statement.bind(Int32(index + 1), definition) }
@@ -68,7 +68,7 @@ extension SQLiteJobStore {
                 db,
                 """
                 SELECT \(Columns.job), coalesce(limit_key, '') FROM jobs INDEXED BY jobs_claim
-                WHERE state = 'pending' AND pool = ? AND run_at <= ? AND typeof(priority) = 'integer'
+                WHERE state = 'pending' AND waiting_on = 0 AND pool = ? AND run_at <= ? AND typeof(priority) = 'integer'
                 ORDER BY priority DESC, run_at, id
                 LIMIT ?
                 """)
@@ -76,7 +76,7 @@ extension SQLiteJobStore {
                 db,
                 """
                 SELECT \(Columns.job), coalesce(limit_key, '') FROM jobs INDEXED BY jobs_claim
-                WHERE state = 'pending' AND pool = ? AND run_at <= ? AND typeof(priority) = 'integer'
+                WHERE state = 'pending' AND waiting_on = 0 AND pool = ? AND run_at <= ? AND typeof(priority) = 'integer'
                     AND (priority < ? OR (priority = ? AND (run_at > ? OR (run_at = ? AND id > ?))))
                 ORDER BY priority DESC, run_at, id
                 LIMIT ?

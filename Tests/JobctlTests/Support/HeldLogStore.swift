@@ -51,6 +51,14 @@ final class HeldLogStore: EngineStore, StageLogStore {
         base.claim(
             pool: pool, owner: owner, limit: limit, leaseDuration: leaseDuration, flow: flow, completion: completion)
     }
+    func joinChildren(
+        _ join: ChildJoin, completion: @escaping @Sendable (Result<ChildJoinOutcome, any Error>) -> Void
+    ) {
+        base.joinChildren(join, completion: completion)
+    }
+    func children(of parentID: Int64, limit: Int) async throws -> [Job] {
+        try await base.children(of: parentID, limit: limit)
+    }
     func renew(
         _ leases: [Lease], leaseDuration: Duration,
         completion: @escaping @Sendable (Result<LeaseRenewal, any Error>) -> Void
