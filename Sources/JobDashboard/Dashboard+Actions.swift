@@ -107,8 +107,10 @@ extension Dashboard {
         }
         do {
             let action = try await actions.act(verb, on: request, by: ActionActor(name: name, uid: uid, origin: origin))
+            // `./?…`: a bare `?…` would resolve against /actions, not the list.
+            let list = Layout.query(request.filterParameters)
             return .done(
-                location: Layout.query(request.filterParameters),
+                location: list.hasPrefix("?") ? "./" + list : list,
                 summary: "\(verb.pastTense) \(action.changed) jobs (action \(action.id), \(request.filterText))")
         } catch {
             return .refused(status: 503, message: "The job store could not be written: \(error)")

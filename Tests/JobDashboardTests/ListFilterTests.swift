@@ -108,7 +108,7 @@ import Testing
             Issue.record("\(outcome)")
             return
         }
-        #expect(location == "?state=pending&since=1h&match=DISK%20full")
+        #expect(location == "./?state=pending&since=1h&match=DISK%20full")
         let states = try await ids.asyncMap { try await store.job($0)?.job.state }
         #expect(states == [.cancelled, .cancelled, .pending, .pending])
         let action = try #require(try await store.actions(limit: 1, before: nil).first)

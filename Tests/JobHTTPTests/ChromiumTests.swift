@@ -66,4 +66,91 @@ import Testing
             }
         }
     }
+
+    /// An operator in the browser, with cookies and forms as a person uses
+    /// them: logs in, retries a rejected job from its page, cancels 50
+    /// pending jobs through the confirmation page, searches — each checked in
+    /// the store afterwards. One browser for the suite (``ChromiumBrowser``).
+    @Test func anOperatorLogsInRetriesCancelsAndSearches() async throws {
+        let folder = try TemporaryFolder()
+        let store = try SQLiteJobStore(path: folder.file("jobs.sqlite"))
+        _ = try await DemoJobs.fill(store)
+        let rejected = try #require(try await store.list(JobQuery(states: [.rejected], limit: 1)).jobs.first)
+        let batch = try await store.submit(
+            (0..<50).map { index in
+                NewJob(
+                    definition: "import-batch", input: Data("{\"file\": \"part-\(index).csv\"}".utf8),
+                    stages: [StagePlan(name: "load", kind: "then")])
+            }
+        ).map(\.id)
+        let dashboard = Dashboard(
+            source: StoreDashboardSource(store: store) { DemoJobs.snapshot() }, actions: DashboardActions(store))
+        let (access, _) = try AccessTests.access(folder: folder)
+        let browser = try ChromiumBrowser.shared()
+
+        try await withHTTPService(dashboard: dashboard, access: access) { bound in
+            let base = bound.baseURL
+            let page = try await browser.newPage(width: 1280, height: 900)
+            // Without a session, the list sends the browser to the login form.
+            try await page.open(base + "/")
+            #expect(try await page.url().hasPrefix(base + "/login"))
+            try await Self.shoot(page, "dashboard-login.png", folder, height: 420)
+            try await page.fill("input[name=user]", "alice")
+            try await page.fill("input[name=password]", AccessTests.password)
+            try await page.click("form.login button")
+            #expect(try await page.url() == base + "/", "after the login")
+
+            // Retry the rejected job from its page.
+            try await page.open(base + "/jobs/\(rejected.id)")
+            try await page.click("form[action='\(rejected.id)/retry'] button")
+            let afterRetry = try await page.html()
+            #expect(try await page.url() == base + "/jobs/\(rejected.id)", "\(afterRetry.prefix(3000))")
+            #expect(try await page.html().contains("retried by alice"))
+            try await Self.shoot(page, "dashboard-job-actions.png", folder, height: 1000)
+
+            // Cancel the 50 pending import-batch jobs through the confirmation page.
+            try await page.open(base + "/?state=pending&definition=import-batch")
+            try await page.click("a[href^='actions?verb=cancel']")
+            #expect(try await page.html().contains("Cancel 50 jobs?"))
+            try await Self.shoot(page, "dashboard-confirm.png", folder, height: 360)
+            try await page.click("form[action='actions'] button")
+            #expect(try await page.url() == base + "/?state=pending&definition=import-batch")
+            #expect(try await page.html().contains("No jobs match."))
+
+            // Search: the filter form, as typed, becomes the URL; the list is the store's search.
+            try await page.open(base + "/")
+            try await page.evaluate("document.querySelector('select[name=state]').value = 'rejected'; return true")
+            try await page.fill("input[name=since]", "2h")
+            try await page.fill("input[name=match]", "upstream 503")
+            try await page.click("form.filters button")
+            #expect(
+                try await page.url() == base + "/?state=rejected&definition=&key=&since=2h&until=&match=upstream+503")
+            let listed = try await page.html().matches(of: /href="jobs\/(\d+)"/).map { Int64($0.1)! }
+            let found = try await store.search(
+                "upstream 503",
+                JobQuery(states: [.rejected], createdSince: Date().addingTimeInterval(-7200), limit: 50))
+            #expect(!listed.isEmpty && listed == found.jobs.map(\.id), "\(listed)")
+            try await Self.shoot(page, "dashboard-search.png", folder, height: 900)
+        }
+
+        #expect(try await store.job(rejected.id)?.job.attempt == rejected.attempt + 1)
+        for id in batch { #expect(try await store.job(id)?.job.state == .cancelled) }
+        let actions = try await store.actions(limit: 10, before: nil)
+        #expect(actions.map(\.filter) == ["state=pending&definition=import-batch", "job \(rejected.id)"])
+        #expect(actions.allSatisfy { $0.actor.name == "alice" })
+        try await store.close()
+    }
+
+    /// A PNG of the page at 1280 × `height`, checked, and copied to `$JOBD_SCREENSHOT_DIR` when set.
+    static func shoot(_ page: ChromiumPage, _ name: String, _ folder: TemporaryFolder, height: Int) async throws {
+        try await page.resize(width: 1280, height: height)
+        let png = try await page.screenshot()
+        try await page.resize(width: 1280, height: 900)
+        #expect(png.starts(with: [0x89, 0x50, 0x4E, 0x47]), "\(name) is a PNG")
+        #expect(png.count > 5_000, "\(name) is \(png.count) bytes: blank?")
+        try png.write(to: URL(fileURLWithPath: folder.file(name)))
+        if let target = ProcessInfo.processInfo.environment["JOBD_SCREENSHOT_DIR"], !target.isEmpty {
+            try png.write(to: URL(fileURLWithPath: target).appendingPathComponent(name))
+        }
+    }
 }
