@@ -228,7 +228,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(name: "JobMetricsTests", dependencies: ["JobMetrics", "TestSupport"], swiftSettings: strict),
         // The dashboard's pages as HTML text, read from a data source (a store, a snapshot).
-        .target(name: "JobDashboard", dependencies: ["JobStore"], swiftSettings: strict),
+        .target(name: "JobDashboard", dependencies: ["JobStore", "JobValues", "JobCalendar"], swiftSettings: strict),
         .testTarget(
             name: "JobDashboardTests", dependencies: ["JobDashboard", "JobStore", "JobStoreSQLite"],
             swiftSettings: strict),

@@ -32,6 +32,7 @@ public struct JobdCommand: AsyncParsableCommand {
               jobd --config /etc/jobd/jobd.yaml  # run on that file
               jobd --check                       # validate; with PostgreSQL, also log in and check the schema
               jobd --hash-password < pw.txt      # a password hash for the dashboard's users file
+              jobd --make-token                  # a script's token, and its hash for the users file
             """,
         version: JobdVersion.string)
 
@@ -52,6 +53,13 @@ public struct JobdCommand: AsyncParsableCommand {
     )
     public var hashPassword = false
 
+    @Flag(
+        name: .customLong("make-token"),
+        help:
+            "Print a new API token for a script (first line) and its hash for a line NAME:ROLE:HASH of the dashboard's users file (second line); nothing else is done. jobd keeps only the hash."
+    )
+    public var makeToken = false
+
     public init() {}
 
     /// Parses the process's arguments, runs, and exits.
@@ -61,6 +69,11 @@ public struct JobdCommand: AsyncParsableCommand {
 
     public func run() async throws {
         if hashPassword { return try Self.printPasswordHash() }
+        if makeToken {
+            let (token, hash) = APIToken.make()
+            print(token + "\n" + hash)
+            return
+        }
         let location: ConfigLocator.Location
         do {
             location = try ConfigLocator.locate(

@@ -3,8 +3,9 @@ import JobStore
 
 /// The operators' pages: the confirmation of an action on a list's whole selection.
 extension Dashboard {
-    /// `/actions?verb=…&state=…&definition=…`: how many jobs the action
-    /// would change, and the form that does it. Changes nothing.
+    /// `/actions?verb=…&state=…&definition=…` (any of the list's filter
+    /// parameters): how many jobs the action would change, and the form that
+    /// does it, its durations ago made instants. Changes nothing.
     public func confirmationPage(query: [(String, String)], forms: ActionForms) async -> DashboardPage {
         await gatedPage {
             let snapshot = await source.snapshot()
@@ -19,11 +20,12 @@ extension Dashboard {
                 return .problem(.badRequest, "Bad request", error.message, snapshot: snapshot)
             }
             do {
-                let count = try await actions.count(verb, request)
+                let pinned = request.pinned(now: snapshot.now)
+                let count = try await actions.count(verb, pinned, now: snapshot.now)
                 let fields =
-                    [("verb", verb.rawValue), ("state", request.state.parameter ?? "all")]
-                    + (request.definition.map { [("definition", $0)] } ?? [])
-                let list = Layout.query([("state", request.state.parameter), ("definition", request.definition)])
+                    [("verb", verb.rawValue)]
+                    + pinned.filterParameters.compactMap { name, value in value.map { (name, $0) } }
+                let list = Layout.query(request.filterParameters)
                 var body: HTML = """
                     <h1>\(verb.rawValue.capitalized) \(count) \(count == 1 ? "job" : "jobs")?</h1>
                     <p>Every job of <a href="\(attribute: list)">the selection</a> (\(request.filterText)) \
@@ -48,9 +50,11 @@ extension Dashboard {
         guard let text = items.first(where: { $0.0 == "verb" })?.1, let verb = ActionVerb(rawValue: text) else {
             throw DashboardRequestError("verb must be retry, cancel or delete")
         }
-        let request = try JobListRequest(query: items.filter { $0.0 == "state" || $0.0 == "definition" })
+        let names: Set = ["state", "definition", "key", "since", "until", "match"]
+        let request = try JobListRequest(query: items.filter { names.contains($0.0) })
         guard request.isFiltered else {
-            throw DashboardRequestError("an action on many jobs needs a filter: a state or a definition")
+            throw DashboardRequestError(
+                "an action on many jobs needs a filter: a state, a definition, a key, a time range or a search")
         }
         return (verb, request)
     }
@@ -103,8 +107,10 @@ extension Dashboard {
         }
         do {
             let action = try await actions.act(verb, on: request, by: ActionActor(name: name, uid: uid, origin: origin))
+            // `./?…`: a bare `?…` would resolve against /actions, not the list.
+            let list = Layout.query(request.filterParameters)
             return .done(
-                location: Layout.query([("state", request.state.parameter), ("definition", request.definition)]),
+                location: list.hasPrefix("?") ? "./" + list : list,
                 summary: "\(verb.pastTense) \(action.changed) jobs (action \(action.id), \(request.filterText))")
         } catch {
             return .refused(status: 503, message: "The job store could not be written: \(error)")

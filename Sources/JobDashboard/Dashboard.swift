@@ -130,7 +130,7 @@ public struct Dashboard: Sendable {
         }
         do {
             let window = ResolvedChart.window(now: snapshot.now)
-            async let page = source.list(request.jobQuery)
+            async let page = jobs(request, now: snapshot.now)
             async let counts = source.countJobs(in: Set(JobState.allCases))
             async let pools = source.jobCountsByPool()
             async let resolved = source.resolvedPerMinute(from: window.start, to: window.end)
@@ -141,6 +141,13 @@ public struct Dashboard: Sendable {
         } catch {
             return .storeFailed(error, snapshot: snapshot)
         }
+    }
+
+    /// The list's page of jobs: from the search index when the request searches.
+    private func jobs(_ request: JobListRequest, now: Date) async throws -> JobPage {
+        let query = request.jobQuery(now: now)
+        guard let match = request.match else { return try await source.list(query) }
+        return try await source.search(match, query)
     }
 
     /// `/jobs/{id}`; `id` is the path's last segment, as sent. `query`:

@@ -24,14 +24,16 @@ public struct DashboardActions: Sendable {
     }
 
     /// How many jobs `verb` would change for the list's filter.
-    func count(_ verb: ActionVerb, _ request: JobListRequest) async throws -> Int {
-        try await store.countMatching(request.selection, for: verb, ids: 1...Int64.max).count
+    func count(_ verb: ActionVerb, _ request: JobListRequest, now: Date) async throws -> Int {
+        try await store.countMatching(request.selection(now: now), for: verb, ids: 1...Int64.max).count
     }
 
     /// Applies `verb` to every job of the list's filter; gives the finished action.
-    public func act(_ verb: ActionVerb, on request: JobListRequest, by actor: ActionActor) async throws -> ActionRecord
-    {
-        let selection = request.selection
+    public func act(
+        _ verb: ActionVerb, on request: JobListRequest, by actor: ActionActor, now: Date = Date()
+    ) async throws -> ActionRecord {
+        let request = request.pinned(now: now)
+        let selection = request.selection(now: now)
         let (count, highest) = try await store.countMatching(selection, for: verb, ids: 1...Int64.max)
         var action = try await store.startAction(
             ActionStart(
@@ -54,19 +56,21 @@ public struct DashboardActions: Sendable {
 }
 
 extension JobListRequest {
-    /// The list's filter as an action's selection.
-    public var selection: JobSelection {
-        JobSelection(states: state.states, definition: definition)
+    /// The list's filter as an action's selection, times counted from `now`.
+    public func selection(now: Date) -> JobSelection {
+        JobSelection(
+            states: state.states, definition: definition, key: key, createdSince: since?.date(now: now),
+            createdUntil: until?.date(now: now), match: match)
     }
 
     /// The filter as the dashboard's URL holds it, for the audit trail: `state=rejected&definition=report`.
     var filterText: String {
-        let query = Layout.query([("state", state.parameter), ("definition", definition)])
+        let query = Layout.query(filterParameters)
         return query.hasPrefix("?") ? String(query.dropFirst()) : "all jobs"
     }
 
     /// Whether the list is narrowed at all: a bulk action needs a filter.
-    var isFiltered: Bool { state != .all || definition != nil }
+    var isFiltered: Bool { filterParameters.contains { $0.1 != nil } }
 }
 
 /// What the pages need to show an operator's forms: the CSRF token each form carries.

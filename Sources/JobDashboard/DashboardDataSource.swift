@@ -9,6 +9,9 @@ public import JobStore
 public protocol DashboardDataSource: Sendable {
     /// A page of jobs, newest first (``JobReadStore/list(_:)``).
     func list(_ query: JobQuery) async throws -> JobPage
+    /// A page of the jobs that hold every word of `text` and match `query`,
+    /// newest first (``JobSearchStore/search(_:_:)``).
+    func search(_ text: String, _ query: JobQuery) async throws -> JobPage
     /// What a job's page shows, read within the query's bounds; nil: no such job.
     func jobPage(_ query: JobPageQuery) async throws -> JobPageRead?
     /// One whole value or error of a job; nil: not there.
@@ -43,6 +46,13 @@ public struct StoreDashboardSource: DashboardDataSource {
     }
 
     public func list(_ query: JobQuery) async throws -> JobPage { try await store.list(query) }
+
+    public func search(_ text: String, _ query: JobQuery) async throws -> JobPage {
+        guard let search = store as? any JobSearchStore else {
+            throw DashboardRequestError("this job store has no search index")
+        }
+        return try await search.search(text, query)
+    }
     public func jobPage(_ query: JobPageQuery) async throws -> JobPageRead? { try await store.jobPage(query) }
     public func jobValue(_ id: Int64, _ place: JobPageRead.ValuePlace) async throws -> Data? {
         try await store.jobValue(id, place)

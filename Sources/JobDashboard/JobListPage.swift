@@ -31,13 +31,12 @@ enum JobListPage {
         return Layout.page(title: "Jobs", section: .jobs, base: "", snapshot: data.snapshot, body: body)
     }
 
-    /// Links to the confirmation page of each action on the whole selection (a filtered list only).
+    /// Links to the confirmation page of each action on the whole selection (a filtered list only): the
+    /// same filter parameters, so that the action counts and changes exactly the jobs the list selects.
     static func selectionActions(_ request: JobListRequest, _ forms: ActionForms?) -> HTML {
         guard forms != nil, request.isFiltered else { return "" }
         let links = ActionVerb.allCases.map { verb -> HTML in
-            let query = Layout.query([
-                ("verb", verb.rawValue), ("state", request.state.parameter), ("definition", request.definition),
-            ])
+            let query = Layout.query([("verb", verb.rawValue)] + request.filterParameters)
             return "<a href=\"\(attribute: "actions" + query)\">\(verb.rawValue.capitalized) the selection…</a>"
         }
         return "<p class=\"actions\">\(HTML.join(links))</p>"
@@ -51,6 +50,7 @@ enum JobListPage {
         return "<div class=\"card\"><h2>Jobs in the store</h2><div class=\"counts\">\(HTML.join(items))</div></div>"
     }
 
+    /// The filter as a plain GET form: each field holds the request's value, so the URL is the whole view.
     static func filters(_ request: JobListRequest) -> HTML {
         let choices: [(String, String)] =
             [("all", "all"), ("unresolved", "pending + running"), ("resolved", "resolved")]
@@ -60,12 +60,28 @@ enum JobListPage {
             choices.map { value, label -> HTML in
                 "<option value=\"\(attribute: value)\"\(value == selected ? " selected" : "" as HTML)>\(label)</option>"
             })
+        func field(
+            _ label: String, _ name: String, _ value: String?, _ placeholder: String, type: String = "text"
+        )
+            -> HTML
+        {
+            """
+            <label>\(label)<input type="\(attribute: type)" name="\(attribute: name)" value="\(attribute: value ?? "")" \
+            placeholder="\(attribute: placeholder)" maxlength="\(JobListRequest.maxFieldLength)" autocomplete="off"></label>
+            """
+        }
+        let limit: HTML =
+            request.limit == 50 ? "" : "<input type=\"hidden\" name=\"limit\" value=\"\(request.limit)\">"
         return """
-            <form class="filters" method="get" action="./">
+            <form class="filters" method="get" action="./" role="search">
             <label>State<select name="state">\(options)</select></label>
-            <label>Definition<input name="definition" value="\(attribute: request.definition ?? "")" \
-            placeholder="any" maxlength="200" autocomplete="off"></label>
-            <button type="submit">Filter</button></form>
+            \(field("Definition", "definition", request.definition, "any"))\
+            \(field("Key", "key", request.key, "any"))\
+            \(field("Created since", "since", request.since?.text, "1h or 2026-11-24T09:00:00Z"))\
+            \(field("Created until", "until", request.until?.text, "30m or an RFC 3339 time"))\
+            \(field("Search", "match", request.match, "words of input, result, error, key", type: "search"))\
+            \(limit)<button type="submit">Filter</button>\
+            \(request.isFiltered ? "<a class=\"clear\" href=\"./\">Clear</a>" : "" as HTML)</form>
             """
     }
 

@@ -1,9 +1,17 @@
+import Foundation
+import JobCalendar
 public import JobStore
+import JobValues
 
-/// The jobs list's query string, as `jobctl list` takes its options:
+/// The jobs list's query string, as `jobctl` takes its filter options:
 /// `state` (`unresolved` = pending + running, `resolved`, or one state),
-/// `definition`, `limit` (1…200, default 50) and `before` (the cursor of the
-/// previous page: only older jobs).
+/// `definition`, `key` (the idempotency key, exactly), `since` and `until`
+/// (creation time: RFC 3339, or a duration ago such as `1h`), `match` (words
+/// of the input, result, error or key, through the store's search index),
+/// `limit` (1…200, default 50) and `before` (the cursor of the previous
+/// page: only older jobs). The whole view lives in the URL, so a link to it
+/// shows the same selection later; a duration ago is counted from each
+/// request.
 public struct JobListRequest: Sendable, Hashable {
     public enum StateFilter: Sendable, Hashable {
         case all
@@ -32,12 +40,56 @@ public struct JobListRequest: Sendable, Hashable {
         }
     }
 
+    /// A bound of the creation time as typed: an instant, or a duration before the request.
+    public struct TimeBound: Sendable, Hashable {
+        /// The text as the URL holds it.
+        public var text: String
+        private var ago: Duration?
+        private var instant: Date?
+
+        /// `name` is the parameter, for the error's message.
+        init(_ text: String, name: String) throws(DashboardRequestError) {
+            self.text = text
+            if let duration = try? Duration(parsing: text) {
+                ago = duration
+                return
+            }
+            do {
+                instant = try RFC3339.date(text)
+            } catch {
+                throw DashboardRequestError(
+                    "\(name) must be an RFC 3339 time (2026-11-24T09:00:00Z) or a duration ago (1h, 30m), "
+                        + "not '\(text)': \(error.reason)")
+            }
+        }
+
+        /// An instant, written as RFC 3339.
+        init(instant date: Date) {
+            text = RFC3339.string(date)
+            instant = date
+        }
+
+        /// The instant, a duration ago counted back from `now`.
+        public func date(now: Date) -> Date {
+            if let instant { return instant }
+            let seconds = ago.map { Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18 } ?? 0
+            return now.addingTimeInterval(-seconds)
+        }
+    }
+
     public var state: StateFilter
     public var definition: String?
+    public var key: String?
+    public var since: TimeBound?
+    public var until: TimeBound?
+    /// The search box's text: at least one word when set.
+    public var match: String?
     public var limit: Int
     public var before: Int64?
 
     public static let maxLimit = 200
+    /// The longest text a filter field takes (a definition, a key, a search).
+    public static let maxFieldLength = 200
 
     public init(state: StateFilter = .all, definition: String? = nil, limit: Int = 50, before: Int64? = nil) {
         self.state = state
@@ -66,7 +118,21 @@ public struct JobListRequest: Sendable, Hashable {
                     state = .only(one)
                 }
             case "definition":
-                definition = value
+                definition = try Self.field(name, value)
+            case "key":
+                key = try Self.field(name, value)
+            case "since":
+                since = try TimeBound(try Self.field(name, value), name: name)
+            case "until":
+                until = try TimeBound(try Self.field(name, value), name: name)
+            case "match":
+                let text = try Self.field(name, value)
+                // Spaces alone, or only signs, are no search: the box was left empty.
+                if text.allSatisfy(\.isWhitespace) { continue }
+                guard !SearchText.words(text).isEmpty else {
+                    throw DashboardRequestError("a search needs at least one word (letters or digits), not '\(text)'")
+                }
+                match = text
             case "limit":
                 guard let number = Int(value), (1...Self.maxLimit).contains(number) else {
                     throw DashboardRequestError("limit must be a number within 1…\(Self.maxLimit), not '\(value)'")
@@ -83,16 +149,41 @@ public struct JobListRequest: Sendable, Hashable {
         }
     }
 
-    public var jobQuery: JobQuery {
-        JobQuery(states: state.states, definition: definition, limit: limit, before: before, values: false)
+    private static func field(_ name: String, _ value: String) throws(DashboardRequestError) -> String {
+        guard value.count <= maxFieldLength else {
+            throw DashboardRequestError("\(name) takes at most \(maxFieldLength) characters, not \(value.count)")
+        }
+        return value
+    }
+
+    /// The store's query, times counted from `now`.
+    public func jobQuery(now: Date) -> JobQuery {
+        JobQuery(
+            states: state.states, definition: definition, key: key, createdSince: since?.date(now: now),
+            createdUntil: until?.date(now: now), limit: limit, before: before, values: false)
+    }
+
+    /// The query parameters of the filter (not the page), in the order links write them.
+    var filterParameters: [(String, String?)] {
+        [
+            ("state", state.parameter), ("definition", definition), ("key", key), ("since", since?.text),
+            ("until", until?.text), ("match", match),
+        ]
     }
 
     /// This list's link, with another cursor.
     func link(before cursor: Int64?) -> String {
-        Layout.query([
-            ("state", state.parameter), ("definition", definition),
-            ("limit", limit == 50 ? nil : String(limit)), ("before", cursor.map(String.init)),
-        ])
+        Layout.query(
+            filterParameters + [("limit", limit == 50 ? nil : String(limit)), ("before", cursor.map(String.init))])
+    }
+
+    /// The filter with its durations ago made instants: what a bulk action's
+    /// form carries, so that it acts on the selection its confirmation counted.
+    func pinned(now: Date) -> JobListRequest {
+        var pinned = self
+        pinned.since = since.map { TimeBound(instant: $0.date(now: now)) }
+        pinned.until = until.map { TimeBound(instant: $0.date(now: now)) }
+        return pinned
     }
 }
 

@@ -34,7 +34,7 @@ enum Layout {
             <html lang="en"><head><meta charset="utf-8">
             <meta name="viewport" content="width=device-width, initial-scale=1">
             <meta http-equiv="Content-Security-Policy" content="\(attribute: contentSecurityPolicy)">
-            <meta name="referrer" content="no-referrer">\(refresh.map { "<meta http-equiv=\"refresh\" content=\"\($0)\">" as HTML } ?? "")
+            <meta name="referrer" content="same-origin">\(refresh.map { "<meta http-equiv=\"refresh\" content=\"\($0)\">" as HTML } ?? "")
             <title>\(plain: title, limit: 120) · jobd \(plain: build.node, limit: 120)</title>
             <style>\(HTML(rendered: Styles.css + Styles.charts))</style></head>
             <body><header><a class="brand" href="\(attribute: base.isEmpty ? "./" : base)">jobd</a>

@@ -7,7 +7,11 @@ import Logging
 ///
 /// Each is refused with 403, and nothing changed, unless it comes from a
 /// page of this dashboard (`Origin`, else `Referer`), from a visitor whose
-/// role is `operate`, with the CSRF token that visitor's pages carry.
+/// role is `operate`, with the CSRF token that visitor's pages carry — or
+/// from a script with an `operate` token (`Authorization: Bearer`), which
+/// needs neither: a browser never adds that header to a forged form, and
+/// a cross-site script cannot send it without a CORS grant, which jobd
+/// never gives.
 extension JobHTTPResponder {
     /// `/jobs/{id}/{verb}` → (id, verb).
     static func jobAction(_ path: String) -> (id: String, verb: String)? {
@@ -19,10 +23,12 @@ extension JobHTTPResponder {
     }
 
     func operatorAction(_ request: Request, peer: DashboardAccess.Peer) async -> Response {
-        guard Self.sameOrigin(request) else {
+        let visitor = access.visitor(request.head, peer: peer)
+        let script = visitor?.way == .token
+        guard script || Self.sameOrigin(request) else {
             return Self.forbidden(node: node, "This form was sent from another site.")
         }
-        guard let visitor = access.visitor(request.head, peer: peer) else {
+        guard let visitor else {
             return Self.forbidden(node: node, "Log in first.")
         }
         guard visitor.role == .operate else { return Self.forbidden(node: node, "Only an operator may act on jobs.") }
@@ -32,14 +38,16 @@ extension JobHTTPResponder {
                 AccessPages.refusal(
                     node: node, heading: "Too large", detail: "A form here holds at most \(Self.maxFormBytes) bytes."))
         }
-        guard let expected = access.csrfToken(for: visitor, request.head), let sent = form["csrf"],
-            PasswordHash.constantTimeEqual(Array(sent.utf8), Array(expected.utf8))
-        else {
-            return Self.forbidden(node: node, "The form is stale or forged: reload the page and try again.")
+        if !script {
+            guard let expected = access.csrfToken(for: visitor, request.head), let sent = form["csrf"],
+                PasswordHash.constantTimeEqual(Array(sent.utf8), Array(expected.utf8))
+            else {
+                return Self.forbidden(node: node, "The form is stale or forged: reload the page and try again.")
+            }
         }
         let name = visitor.name ?? "anonymous"
         let uid = peer.credentials.map { Int($0.uid) }
-        let origin = "dashboard from \(visitor.origin)"
+        let origin = (script ? "dashboard token from " : "dashboard from ") + visitor.origin
         let outcome: ActionOutcome
         if let (id, verb) = Self.jobAction(request.uri.path) {
             outcome = await dashboard.act(onJob: id, verb: verb, name: name, uid: uid, origin: origin)

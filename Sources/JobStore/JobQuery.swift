@@ -6,6 +6,12 @@ public struct JobQuery: Sendable, Hashable {
     public var states: Set<JobState>?
     /// Only jobs of this definition; `nil` for all.
     public var definition: String?
+    /// Only the job with this idempotency key (`submit --key`), exactly.
+    public var key: String?
+    /// Only jobs created at or after this time.
+    public var createdSince: Date?
+    /// Only jobs created before this time.
+    public var createdUntil: Date?
     /// At most this many jobs (1…1000).
     public var limit: Int
     /// Only jobs older than this id: pass the previous page's ``JobPage/nextCursor``.
@@ -20,11 +26,14 @@ public struct JobQuery: Sendable, Hashable {
     public static let summaryErrorCharacters = 4096
 
     public init(
-        states: Set<JobState>? = nil, definition: String? = nil, limit: Int = 50, before: Int64? = nil,
-        values: Bool = true
+        states: Set<JobState>? = nil, definition: String? = nil, key: String? = nil, createdSince: Date? = nil,
+        createdUntil: Date? = nil, limit: Int = 50, before: Int64? = nil, values: Bool = true
     ) {
         self.states = states
         self.definition = definition
+        self.key = key
+        self.createdSince = createdSince
+        self.createdUntil = createdUntil
         self.limit = limit
         self.before = before
         self.values = values

@@ -25,7 +25,7 @@ extension PostgresJobStore {
         return try await jobPage(["id < $1"], binds, limit: "$2", query, doing: "list jobs")
     }
 
-    /// The jobs that meet `conditions` and `query`'s states and definition,
+    /// The jobs that meet `conditions` and `query`'s states, definition, key and creation times,
     /// newest first: a page of at most `query.limit`, the parameter `limit`
     /// of `binds`.
     func jobPage(
@@ -40,6 +40,18 @@ extension PostgresJobStore {
         if let definition = query.definition {
             binds.append(definition)
             conditions.append("definition = $\(binds.count)")
+        }
+        if let key = query.key {
+            binds.append(key)
+            conditions.append("idempotency_key = $\(binds.count)")
+        }
+        if let since = query.createdSince {
+            binds.append(Timestamp.text(since))
+            conditions.append("created_at >= $\(binds.count)::timestamptz")
+        }
+        if let until = query.createdUntil {
+            binds.append(Timestamp.text(until))
+            conditions.append("created_at < $\(binds.count)::timestamptz")
         }
         let sql = """
             SELECT \(PostgresQueryColumns.listed(values: query.values)) FROM {s}.jobs WHERE \(conditions.joined(separator: " AND "))

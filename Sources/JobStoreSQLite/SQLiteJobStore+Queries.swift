@@ -60,10 +60,14 @@ extension SQLiteJobStore {
         // A definition filter alone uses the (definition, state, id) index, one state at a time.
         let states = query.states ?? (query.definition == nil ? nil : Set(JobState.allCases))
         let before = query.before ?? Int64.max
+        let (extraTerms, extraArguments) = filterTerms(query)
         guard let states else {
             return (
-                "SELECT \(Columns.listed(values: query.values)) FROM jobs WHERE id < ? ORDER BY id DESC LIMIT ?",
-                [.int(before), .int(Int64(query.limit))]
+                """
+                SELECT \(Columns.listed(values: query.values)) FROM jobs WHERE id < ?\(extraTerms) \
+                ORDER BY id DESC LIMIT ?
+                """,
+                [.int(before)] + extraArguments + [.int(Int64(query.limit))]
             )
         }
         var arguments: [Argument] = []
@@ -71,9 +75,11 @@ extension SQLiteJobStore {
         let parts = states.sorted { $0.rawValue < $1.rawValue }.map { state -> String in
             arguments.append(.text(state.rawValue))
             if let definition = query.definition { arguments.append(.text(definition)) }
-            arguments += [.int(before), .int(Int64(query.limit))]
-            return
-                "SELECT * FROM (SELECT id FROM jobs WHERE state = ?\(definitionTerm) AND id < ? ORDER BY id DESC LIMIT ?)"
+            arguments += [.int(before)] + extraArguments + [.int(Int64(query.limit))]
+            return """
+                SELECT * FROM (SELECT id FROM jobs WHERE state = ?\(definitionTerm) AND id < ?\(extraTerms) \
+                ORDER BY id DESC LIMIT ?)
+                """
         }
         arguments.append(.int(Int64(query.limit)))
         let sql = """
@@ -82,6 +88,25 @@ extension SQLiteJobStore {
             ORDER BY id DESC LIMIT ?
             """
         return (sql, arguments)
+    }
+
+    /// The query's key and creation times as ` AND …` terms on `jobs`, with their arguments in order.
+    static func filterTerms(_ query: JobQuery) -> (String, [Argument]) {
+        var terms = ""
+        var arguments: [Argument] = []
+        if let key = query.key {
+            terms += " AND idempotency_key = ?"
+            arguments.append(.text(key))
+        }
+        if let since = query.createdSince {
+            terms += " AND created_at >= ?"
+            arguments.append(.text(Timestamp.text(since)))
+        }
+        if let until = query.createdUntil {
+            terms += " AND created_at < ?"
+            arguments.append(.text(Timestamp.text(until)))
+        }
+        return (terms, arguments)
     }
 
     public func events(of jobID: Int64) async throws -> [JobEvent] {

@@ -20,11 +20,13 @@ extension SQLiteJobStore: JobSearchStore {
             conditions.append("definition = ?")
             arguments.append(.text(definition))
         }
+        let (extraTerms, extraArguments) = Self.filterTerms(query)
+        arguments += extraArguments
         // The index's rowids are job ids; it gives them in descending order without a sort.
         let sql = """
             SELECT \(Columns.listed(values: query.values)) FROM jobs
             JOIN (SELECT rowid AS hit FROM jobs_search WHERE jobs_search MATCH ?) ON hit = jobs.id
-            WHERE \(conditions.joined(separator: " AND ")) ORDER BY hit DESC LIMIT ?
+            WHERE \(conditions.joined(separator: " AND "))\(extraTerms) ORDER BY hit DESC LIMIT ?
             """
         arguments.append(.int(Int64(query.limit)))
         return try await jobPage(sql, arguments, limit: query.limit, doing: "search jobs")

@@ -72,6 +72,20 @@ struct FixedSource: DashboardDataSource {
             jobs: page, nextCursor: matching.count > query.limit ? page.last?.id : nil, unreadable: unreadable)
     }
 
+    /// As the stores search: every word in the input, result, error or key, case ignored.
+    func search(_ text: String, _ query: JobQuery) async throws -> JobPage {
+        try check()
+        let words = SearchText.words(text)
+        let found = jobs.filter { job in
+            let held =
+                [job.input, job.result].compactMap { $0.map { String(decoding: $0, as: UTF8.self) } }
+                + [job.error, job.idempotencyKey].compactMap { $0 }
+            let all = Set(held.flatMap { SearchText.words($0) })
+            return !words.isEmpty && words.allSatisfy(all.contains)
+        }
+        return try await FixedSource(jobs: found, unreadable: unreadable).list(query)
+    }
+
     func job(_ id: Int64) async throws -> JobDetail? {
         try check()
         return details[id]

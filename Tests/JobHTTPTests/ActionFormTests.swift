@@ -128,11 +128,56 @@ import Testing
             let done = try await Self.post(
                 "/actions", "verb=cancel&state=pending&csrf=\(alice.csrf)", cookie: alice.cookie, endpoint)
             #expect(done.status == 303, "\(done)")
-            #expect(done.headers["location"] == "?state=pending")
+            #expect(done.headers["location"] == "./?state=pending")
         }
         #expect(try await store.countJobs(in: [.cancelled])[.cancelled] == 5)
         let action = try #require(try await store.actions(limit: 1, before: nil).first)
         #expect(action.filter == "state=pending" && action.changed == 5 && action.actor.name == "alice")
         #expect(try await store.events(of: ids[4]).map(\.message) == [action.eventMessage])
+    }
+
+    /// A selection by search and time range: refused (403, nothing changed)
+    /// without a token, from another Origin, to a `read` user and without a
+    /// session; an operator's form changes exactly the jobs that match.
+    @Test func aSearchedSelectionIsRefusedUnlessAnOperatorSendsIt() async throws {
+        let folder = try TemporaryFolder()
+        let (dashboard, store) = try Self.dashboard(folder)
+        let ids = try await store.submit(
+            ["disk full on /var", "network down", "disk full on /srv"].map { input in
+                NewJob(definition: "report", input: Data(input.utf8), stages: [StagePlan(name: "fetch", kind: "then")])
+            }
+        ).map(\.id)
+        let (access, _) = try AccessTests.access(folder: folder)
+        try await withHTTPService(dashboard: dashboard, access: access) { endpoint in
+            let alice = try await Self.session("alice", endpoint)
+            let bob = try await Self.session("bob", endpoint)
+            let filter = "verb=cancel&state=pending&since=1h&match=disk+full"
+            let refused: [(String, RawHTTP.Reply)] = [
+                ("no token", try await Self.post("/actions", filter, cookie: alice.cookie, endpoint)),
+                (
+                    "other origin",
+                    try await Self.post(
+                        "/actions", filter + "&csrf=\(alice.csrf)", cookie: alice.cookie, origin: "http://evil.example",
+                        endpoint)
+                ),
+                (
+                    "read user",
+                    try await Self.post("/actions", filter + "&csrf=\(bob.csrf)", cookie: bob.cookie, endpoint)
+                ),
+                ("no session", try await Self.post("/actions", filter + "&csrf=\(alice.csrf)", cookie: nil, endpoint)),
+            ]
+            for (what, reply) in refused {
+                #expect(reply.status == 403, "\(what): \(reply.status)")
+            }
+            #expect(try await store.countJobs(in: [.pending])[.pending] == 3)
+            #expect(try await store.actions(limit: 10, before: nil).isEmpty)
+
+            let done = try await Self.post("/actions", filter + "&csrf=\(alice.csrf)", cookie: alice.cookie, endpoint)
+            #expect(done.status == 303, "\(done)")
+            #expect(done.headers["location"] == "./?state=pending&since=1h&match=disk%20full")
+        }
+        var states: [JobState?] = []
+        for id in ids { states.append(try await store.job(id)?.job.state) }
+        #expect(states == [.cancelled, .pending, .cancelled])
     }
 }

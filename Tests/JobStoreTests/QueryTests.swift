@@ -24,6 +24,42 @@ import Testing
         return (store, folder, states)
     }
 
+    /// The key and creation-time filters, on the list and on the search,
+    /// alone and beside a state (the SQLite list's per-state ranges).
+    @Test(arguments: StoreKind.allCases)
+    func listsAndSearchesByKeyAndCreationTime(_ kind: StoreKind) async throws {
+        let (store, scope) = try await makeStore(kind)
+        _ = scope
+        let search = try #require(store as? any JobSearchStore)
+        let ids = try await store.submit([
+            job(input: "alpha one"), job(input: "alpha two", key: "k-2"), job(input: "alpha three", key: "k-3"),
+        ]).map(\.id)
+        try await store.executeInWriteTransaction(
+            """
+            UPDATE jobs SET created_at = '2020-01-01T00:00:00.000Z' WHERE id = \(ids[0]);
+            UPDATE jobs SET created_at = '2021-01-01T00:00:00.000Z' WHERE id = \(ids[1]);
+            UPDATE jobs SET created_at = '2022-01-01T00:00:00.000Z' WHERE id = \(ids[2]);
+            """)
+        func date(_ year: Int) -> Date {
+            Date(timeIntervalSince1970: [2020: 1_577_836_800, 2021: 1_609_459_200, 2022: 1_640_995_200][year]!)
+        }
+        let mid2020 = date(2020).addingTimeInterval(180 * 86400)
+        let cases: [(JobQuery, [Int64])] = [
+            (JobQuery(createdSince: date(2021)), [ids[2], ids[1]]),
+            (JobQuery(createdUntil: date(2021)), [ids[0]]),
+            (JobQuery(createdSince: mid2020, createdUntil: date(2022)), [ids[1]]),
+            (JobQuery(key: "k-3"), [ids[2]]),
+            (JobQuery(states: [.pending], key: "k-2"), [ids[1]]),
+            (JobQuery(states: [.pending, .running], createdSince: date(2021), limit: 1), [ids[2]]),
+            (JobQuery(definition: "report", createdUntil: mid2020), [ids[0]]),
+            (JobQuery(states: [.fulfilled], createdSince: date(2020)), []),
+        ]
+        for (query, expected) in cases {
+            #expect(try await store.list(query).jobs.map(\.id) == expected, "list \(query)")
+            #expect(try await search.search("alpha", query).jobs.map(\.id) == expected, "search \(query)")
+        }
+    }
+
     @Test(arguments: StoreKind.allCases)
     func listsNewestFirstWithFilters(_ kind: StoreKind) async throws {
         let (store, scope, states) = try await populated(kind)

@@ -13,8 +13,8 @@ enum ChildStream {
     case dup(Int32)
 }
 
-/// posix_spawn: `streams` become the child's 0, 1 and 2, every other
-/// descriptor is closed, the signal mask is empty and every signal has its
+/// posix_spawn: `streams` become the child's 0, 1 and 2 (and 3, 4, … when
+/// there are more: descriptors passed on), every other descriptor is closed, the signal mask is empty and every signal has its
 /// default action. Returns the pid.
 func posixSpawn(
     _ executable: String, _ arguments: [String], environment: [String], directory: String?,
@@ -35,7 +35,7 @@ func posixSpawn(
         case .dup(let source): posix_spawn_file_actions_adddup2(&actions, source, fd)
         }
     }
-    spawn_add_closefrom(&actions, 3)
+    spawn_add_closefrom(&actions, Int32(max(3, streams.count)))
     // Last, so that the files above are opened relative to the test's own directory.
     if let directory { spawn_add_chdir(&actions, directory) }
 

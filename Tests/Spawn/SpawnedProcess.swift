@@ -113,11 +113,16 @@ public final class SpawnedProcess: Sendable {
     ///   - directory: its working directory; nil for the test process's.
     ///     Files named in `stdin`, `stdout` and `stderr` are opened before it is entered.
     ///   - ownProcessGroup: puts it in a new process group, which it leads.
+    ///   - passing: descriptors of the test process that become the child's
+    ///     3, 4, … (Chromium's `--remote-debugging-pipe` reads 3 and writes 4).
+    ///     Each must be 10 or above, so that placing one never overwrites
+    ///     another; the caller closes its own copies.
     public init(
         _ executable: String, _ arguments: [String], environment: [String: String]? = nil, directory: String? = nil,
         stdin: Input = .null, stdout: Output = .null, stderr: Output = .null, ownProcessGroup: Bool = false,
-        lifetime: Lifetime = .endsWithOwner
+        lifetime: Lifetime = .endsWithOwner, passing descriptors: [Int32] = []
     ) throws {
+        precondition(descriptors.allSatisfy { $0 >= 10 }, "a descriptor passed on must be 10 or above")
         var pipes = Pipes()
         do {
             var streams: [ChildStream] = []
@@ -141,6 +146,7 @@ public final class SpawnedProcess: Sendable {
                     streams.append(.dup(1))
                 }
             }
+            streams += descriptors.map(ChildStream.dup)
             let environment = (environment ?? ProcessInfo.processInfo.environment).map { "\($0.key)=\($0.value)" }
             reaper = Reaper(
                 try posixSpawn(

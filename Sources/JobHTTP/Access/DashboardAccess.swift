@@ -11,8 +11,11 @@ import JobValues
 ///    and members of `operator-group` operate, other local users read;
 /// 2. a `Remote-User` header, from a `trusted-proxies` address only — the
 ///    role the users file gives that name, else `read`;
-/// 3. a login session (cookie `jobd_session`);
-/// 4. anonymous `read`, with `public: read`, or on a listener without any
+/// 3. a script's token (`Authorization: Bearer TOKEN`): the role of the
+///    users file's line that holds its hash; a token that matches none is
+///    no visitor at all;
+/// 4. a login session (cookie `jobd_session`);
+/// 5. anonymous `read`, with `public: read`, or on a listener without any
 ///    authentication configured (loopback only: a listener other hosts can
 ///    reach is refused at start without one).
 public struct DashboardAccess: Sendable {
@@ -83,6 +86,10 @@ public struct DashboardAccess: Sendable {
         {
             return Visitor(name: name, role: users.role(of: name) ?? .read, way: .proxy, origin: "\(address) (proxy)")
         }
+        if let token = Self.bearer(request) {
+            guard let user = users.tokenUser(token) else { return nil }
+            return Visitor(name: user.name, role: user.role, way: .token, origin: peer.origin)
+        }
         if let token = Self.cookie(request), let session = sessions.session(token) {
             return Visitor(name: session.user, role: session.role, way: .session, origin: peer.origin)
         }
@@ -100,7 +107,8 @@ public struct DashboardAccess: Sendable {
     func csrfToken(for visitor: Visitor, _ request: HTTPRequest) -> String? {
         switch visitor.way {
         case .session: return session(request)?.session.csrf
-        case .anonymous: return nil
+        // A script sends its token itself: no browser adds it to a forged form.
+        case .anonymous, .token: return nil
         case .peer, .proxy:
             let mac = HMAC<SHA256>.authenticationCode(
                 for: Array("\(visitor.way.rawValue):\(visitor.name ?? "")".utf8), using: csrfKey)
@@ -130,6 +138,14 @@ public struct DashboardAccess: Sendable {
 
     static let remoteUser = HTTPField.Name("Remote-User")!
     static let forwardedProto = HTTPField.Name("X-Forwarded-Proto")!
+
+    /// The token of an `Authorization: Bearer TOKEN` header.
+    static func bearer(_ request: HTTPRequest) -> String? {
+        guard let value = request.headerFields[.authorization] else { return nil }
+        let parts = value.split(separator: " ", maxSplits: 1)
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
+        return parts[1].trimmingCharacters(in: .whitespaces)
+    }
 
     static func cookie(_ request: HTTPRequest) -> String? {
         for header in request.headerFields[values: .cookie] {

@@ -19,6 +19,8 @@ public struct Visitor: Sendable, Hashable {
         case proxy
         /// A login session.
         case session
+        /// A script's token (`Authorization: Bearer`).
+        case token
         /// Nobody in particular: `public: read`, or a listener without authentication.
         case anonymous
     }

@@ -1,8 +1,9 @@
 import Foundation
 import JobValues
 
-/// The dashboard's users: `NAME:ROLE:HASH` lines (``PasswordHash``); `#`
-/// starts a comment line. Read once, when the listener starts.
+/// The dashboard's users: `NAME:ROLE:HASH` lines, HASH a password's
+/// (``PasswordHash``) or a script's token's (``APIToken``); `#` starts a
+/// comment line. Read once, when the listener starts.
 public struct UserTable: Sendable {
     struct User: Sendable {
         var role: DashboardRole
@@ -10,6 +11,8 @@ public struct UserTable: Sendable {
     }
 
     private let users: [String: User]
+    /// The users with a token, by the token's hash.
+    private let tokens: [String: (name: String, role: DashboardRole)]
 
     /// The users of `source`; a file that cannot be read, or a line that is
     /// not well formed, is an error that names the file and line (never the hash).
@@ -35,6 +38,7 @@ public struct UserTable: Sendable {
 
     init(text: String, path: String) throws(UserTableError) {
         var users: [String: User] = [:]
+        var tokens: [String: (name: String, role: DashboardRole)] = [:]
         for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let line = rawLine.trimmingCharacters(in: .whitespaces)
             if line.isEmpty || line.hasPrefix("#") { continue }
@@ -46,31 +50,44 @@ public struct UserTable: Sendable {
             guard let role = DashboardRole(rawValue: parts[1]) else {
                 throw UserTableError("http: \(where_): the role is read or operate")
             }
-            if let problem = PasswordHash.problem(with: parts[2]) {
+            let isToken = APIToken.isTokenHash(parts[2])
+            if let problem = isToken ? APIToken.problem(with: parts[2]) : PasswordHash.problem(with: parts[2]) {
                 throw UserTableError("http: \(where_): \(problem)")
             }
             guard users[parts[0]] == nil else {
                 throw UserTableError("http: \(where_): user \(parts[0]) appears twice")
             }
+            guard !isToken || tokens[parts[2]] == nil else {
+                throw UserTableError("http: \(where_): this token hash is another user's too")
+            }
             users[parts[0]] = User(role: role, hash: parts[2])
+            if isToken { tokens[parts[2]] = (parts[0], role) }
         }
         self.users = users
+        self.tokens = tokens
     }
 
     public init() {
         users = [:]
+        tokens = [:]
     }
 
     public var isEmpty: Bool { users.isEmpty }
 
     /// The role of `name` if `password` is theirs.
     func check(_ name: String, password: String) -> DashboardRole? {
-        guard let user = users[name] else {
+        guard let user = users[name], !APIToken.isTokenHash(user.hash) else {
             // As long as a real check: whether a name exists is not told by the time a refusal takes.
             _ = PasswordHash.verify(password, against: UserTable.decoy)
             return nil
         }
         return PasswordHash.verify(password, against: user.hash) ? user.role : nil
+    }
+
+    /// The user whose token `token` is. Looked up by the token's hash: what
+    /// the lookup's time could tell is about the hash, not the token.
+    func tokenUser(_ token: String) -> (name: String, role: DashboardRole)? {
+        tokens[APIToken.hash(token)]
     }
 
     /// The role the file gives `name`, whatever the password (a user a trusted proxy vouched for).
