@@ -62,7 +62,8 @@ import Testing
             for (name, path, width, height) in shots {
                 try await page.resize(width: width, height: height, mobile: width < 500)
                 try await page.open(base + path)
-                try await Self.save(try await page.screenshot(), name, folder, minimum: 20_000)
+                let shot = try await page.screenshot()
+                try Self.save(shot, name, folder, minimum: 20_000)
             }
         }
     }
