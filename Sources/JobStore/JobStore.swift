@@ -24,4 +24,6 @@
 ///   maintenance) is `async`.
 ///
 /// Errors are ``JobStoreError``s.
-public protocol JobStore: JobRunStore, JobControlStore, JobReadStore, JobScheduleStore, JobMaintenanceStore {}
+public protocol JobStore:
+    JobRunStore, JobControlStore, JobPauseStore, JobReadStore, JobScheduleStore, JobMaintenanceStore
+{}

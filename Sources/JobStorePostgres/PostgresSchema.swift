@@ -25,6 +25,7 @@ package enum PostgresSchema {
         (7, "search: input, result, error, key", version7),
         (8, "stage log streams", PostgresStageLogStreamSchema.sql),
         (9, "concurrency limits: limit keys", version9),
+        (10, "pauses", version10),
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }

@@ -25,6 +25,7 @@ package enum Schema {
         Migration(version: 7, name: "search: input, result, error, key", sql: version7),
         Migration(version: 8, name: "stage log streams", sql: StageLogStreamSchema.sqlite),
         Migration(version: 9, name: "concurrency limits: limit keys", sql: version9),
+        Migration(version: 10, name: "pauses", sql: version10),
     ]
 
     package static var latestVersion: Int { migrations.last?.version ?? 0 }

@@ -45,10 +45,11 @@ final class HeldLogStore: EngineStore, StageLogStore {
     }
     func submit(_ jobs: [NewJob]) async throws -> [Submission] { try await base.submit(jobs) }
     func claim(
-        pool: String, owner: String, limit: Int, leaseDuration: Duration,
+        pool: String, owner: String, limit: Int, leaseDuration: Duration, flow: ClaimFlow,
         completion: @escaping @Sendable (Result<[ClaimedJob], any Error>) -> Void
     ) {
-        base.claim(pool: pool, owner: owner, limit: limit, leaseDuration: leaseDuration, completion: completion)
+        base.claim(
+            pool: pool, owner: owner, limit: limit, leaseDuration: leaseDuration, flow: flow, completion: completion)
     }
     func renew(
         _ leases: [Lease], leaseDuration: Duration,

@@ -1,0 +1,77 @@
+import Foundation
+import JobValues
+import Testing
+
+@testable import JobStore
+@_spi(Maintenance) @testable import JobStorePostgres
+@_spi(Maintenance) @testable import JobStoreSQLite
+
+/// The claim under pauses (``Pause``), on both stores.
+@Suite struct PauseClaimTests {
+    func claim(_ store: any StoreUnderTest, pool: String = "default", flow: ClaimFlow = .unlimited) async throws
+        -> [Int64]
+    {
+        try await store.claim(pool: pool, owner: "a", limit: 10, leaseDuration: .seconds(30), flow: flow)
+            .map(\.job.id)
+    }
+
+    /// A paused pool gives nothing to claim; the other pools go on; a
+    /// running job keeps its lease; resuming gives the jobs back.
+    @Test(arguments: StoreKind.allCases)
+    func aPausedPoolIsNotClaimedUntilResumed(_ kind: StoreKind) async throws {
+        let (store, scope) = try await makeStore(kind)
+        _ = scope
+        let running = try await store.submit(job("report"))
+        let held = try await store.claim(pool: "default", owner: "a", limit: 1, leaseDuration: .seconds(30))
+        #expect(held.map(\.job.id) == [running.id])
+        let ids = try await store.submit([job("report"), job("report")]).map(\.id)
+        let other = try await store.submit(job("report", pool: "other")).id
+        let made = try await store.pause(Pause(scope: .pool, name: "default", reason: "disk full", actor: "ops@h"))
+        #expect(made.reason == "disk full" && made.until == nil)
+        #expect(try await store.pauses().map(\.name) == ["default"])
+        #expect(try await claim(store).isEmpty)
+        #expect(try await claim(store, flow: ClaimFlow(pool: 5)).isEmpty)
+        #expect(try await claim(store, pool: "other") == [other])
+        #expect(try await store.renew(held.map(\.lease), leaseDuration: .seconds(30)).lost.isEmpty)
+        let resumed = try await store.resume(.pool, name: "default")
+        #expect(resumed?.actor == "ops@h")
+        #expect(try await store.pauses().isEmpty)
+        #expect(try await claim(store) == ids)
+        #expect(try await store.resume(.pool, name: "default") == nil)
+    }
+
+    /// A paused definition's jobs are passed over and the jobs behind them
+    /// claimed, with limits or without.
+    @Test(arguments: StoreKind.allCases)
+    func aPausedDefinitionIsPassedOver(_ kind: StoreKind) async throws {
+        let (store, scope) = try await makeStore(kind)
+        _ = scope
+        let ids = try await store.submit([job("a"), job("b"), job("a"), job("c")]).map(\.id)
+        _ = try await store.pause(Pause(scope: .definition, name: "a", actor: "ops@h"))
+        #expect(try await claim(store, flow: ClaimFlow(limits: ["c": ConcurrencyLimit(global: 5)])) == [ids[1], ids[3]])
+        let more = try await store.submit([job("a"), job("d")]).map(\.id)
+        #expect(try await claim(store) == [more[1]])
+        _ = try await store.resume(.definition, name: "a")
+        #expect(try await claim(store) == [ids[0], ids[2], more[0]])
+    }
+
+    /// A pause with `until` holds until then; past it, it no longer
+    /// counts, with nothing to clean up, and is no longer listed.
+    @Test(arguments: StoreKind.allCases)
+    func aPauseUntilATimeExpiresOnItsOwn(_ kind: StoreKind) async throws {
+        let (store, scope) = try await makeStore(kind)
+        _ = scope
+        let ids = try await store.submit([job("a"), job("b")]).map(\.id)
+        _ = try await store.pause(
+            Pause(scope: .definition, name: "a", actor: "ops@h", until: Date().addingTimeInterval(3600)))
+        _ = try await store.pause(
+            Pause(scope: .definition, name: "b", actor: "ops@h", until: Date().addingTimeInterval(-1)))
+        #expect(try await store.pauses().map(\.name) == ["a"])
+        #expect(try await claim(store) == [ids[1]])
+        // Pausing again replaces the pause, here with one already past.
+        _ = try await store.pause(
+            Pause(scope: .definition, name: "a", actor: "ops@h", until: Date().addingTimeInterval(-1)))
+        #expect(try await store.pauses().isEmpty)
+        #expect(try await claim(store) == [ids[0]])
+    }
+}
