@@ -84,4 +84,29 @@ extension SQLiteJobStore {
         }
         return paused
     }
+
+    /// When the pauses that hold now end: `pool`, if `pool` is paused (its
+    /// `until`, NULL for none); `definitions`, the earliest `until` of the
+    /// paused definitions.
+    static func pauseEnds(pool: String, now: String, _ db: Database) throws -> (
+        pool: String??, definitions: String?
+    ) {
+        let statement = try RawStatement(
+            db,
+            """
+            SELECT scope, until FROM pauses
+            WHERE ((scope = 'pool' AND name = ?) OR scope = 'definition') AND (until IS NULL OR until > ?)
+            """)
+        try statement.bind(1, pool)
+        try statement.bind(2, now)
+        var ends: (pool: String??, definitions: String?) = (nil, nil)
+        for (scope, until) in try statement.rows({ ($0.text(0) ?? "", $0.text(1)) }) {
+            if scope == PauseScope.pool.rawValue {
+                ends.pool = .some(until)
+            } else if let until {
+                ends.definitions = min(ends.definitions ?? until, until)
+            }
+        }
+        return ends
+    }
 }

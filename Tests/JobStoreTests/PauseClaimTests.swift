@@ -74,4 +74,30 @@ import Testing
         #expect(try await store.pauses().isEmpty)
         #expect(try await claim(store) == [ids[0]])
     }
+
+    /// The engine's timer: a paused pool or definition has no job to run
+    /// until its pause ends (the engine would otherwise claim again and
+    /// again, in vain), and its pause's end is when to look again.
+    @Test(arguments: StoreKind.allCases)
+    func nextRunAtLooksPastPausesToWhenTheyEnd(_ kind: StoreKind) async throws {
+        let (store, scope) = try await makeStore(kind)
+        _ = scope
+        let later = Date().addingTimeInterval(600)
+        let soon = Date().addingTimeInterval(300)
+        _ = try await store.submit([job("a"), job("b", runAt: later)])
+        _ = try await store.pause(Pause(scope: .definition, name: "a", actor: "ops@h"))
+        #expect(try await store.nextRunAt(pool: "default").map(Self.ms) == Self.ms(later))
+        _ = try await store.pause(Pause(scope: .definition, name: "a", actor: "ops@h", until: soon))
+        #expect(try await store.nextRunAt(pool: "default").map(Self.ms) == Self.ms(soon))
+        _ = try await store.pause(Pause(scope: .pool, name: "default", actor: "ops@h"))
+        #expect(try await store.nextRunAt(pool: "default") == nil)
+        _ = try await store.pause(Pause(scope: .pool, name: "default", actor: "ops@h", until: later))
+        #expect(try await store.nextRunAt(pool: "default").map(Self.ms) == Self.ms(later))
+        _ = try await store.resume(.pool, name: "default")
+        _ = try await store.resume(.definition, name: "a")
+        let due = try #require(try await store.nextRunAt(pool: "default"))
+        #expect(due <= Date())
+    }
+
+    static func ms(_ date: Date) -> Int64 { Timestamp.milliseconds(date) }
 }

@@ -146,7 +146,8 @@ struct Pauses: AsyncParsableCommand {
         commandName: "pauses",
         abstract: "List the pools and definitions that are paused: by whom, why, until when.",
         discussion: """
-            A pause whose --for has run out is no longer listed (it no longer holds).
+            UNTIL is - for a pause that holds until `jobctl resume`. A pause whose --for has run out is no \
+            longer listed (it no longer holds).
 
             Examples:
               jobctl pauses
@@ -169,7 +170,7 @@ struct Pauses: AsyncParsableCommand {
                     table.add([
                         Table.Cell(pause.scope.rawValue), Table.Cell(Formatting.oneLine(pause.name)),
                         Table.Cell(Formatting.timestamp(pause.createdAt)),
-                        Table.Cell(pause.until.map(Formatting.timestamp) ?? "resumed"),
+                        Table.Cell(pause.until.map(Formatting.timestamp) ?? "-"),
                         Table.Cell(Formatting.oneLine(pause.actor)),
                         Table.Cell(pause.reason.map { Formatting.oneLine($0) } ?? "-"),
                     ])
