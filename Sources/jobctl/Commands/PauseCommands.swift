@@ -26,7 +26,7 @@ struct PauseCommand: AsyncParsableCommand {
             survives restarts. A paused pool's jobs, or a paused definition's jobs in any pool, stay pending; \
             the other jobs are claimed as usual, and jobs already running go on. A jobd stops claiming them \
             at its next claim: at once when jobd runs here (jobctl nudges it), else within its poll-interval \
-            (1s by default). With --for the pause expires on its own; pausing again replaces the pause.
+            (5s by default) or when one of its jobs ends. With --for the pause expires on its own; pausing again replaces the pause.
 
             Examples:
               jobctl pause pool reports --reason "disk full on the NAS"
