@@ -1,5 +1,6 @@
 import Foundation
 import JobValues
+import Synchronization
 import Testing
 
 @testable import JobStore
@@ -100,4 +101,28 @@ import Testing
     }
 
     static func ms(_ date: Date) -> Int64 { Timestamp.milliseconds(date) }
+
+    /// On PostgreSQL a resume wakes every host's claim of the pools it
+    /// frees: the pool itself, or the pools of a definition's pending jobs.
+    @Test func aResumeWakesOtherHostsOnPostgres() async throws {
+        let (store, scope) = try await makeStore(.postgres)
+        let listening = try #require(try await scope.openAnother() as? PostgresJobStore)
+        let heard = Mutex<[StoreWakeUp]>([])
+        let reader = Task {
+            for await wakeUp in listening.wakeUps() { heard.withLock { $0.append(wakeUp) } }
+        }
+        defer { reader.cancel() }
+        try await waitUntil("the LISTEN connection is up") { listening.wakeUpStatus.listening }
+        _ = try await store.submit(job("export", pool: "reports"))
+        try await waitUntil("the submit is heard") { heard.withLock { $0.contains(.runnable(pool: "reports")) } }
+        _ = try await store.pause(Pause(scope: .definition, name: "export", actor: "ops@h"))
+        _ = try await store.pause(Pause(scope: .pool, name: "bulk", actor: "ops@h"))
+        heard.withLock { $0 = [] }
+        _ = try await store.resume(.definition, name: "export")
+        try await waitUntil("the definition's resume is heard") {
+            heard.withLock { $0.contains(.runnable(pool: "reports")) }
+        }
+        _ = try await store.resume(.pool, name: "bulk")
+        try await waitUntil("the pool's resume is heard") { heard.withLock { $0.contains(.runnable(pool: "bulk")) } }
+    }
 }
