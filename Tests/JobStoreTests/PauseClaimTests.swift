@@ -83,8 +83,9 @@ import Testing
     func nextRunAtLooksPastPausesToWhenTheyEnd(_ kind: StoreKind) async throws {
         let (store, scope) = try await makeStore(kind)
         _ = scope
-        let later = Date().addingTimeInterval(600)
-        let soon = Date().addingTimeInterval(300)
+        // Whole seconds: a stored time keeps its milliseconds exactly.
+        let later = Date(timeIntervalSince1970: (Date().timeIntervalSince1970 + 600).rounded(.down))
+        let soon = Date(timeIntervalSince1970: (Date().timeIntervalSince1970 + 300).rounded(.down))
         _ = try await store.submit([job("a"), job("b", runAt: later)])
         _ = try await store.pause(Pause(scope: .definition, name: "a", actor: "ops@h"))
         #expect(try await store.nextRunAt(pool: "default").map(Self.ms) == Self.ms(later))
