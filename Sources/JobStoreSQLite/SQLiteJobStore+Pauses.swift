@@ -38,7 +38,9 @@ extension SQLiteJobStore {
         }
     }
 
-    private static func pauses(_ db: Database, where condition: String, _ arguments: StatementArguments) throws
+    private static func pauses(
+        _ db: Database, where condition: String, _ arguments: StatementArguments
+    ) throws
         -> [Pause]
     {
         try Row.fetchAll(
@@ -62,7 +64,8 @@ extension SQLiteJobStore {
         if let until = pause.until {
             try require(
                 Timestamp.isStorable(until),
-                "cannot pause \(pause.scope.rawValue) \(pause.name) until \(until): the time must end before 9999-12-31")
+                "cannot pause \(pause.scope.rawValue) \(pause.name) until \(until): the time must end before 9999-12-31"
+            )
         }
     }
 
@@ -88,7 +91,9 @@ extension SQLiteJobStore {
     /// When the pauses that hold now end: `pool`, if `pool` is paused (its
     /// `until`, NULL for none); `definitions`, the earliest `until` of the
     /// paused definitions.
-    static func pauseEnds(pool: String, now: String, _ db: Database) throws -> (
+    static func pauseEnds(
+        pool: String, now: String, _ db: Database
+    ) throws -> (
         pool: String??, definitions: String?
     ) {
         let statement = try RawStatement(

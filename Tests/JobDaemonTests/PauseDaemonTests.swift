@@ -32,8 +32,10 @@ import Glibc
         #expect(paused == "definition held paused until resumed\n")
         let listed = try await jobctl(["pauses", "--json"])
         #expect(listed.contains(#""name": "held""#) && listed.contains(#""reason": "vendor down""#), "\(listed)")
-        let held = try #require(Int64(try await jobctl(["submit", "held"]).trimmingCharacters(in: .whitespacesAndNewlines)))
-        let free = try #require(Int64(try await jobctl(["submit", "free"]).trimmingCharacters(in: .whitespacesAndNewlines)))
+        let held = try #require(
+            Int64(try await jobctl(["submit", "held"]).trimmingCharacters(in: .whitespacesAndNewlines)))
+        let free = try #require(
+            Int64(try await jobctl(["submit", "free"]).trimmingCharacters(in: .whitespacesAndNewlines)))
         let store = try harness.openStore()
         // jobd claimed after `held` was submitted (it ran `free`): `held` was passed over.
         try await waitUntil(.seconds(20)) { try await store.job(free)?.job.state == .fulfilled }

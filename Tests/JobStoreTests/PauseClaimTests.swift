@@ -9,9 +9,9 @@ import Testing
 
 /// The claim under pauses (``Pause``), on both stores.
 @Suite struct PauseClaimTests {
-    func claim(_ store: any StoreUnderTest, pool: String = "default", flow: ClaimFlow = .unlimited) async throws
-        -> [Int64]
-    {
+    func claim(
+        _ store: any StoreUnderTest, pool: String = "default", flow: ClaimFlow = .unlimited
+    ) async throws -> [Int64] {
         try await store.claim(pool: pool, owner: "a", limit: 10, leaseDuration: .seconds(30), flow: flow)
             .map(\.job.id)
     }
@@ -49,7 +49,8 @@ import Testing
         _ = scope
         let ids = try await store.submit([job("a"), job("b"), job("a"), job("c")]).map(\.id)
         _ = try await store.pause(Pause(scope: .definition, name: "a", actor: "ops@h"))
-        #expect(try await claim(store, flow: ClaimFlow(limits: ["c": ConcurrencyLimit(global: 5)])) == [ids[1], ids[3]])
+        #expect(
+            try await claim(store, flow: ClaimFlow(limits: ["c": ConcurrencyLimit(global: 5)])) == [ids[1], ids[3]])
         let more = try await store.submit([job("a"), job("d")]).map(\.id)
         #expect(try await claim(store) == [more[1]])
         _ = try await store.resume(.definition, name: "a")

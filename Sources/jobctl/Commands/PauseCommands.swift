@@ -83,8 +83,9 @@ struct PauseCommand: AsyncParsableCommand {
         switch target {
         case .pool:
             if config.pools[name] == nil {
-                session.console.note("jobd.yaml has no pool \(Formatting.oneLine(name)) (pools: "
-                    + config.pools.keys.sorted().joined(separator: ", ") + ")")
+                session.console.note(
+                    "jobd.yaml has no pool \(Formatting.oneLine(name)) (pools: "
+                        + config.pools.keys.sorted().joined(separator: ", ") + ")")
             }
         case .definition:
             if !session.definitions(of: config).definitions.contains(where: { $0.name == name }) {
