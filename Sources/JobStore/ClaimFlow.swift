@@ -77,13 +77,16 @@ package struct FlowGate {
     private var byDefinition: [String: Int]
     private var byKey: [Slot: Int] = [:]
     private var inPool: Int
+    private let paused: Set<String>
 
     /// `running`: the running jobs under live leases of each limited
-    /// definition; `inPool`: of the pool, when it has a limit.
-    package init(flow: ClaimFlow, running: [String: Int], inPool: Int = 0) {
+    /// definition; `inPool`: of the pool, when it has a limit; `paused`:
+    /// the definitions whose jobs no claim takes now (``Pause``).
+    package init(flow: ClaimFlow, running: [String: Int], inPool: Int = 0, paused: Set<String> = []) {
         self.flow = flow
         byDefinition = running
         self.inPool = inPool
+        self.paused = paused
     }
 
     /// The keys of `candidates` under a per-key limit whose running jobs
@@ -100,10 +103,11 @@ package struct FlowGate {
         byKey.merge(running) { _, new in new }
     }
 
-    /// Whether a job of `definition` with limit key `key` may start now; if
-    /// so, it counts as running from here on. A key not counted yet counts
-    /// as having none running.
+    /// Whether a job of `definition` with limit key `key` may start now (not
+    /// paused, under its limits); if so, it counts as running from here on.
+    /// A key not counted yet counts as having none running.
     package mutating func admit(definition: String, key: String) -> Bool {
+        if paused.contains(definition) { return false }
         if let pool = flow.pool, inPool >= pool { return false }
         if let limit = flow.limits[definition] {
             let slot = Slot(definition: definition, key: key)

@@ -24,6 +24,6 @@
 ///   maintenance) is `async`.
 ///
 /// Errors are ``JobStoreError``s.
-public protocol JobStore: JobRunStore, JobControlStore, JobReadStore, JobScheduleStore, JobMaintenanceStore,
-    JobChildStore
+public protocol JobStore:
+    JobRunStore, JobControlStore, JobPauseStore, JobReadStore, JobScheduleStore, JobMaintenanceStore, JobChildStore
 {}

@@ -97,7 +97,8 @@ extension PostgresJobStore {
                         CASE WHEN definition = ANY($2)
                             THEN row_number() OVER (PARTITION BY definition, limit_key ORDER BY priority DESC, run_at, id)
                             ELSE 1 END AS turn
-                    FROM {s}.jobs WHERE state = 'pending' AND waiting_on = 0 AND pool = $1 AND run_at <= now()) AS ranked
+                    FROM {s}.jobs WHERE state = 'pending' AND waiting_on = 0 AND pool = $1 AND run_at <= now() AND \(notPaused))
+                    AS ranked
                 ORDER BY priority DESC, turn, run_at, id
                 """, pool, fair, decode: candidate)
             try await countKeys(of: candidates.map { FlowGate.Slot(definition: $0.definition, key: $0.key) })
@@ -111,7 +112,7 @@ extension PostgresJobStore {
                 let page = try await session.rows(
                     """
                     SELECT id, definition, coalesce(limit_key, ''), priority, run_at::text FROM {s}.jobs
-                    WHERE state = 'pending' AND waiting_on = 0 AND pool = $1 AND run_at <= now()
+                    WHERE state = 'pending' AND waiting_on = 0 AND pool = $1 AND run_at <= now() AND \(notPaused)
                         AND ($2::int4 IS NULL OR priority < $2::int4
                              OR (priority = $2::int4 AND (run_at, id) > ($3::timestamptz, $4::int8)))
                     ORDER BY priority DESC, run_at, id

@@ -32,7 +32,7 @@ extension PostgresJobStore {
                     """
                     WITH picked AS (
                         SELECT id AS picked_id FROM {s}.jobs
-                        WHERE state = 'pending' AND waiting_on = 0 AND pool = $1 AND run_at <= now()
+                        WHERE state = 'pending' AND waiting_on = 0 AND pool = $1 AND run_at <= now() AND \(Self.notPaused)
                         ORDER BY priority DESC, run_at, id
                         LIMIT $2
                         FOR UPDATE SKIP LOCKED)

@@ -108,8 +108,22 @@ extension PostgresJobStore {
         writer.enqueue(
             atomic: false,
             { session in
+                // A paused pool: when its pause ends (none: a resume wakes
+                // the engine). Else the earliest job of a definition not
+                // paused, or the end of a definition's pause if sooner.
                 try await session.firstRow(
-                    "SELECT min(run_at) FROM {s}.jobs WHERE state = 'pending' AND waiting_on = 0 AND pool = $1", pool
+                    """
+                    SELECT CASE WHEN pool_pause.held THEN pool_pause.until
+                        ELSE least(
+                            (SELECT min(run_at) FROM {s}.jobs WHERE state = 'pending' AND waiting_on = 0 AND pool = $1
+                                AND definition NOT IN (
+                                SELECT name FROM {s}.pauses
+                                WHERE scope = 'definition' AND (until IS NULL OR until > now()))),
+                            (SELECT min(until) FROM {s}.pauses WHERE scope = 'definition' AND until > now()))
+                        END
+                    FROM (SELECT count(*) > 0 AS held, max(until) AS until FROM {s}.pauses
+                          WHERE scope = 'pool' AND name = $1 AND (until IS NULL OR until > now())) AS pool_pause
+                    """, pool
                 ) { try PostgresIndexedRow($0).date(0) } ?? nil
             }, completion: completion)
     }

@@ -2,8 +2,8 @@ import Foundation
 internal import GRDB
 import JobStore
 
-/// The claim of a pool with concurrency limits (``ClaimFlow``): the one
-/// place where SQLite's claim honours them.
+/// The claim of a pool with concurrency limits (``ClaimFlow``) or paused
+/// definitions: the one place where SQLite's claim honours them.
 ///
 /// Inside the claim's write transaction (SQLite has one writer at a time,
 /// so no other claim counts meanwhile): count the running jobs under live
@@ -12,19 +12,21 @@ import JobStore
 /// admits until `limit` are taken or none is
 /// left. A job over its limit is passed over; the jobs behind it are still
 /// taken. A key's running jobs are counted when the walk first meets it.
+/// A job of a paused definition is passed over the same way.
 extension SQLiteJobStore {
     /// Jobs read per page of the walk (the first page: twice the jobs asked
     /// for, so a claim of one job reads few).
     static let flowPage = 256
 
     static func claimLimited(
-        pool: String, owner: String, limit: Int, leaseDuration: Duration, flow: ClaimFlow, _ db: Database
+        pool: String, owner: String, limit: Int, leaseDuration: Duration, flow: ClaimFlow, paused: Set<String>,
+        _ db: Database
     ) throws -> [ClaimedJob] {
         let nowMs = Timestamp.milliseconds(Date())
         let now = Timestamp.text(milliseconds: nowMs)
         var gate = FlowGate(
             flow: flow, running: try runningUnderLiveLeases(flow: flow, now: now, db),
-            inPool: flow.pool == nil ? 0 : try runningUnderLiveLeases(pool: pool, now: now, db))
+            inPool: flow.pool == nil ? 0 : try runningUnderLiveLeases(pool: pool, now: now, db), paused: paused)
         let counter = try KeyCounter(now: now, db)
         /// The jobs taken, with their rows when the walk read them whole.
         var chosen: [(id: Int64, job: Job?)] = []

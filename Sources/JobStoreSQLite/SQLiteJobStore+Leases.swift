@@ -15,9 +15,14 @@ extension SQLiteJobStore {
             atomic: false,
             { db in
                 try JobStoreError.checkClaim(pool: pool, owner: owner, limit: limit, leaseDuration: leaseDuration)
-                guard flow.isUnlimited else {
+                // Pauses are few (none, most of the time): one read of a
+                // tiny table, and the plain claim when nothing is paused.
+                let paused = try Self.pausedClaims(pool: pool, now: Timestamp.now(), db)
+                if paused.pool { return [] }
+                guard flow.isUnlimited && paused.definitions.isEmpty else {
                     return try Self.claimLimited(
-                        pool: pool, owner: owner, limit: limit, leaseDuration: leaseDuration, flow: flow, db)
+                        pool: pool, owner: owner, limit: limit, leaseDuration: leaseDuration, flow: flow,
+                        paused: paused.definitions, db)
                 }
                 return try Self.claim(pool: pool, owner: owner, limit: limit, leaseDuration: leaseDuration, db)
             }, completion: completion)

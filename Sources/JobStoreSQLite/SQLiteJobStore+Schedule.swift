@@ -8,9 +8,15 @@ extension SQLiteJobStore {
         writer.enqueue(
             atomic: false,
             { db in
+                // A paused pool has no job to run until its pause ends (or,
+                // without an end, until a resume wakes the engine).
+                let now = Timestamp.now()
+                let pauses = try Self.pauseEnds(pool: pool, now: now, db)
+                if let pool = pauses.pool { return pool.flatMap(Timestamp.date) }
                 // A skip scan of `jobs_claim` (pool, priority DESC, run_at, id):
-                // for each priority present, one seek to its earliest run_at.
-                // A plain min(run_at) would read every pending row of the pool.
+                // for each priority present, one seek to its earliest run_at
+                // of a definition not paused. A plain min(run_at) would read
+                // every pending row of the pool.
                 let statement = try RawStatement(
                     db,
                     """
@@ -22,12 +28,19 @@ extension SQLiteJobStore {
                         FROM levels WHERE levels.priority IS NOT NULL)
                     SELECT min((SELECT run_at FROM jobs INDEXED BY jobs_claim
                                 WHERE state = 'pending' AND waiting_on = 0 AND pool = ?1 AND priority = levels.priority
+                                    AND definition NOT IN (
+                                        SELECT name FROM pauses
+                                        WHERE scope = 'definition' AND (until IS NULL OR until > ?2))
                                 ORDER BY run_at LIMIT 1))
                     FROM levels WHERE levels.priority IS NOT NULL
                     """)
                 try statement.bind(1, pool)
+                try statement.bind(2, now)
                 let text = try statement.firstRow { $0.text(0) } ?? nil
-                return text.flatMap(Timestamp.date)
+                // A paused definition's jobs may run when its pause ends:
+                // the engine looks again then.
+                let next = [text, pauses.definitions].compactMap { $0 }.min()
+                return next.flatMap(Timestamp.date)
             }, completion: completion)
     }
 

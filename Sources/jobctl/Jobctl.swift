@@ -32,7 +32,7 @@ struct Jobctl: AsyncParsableCommand {
         subcommands: [
             Submit.self, Status.self, List.self, Wait.self, Logs.self, Cancel.self, Retry.self, Delete.self,
             Definitions.self, Validate.self, Daemon.self, Metrics.self, CalendarCommand.self, Schedules.self,
-            CopyDatabase.self,
+            PauseCommand.self, ResumeCommand.self, Pauses.self, CopyDatabase.self,
         ])
 }
 

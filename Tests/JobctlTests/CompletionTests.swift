@@ -5,7 +5,7 @@ import Testing
 @Suite struct CompletionTests {
     static let subcommands = [
         "submit", "status", "list", "wait", "logs", "cancel", "retry", "definitions", "validate", "daemon", "metrics",
-        "calendar", "schedules",
+        "calendar", "schedules", "pause", "resume", "pauses",
     ]
 
     @Test(arguments: ["bash", "zsh", "fish"])
