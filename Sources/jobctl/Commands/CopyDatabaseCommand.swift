@@ -50,11 +50,14 @@ struct CopyDatabase: AsyncParsableCommand {
                         ("job_attempts", .int(Int64(report.jobAttempts))),
                         ("stage_attempts", .int(Int64(report.stageAttempts))),
                         ("events", .int(Int64(report.events))),
+                        ("stage_logs", .int(Int64(report.stageLogs))), ("actions", .int(Int64(report.actions))),
+                        ("job_dependencies", .int(Int64(report.jobDependencies))),
                     ]).pretty)
             } else {
                 session.console.out(
-                    "copied \(report.jobs) job(s), \(report.stages) stage(s), \(report.jobAttempts) earlier attempt(s) "
-                        + "and \(report.events) event(s) from \(from) into \(target)\n")
+                    "copied \(report.jobs) job(s), \(report.stages) stage(s), \(report.jobAttempts) earlier attempt(s), "
+                        + "\(report.events) event(s), \(report.stageLogs) stage log line(s), \(report.actions) action(s) "
+                        + "and \(report.jobDependencies) dependency(ies) from \(from) into \(target)\n")
             }
         }
     }
