@@ -13,16 +13,24 @@ public struct DatabaseCopyReport: Sendable, Hashable {
     public var jobAttempts: Int
     public var stageAttempts: Int
     public var events: Int
+    /// Rows of `stage_logs`: the lines, and the records of lines dropped.
+    public var stageLogs: Int
+    /// Operator actions (`actions`): the audit trail.
+    public var actions: Int
+    /// `jobctl submit --after` dependencies (`job_dependencies`).
+    public var jobDependencies: Int
 }
 
 extension PostgresJobStore {
     /// Copies the SQLite database at `path` into the PostgreSQL schema of
     /// `configuration`, which must hold no job and no event (it is created if
-    /// missing): every job with its stages, history and events, ids kept,
-    /// the schedules' marks (replacing those a jobd that started on the
-    /// target made: it fired nothing there), and the id sequences set past
-    /// the highest id SQLite ever gave out. One transaction: all or nothing.
-    /// Leader leases are not copied. The SQLite file is brought up to this
+    /// missing): every job with its stages, history, events, stage logs,
+    /// child-job columns and `--after` dependencies, ids kept; the audit
+    /// trail (actions, and the action behind each event); the schedules'
+    /// marks (replacing those a jobd that started on the target made: it
+    /// fired nothing there); and the id sequences set past the highest id
+    /// SQLite ever gave out. One transaction: all or nothing. What is not
+    /// copied, and why, is listed at ``CopiedTable/all``. The SQLite file is brought up to this
     /// version's schema first if it is older (its WAL is then checkpointed);
     /// otherwise only read.
     ///
@@ -74,11 +82,16 @@ extension PostgresJobStore {
                 "cannot copy \(path) into \(target): it already holds \(jobs) job(s) and \(events) event(s); copy only "
                     + "into a schema without jobs (a new database, or another schema= in the URL)")
         }
-        var counts: [Int] = []
-        for table in CopiedTable.all { counts.append(try await copy(table, from: source, path: path, into: session)) }
+        var counts: [String: Int] = [:]
+        for table in CopiedTable.all {
+            counts[table.name] = try await copy(table, from: source, path: path, into: session)
+        }
         let report = DatabaseCopyReport(
-            jobs: counts[0], stages: counts[1], jobAttempts: counts[2], stageAttempts: counts[3], events: counts[4])
-        for table in ["jobs", "events"] {
+            jobs: counts["jobs", default: 0], stages: counts["stages", default: 0],
+            jobAttempts: counts["job_attempts", default: 0], stageAttempts: counts["stage_attempts", default: 0],
+            events: counts["events", default: 0], stageLogs: counts["stage_logs", default: 0],
+            actions: counts["actions", default: 0], jobDependencies: counts["job_dependencies", default: 0])
+        for table in ["jobs", "events", "actions"] {
             // AUTOINCREMENT: ids of pruned jobs are never given out again.
             let highest = try read(source, path) { db in
                 let used =
@@ -189,12 +202,20 @@ struct CopiedTable {
     /// The primary key, in order.
     let keys: [String]
 
-    var sourceColumns: String { columns.map(\.name).joined(separator: ", ") }
+    // Quoted: some names (`match`, `filter`, `key`) are keywords of one SQL dialect or the other.
+    var sourceColumns: String { columns.map { "\"\($0.name)\"" }.joined(separator: ", ") }
     var targetColumns: String {
-        columns.flatMap { $0.kind == .value ? [$0.name, $0.name + "_bytes"] : [$0.name] }.joined(separator: ", ")
+        columns.flatMap { $0.kind == .value ? [$0.name, $0.name + "_bytes"] : [$0.name] }.map { "\"\($0)\"" }
+            .joined(separator: ", ")
     }
     var targetWidth: Int { columns.count + columns.filter { $0.kind == .value }.count }
 
+    /// Every table of the SQLite schema that holds data, parents before the
+    /// rows that refer to them. Not copied: `schema_migrations` (the target
+    /// keeps its own), `leaders` (leases of the processes on the SQLite
+    /// file, void elsewhere), `jobs_search` (SQLite's FTS5 index, derived
+    /// from `jobs`; PostgreSQL's search index is built from the copied rows)
+    /// and the views `pending_jobs` and `resolved_jobs` (queries over `jobs`).
     static let all = [
         CopiedTable(
             name: "jobs",
@@ -205,6 +226,10 @@ struct CopiedTable {
                 ("cancel_requested", .flag), ("claims", .integer), ("lease_owner", .text), ("lease_expires_at", .time),
                 ("run_at", .time), ("created_at", .time), ("started_at", .time), ("finished_at", .time),
                 ("scheduled_for", .time), ("limit_key", .text),
+                // A child's parent and place, and what a waiting job waits for.
+                ("parent_id", .integer), ("parent_stage", .integer), ("item_index", .integer),
+                ("parent_attempt", .integer), ("waiting_on", .integer), ("wait_stage", .integer),
+                ("wait_fail_fast", .flag),
             ], keys: ["id"]),
         CopiedTable(name: "stages", columns: stageColumns, keys: ["job_id", "position"]),
         CopiedTable(
@@ -220,13 +245,32 @@ struct CopiedTable {
             name: "events",
             columns: [
                 ("id", .integer), ("job_id", .integer), ("position", .integer), ("kind", .text), ("message", .text),
-                ("created_at", .time),
+                ("created_at", .time), ("action_id", .integer),
             ], keys: ["id"]),
         // How far each schedule has fired: without it, the first jobd on the
         // copy would catch up as after downtime.
         CopiedTable(
             name: "schedule_marks", columns: [("definition", .text), ("schedule", .text), ("fired_through", .time)],
             keys: ["definition", "schedule"]),
+        CopiedTable(
+            name: "stage_logs",
+            columns: [
+                ("job_id", .integer), ("job_attempt", .integer), ("position", .integer), ("attempt", .integer),
+                ("seq", .integer), ("at", .time), ("line", .value), ("dropped_lines", .integer),
+                ("dropped_bytes", .integer), ("stream", .text),
+            ], keys: ["job_id", "job_attempt", "position", "attempt", "seq"]),
+        CopiedTable(
+            name: "actions",
+            columns: [
+                ("id", .integer), ("verb", .text), ("actor", .text), ("actor_uid", .integer), ("origin", .text),
+                ("filter", .text), ("job_id", .integer), ("states", .text), ("definition", .text), ("key", .text),
+                ("created_since", .time), ("created_until", .time), ("match", .text), ("matched", .integer),
+                ("changed", .integer), ("last_id", .integer), ("highest_id", .integer), ("started_at", .time),
+                ("finished_at", .time),
+            ], keys: ["id"]),
+        CopiedTable(
+            name: "job_dependencies", columns: [("job_id", .integer), ("after_id", .integer), ("any_end", .flag)],
+            keys: ["after_id", "job_id"]),
     ]
 
     private static let stageColumns: [(name: String, kind: Kind)] = [

@@ -44,13 +44,19 @@ import Testing
             definition: "nightly", schedule: "cron: 0 3 * * * @UTC", at: Date(timeIntervalSince1970: 1_800_000_000))
         let marks = try await sqlite.scheduleMarks()
         #expect(marks.count == 1)
+        let newer = try await Self.addNewerData(to: sqlite, logOf: ids[1])
         try await sqlite.close()
 
         let configuration = try await postgresConfiguration()
         let report = try await PostgresJobStore.copySQLiteDatabase(at: folder.file("jobs.sqlite"), into: configuration)
-        #expect(report == DatabaseCopyReport(jobs: 5, stages: 12, jobAttempts: 1, stageAttempts: 3, events: 3))
-
         let source = try SQLiteJobStore(path: folder.file("jobs.sqlite"))
+        let sourceEvents = try await source.count("SELECT count(*) FROM events")
+        #expect(
+            report
+                == DatabaseCopyReport(
+                    jobs: 11, stages: 18, jobAttempts: 1, stageAttempts: 3, events: sourceEvents, stageLogs: 4,
+                    actions: 1, jobDependencies: 1))
+
         let scope = StoreScope(postgres: configuration)
         let copy = scope.running(try await PostgresJobStore(configuration))
         for id in ids.dropLast() {
@@ -61,17 +67,110 @@ import Testing
         }
         #expect(try await copy.list(JobQuery(limit: 100)) == source.list(JobQuery(limit: 100)))
         #expect(try await copy.scheduleMarks() == marks, "schedules go on from where they were")
-        #expect(try await copy.submit(job()).id == ids[5] + 1)
+        #expect(try await copy.submit(job()).id == newer.dependent + 1)
         #expect(try await copy.submit(job(key: "order-17")) == Submission(id: ids[2], created: false))
-        #expect(try await copy.count("SELECT count(*) FROM events") == 3)
-        #expect(try await copy.recordEventID() > 3)
+        #expect(try await copy.count("SELECT count(*) FROM events") == sourceEvents)
+        #expect(try await copy.recordEventID() > sourceEvents)
+        // Records one more action, with its event.
+        try await Self.expectNewerData(newer, in: copy, as: source)
 
         // Only into an empty schema.
         let error = await expectStoreError(.invalidState) {
             try await PostgresJobStore.copySQLiteDatabase(at: folder.file("jobs.sqlite"), into: configuration)
         }
-        #expect(error?.message.contains("holds 6 job(s) and 4 event(s)") == true, "\(error?.message ?? "")")
+        #expect(
+            error?.message.contains("holds 12 job(s) and \(sourceEvents + 2) event(s)") == true,
+            "\(error?.message ?? "")")
         try await source.close()
+    }
+}
+
+/// Data of the newer schema versions: stage logs, the audit trail, child jobs and `--after` dependencies.
+extension CopyTests {
+    struct NewerData {
+        var logJob: Int64
+        var action: ActionRecord
+        var parent: Int64
+        var dependent: Int64
+    }
+
+    static let onePlan = [StagePlan(name: "work", kind: "then")]
+
+    /// Writes a stage log (stderr and stdout lines, a drop record), a
+    /// finished bulk cancel of two jobs, a parent waiting for two children,
+    /// and a job that runs after the parent.
+    static func addNewerData(to store: SQLiteJobStore, logOf logJob: Int64) async throws -> NewerData {
+        let at = Date(timeIntervalSince1970: 1_800_000_100.25)
+        let batch = StageLogBatch(
+            key: StageLogKey(jobID: logJob, jobAttempt: 1, position: 0, attempt: 1),
+            lines: [
+                StageLogLine(sequence: 0, at: at, bytes: Array("warning: café".utf8)),
+                StageLogLine(sequence: 1, at: at, bytes: [0x6f, 0xff, 0x00], stream: .stdout),
+                StageLogLine(sequence: 5, at: at + 1, bytes: Array("tail".utf8)),
+            ],
+            dropped: StageLogDrop(sequence: 2, lines: 3, bytes: 30, at: at))
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            store.writeStageLog(batch) { continuation.resume(with: $0) }
+        }
+
+        _ = try await store.submit([
+            NewJob(definition: "bulk", pool: "bulk", input: nil, stages: onePlan),
+            NewJob(definition: "bulk", pool: "bulk", input: nil, stages: onePlan),
+        ])
+        let selection = JobSelection(definition: "bulk")
+        let (matched, highest) = try await store.countMatching(selection, for: .cancel, ids: 1...Int64.max)
+        var action = try await store.startAction(
+            ActionStart(
+                verb: .cancel, actor: ActionActor(name: "alice", uid: 1000, origin: "jobctl on old-host"),
+                filter: "--definition bulk", selection: selection, matched: matched, highestID: highest))
+        while !action.isFinished { action = try await store.continueAction(action.id, batchSize: 10) }
+
+        let parent = try await store.submit(NewJob(definition: "parent", pool: "parents", input: nil, stages: onePlan))
+            .id
+        let claimed = try #require(
+            try await store.claim(pool: "parents", owner: "old-host", limit: 1, leaseDuration: .seconds(60)).first)
+        let children = ["a", "b"].map {
+            NewJob(definition: "child", pool: "kids", input: Data($0.utf8), stages: onePlan)
+        }
+        #expect(
+            try await store.joinChildren(
+                ChildJoin(
+                    lease: claimed.lease, position: 0, attempt: 1, parentAttempt: claimed.job.attempt,
+                    failFast: true, children: children)) == .waiting(children: 2))
+        var dependent = NewJob(definition: "after", pool: "later", input: nil, stages: onePlan)
+        dependent.after = [parent]
+        let dependentID = try await store.submit(dependent).id
+        return NewerData(logJob: logJob, action: action, parent: parent, dependent: dependentID)
+    }
+
+    /// Reads the newer data back from the copy through the PostgreSQL store's own reads.
+    static func expectNewerData(
+        _ newer: NewerData, in copy: PostgresJobStore, as source: SQLiteJobStore
+    ) async throws {
+        let log = try await copy.stageLog(StageLogQuery(jobID: newer.logJob))
+        #expect(log == (try await source.stageLog(StageLogQuery(jobID: newer.logJob))))
+        #expect(log.map(\.stream) == [.stderr, .stdout, .stderr, .stderr])
+        #expect(log.map(\.content)[1...2] == [.line([0x6f, 0xff, 0x00]), .dropped(lines: 3, bytes: 30)])
+
+        #expect(try await copy.actions(limit: 10, before: nil) == [newer.action])
+        #expect(newer.action.changed == 2)
+        #expect(try await copy.count("SELECT count(*) FROM events WHERE action_id = \(newer.action.id)") == 2)
+        // The next action gets an id past the copied ones.
+        let next = try await copy.recordSingleAction(
+            .retry, job: newer.parent, by: ActionActor(name: "bob", uid: nil, origin: "jobctl on new-host"))
+        #expect(next.id == newer.action.id + 1)
+
+        let children = try await copy.children(of: newer.parent, limit: 10)
+        #expect(children == (try await source.children(of: newer.parent, limit: 10)))
+        #expect(children.map(\.itemIndex) == [0, 1] && children.allSatisfy { $0.parentStage == 0 })
+        #expect(try await copy.job(newer.parent)?.job.waitingOn == 2)
+        #expect(
+            try await copy.count(
+                "SELECT count(*) FROM jobs WHERE id = \(newer.parent) AND wait_stage = 0 AND wait_fail_fast") == 1)
+        #expect(try await copy.count("SELECT count(*) FROM jobs WHERE parent_attempt = 1") == 2)
+        #expect(try await copy.job(newer.dependent)?.job.waitingOn == 1)
+        let dependencies = "SELECT count(*) FROM job_dependencies WHERE job_id = \(newer.dependent) AND after_id = "
+        #expect(try await copy.count(dependencies + "\(newer.parent)") == 1)
     }
 }
 

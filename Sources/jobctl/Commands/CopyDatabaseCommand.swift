@@ -13,7 +13,8 @@ struct CopyDatabase: AsyncParsableCommand {
         abstract: "Copy a SQLite job database into an empty PostgreSQL one.",
         discussion: """
             For moving from one host on SQLite to several sharing PostgreSQL. Every job is copied with its \
-            stages, earlier attempts and events, ids kept, in one transaction: all or nothing. The target is \
+            stages, earlier attempts, events, stage logs, children and --after dependencies, ids kept, with \
+            the audit trail of actions and the schedules' marks, in one transaction: all or nothing. The target is \
             --to URL, else the database of jobd.yaml (which must then be a postgres:// URL); its schema is \
             created if missing and must hold no job and no event (schedule marks left by a jobd that only \
             started there are replaced by those copied). The password comes from the URL, $PGPASSWORD or \
@@ -50,11 +51,15 @@ struct CopyDatabase: AsyncParsableCommand {
                         ("job_attempts", .int(Int64(report.jobAttempts))),
                         ("stage_attempts", .int(Int64(report.stageAttempts))),
                         ("events", .int(Int64(report.events))),
+                        ("stage_logs", .int(Int64(report.stageLogs))), ("actions", .int(Int64(report.actions))),
+                        ("job_dependencies", .int(Int64(report.jobDependencies))),
                     ]).pretty)
             } else {
                 session.console.out(
-                    "copied \(report.jobs) job(s), \(report.stages) stage(s), \(report.jobAttempts) earlier attempt(s) "
-                        + "and \(report.events) event(s) from \(from) into \(target)\n")
+                    "copied \(report.jobs) job(s), \(report.stages) stage(s), \(report.jobAttempts) "
+                        + "earlier attempt(s), \(report.events) event(s), \(report.stageLogs) stage log row(s), "
+                        + "\(report.actions) action(s) and \(report.jobDependencies) dependency(ies) from \(from) "
+                        + "into \(target)\n")
             }
         }
     }
