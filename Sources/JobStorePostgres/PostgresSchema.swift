@@ -26,6 +26,7 @@ package enum PostgresSchema {
         (8, "stage log streams", PostgresStageLogStreamSchema.sql),
         (9, "concurrency limits: limit keys", version9),
         (10, "child jobs and their join", version10),
+        (11, "actions: the parent a selection names", version11),
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }

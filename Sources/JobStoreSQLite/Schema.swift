@@ -26,6 +26,7 @@ package enum Schema {
         Migration(version: 8, name: "stage log streams", sql: StageLogStreamSchema.sqlite),
         Migration(version: 9, name: "concurrency limits: limit keys", sql: version9),
         Migration(version: 10, name: "child jobs and their join", sql: version10),
+        Migration(version: 11, name: "actions: the parent a selection names", sql: version11),
     ]
 
     package static var latestVersion: Int { migrations.last?.version ?? 0 }
