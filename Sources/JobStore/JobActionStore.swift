@@ -113,12 +113,15 @@ public struct JobSelection: Sendable, Hashable {
     public var createdUntil: Date?
     /// Holding every word of this text in the input, result, error or key (see ``JobSearchStore``).
     public var match: String?
+    /// Only the children of this job (`jobs.parent_id`).
+    public var parentID: Int64?
 
     public init(
         jobID: Int64? = nil, states: Set<JobState>? = nil, definition: String? = nil, key: String? = nil,
-        createdSince: Date? = nil, createdUntil: Date? = nil, match: String? = nil
+        createdSince: Date? = nil, createdUntil: Date? = nil, match: String? = nil, parentID: Int64? = nil
     ) {
         self.match = match
+        self.parentID = parentID
         self.jobID = jobID
         self.states = states
         self.definition = definition

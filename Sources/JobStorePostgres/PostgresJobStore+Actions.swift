@@ -157,6 +157,10 @@ extension PostgresJobStore: JobActionStore {
             binds.append(id)
             conditions.append("id = $\(binds.count)")
         }
+        if let parent = selection.parentID {
+            binds.append(parent)
+            conditions.append("parent_id = $\(binds.count)")
+        }
         if let definition = selection.definition {
             binds.append(definition)
             conditions.append("definition = $\(binds.count)")
@@ -188,9 +192,9 @@ extension PostgresJobStore: JobActionStore {
             """
             INSERT INTO {s}.actions (verb, actor, actor_uid, origin, filter, job_id, states, definition, key,
                                      created_since, created_until, matched, changed, last_id, highest_id, finished_at,
-                                     match)
+                                     match, parent_id)
             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::timestamptz, $11::timestamptz, $12, $13, $14, $15,
-                    CASE WHEN $16 THEN now() END, $17)
+                    CASE WHEN $16 THEN now() END, $17, $18)
             RETURNING \(PGActionColumns.list)
             """,
             start.verb.rawValue, start.actor.name, start.actor.uid.map(Int64.init), start.actor.origin, start.filter,
@@ -198,7 +202,7 @@ extension PostgresJobStore: JobActionStore {
             JobSelection.statesText(selection.states), selection.definition, selection.key,
             selection.createdSince.map(Timestamp.text), selection.createdUntil.map(Timestamp.text), start.matched,
             changed,
-            finished ? start.highestID : Int64(0), start.highestID, finished, selection.match,
+            finished ? start.highestID : Int64(0), start.highestID, finished, selection.match, selection.parentID,
             decode: PGActionColumns.record)
         guard let row else { throw JobStoreError(.database, "the new action was not written") }
         return row
@@ -273,7 +277,7 @@ extension PostgresJobStore: JobActionStore {
 enum PGActionColumns {
     static let list = """
         id, verb, actor, actor_uid, origin, filter, job_id, states, definition, key, created_since, created_until, \
-        matched, changed, last_id, highest_id, started_at, finished_at, match
+        matched, changed, last_id, highest_id, started_at, finished_at, match, parent_id
         """
 
     /// An `actions` row (its `verb` is one jobd knows: a check constraint holds it to them).
@@ -288,7 +292,8 @@ enum PGActionColumns {
             selection: JobSelection(
                 jobID: try row.optionalInt64(6), states: JobSelection.states(try row.text(7)),
                 definition: try row.text(8), key: try row.text(9),
-                createdSince: try row.date(10), createdUntil: try row.date(11), match: try row.text(18)),
+                createdSince: try row.date(10), createdUntil: try row.date(11), match: try row.text(18),
+                parentID: try row.optionalInt64(19)),
             matched: try row.int(12), changed: try row.int(13),
             lastID: try row.int64(14), highestID: try row.int64(15),
             startedAt: try row.date(16) ?? Date(timeIntervalSince1970: 0), finishedAt: try row.date(17))

@@ -27,6 +27,7 @@ package enum PostgresSchema {
         (9, "concurrency limits: limit keys", version9),
         (10, "child jobs and their join", version10),
         (11, "pauses", version11),
+        (12, "actions: the parent a selection names", version12),
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }

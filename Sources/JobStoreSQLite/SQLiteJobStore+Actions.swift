@@ -130,6 +130,10 @@ extension SQLiteJobStore: JobActionStore {
             conditions.append("id = ?")
             arguments += [id]
         }
+        if let parent = selection.parentID {
+            conditions.append("parent_id = ?")
+            arguments += [parent]
+        }
         if let definition = selection.definition {
             conditions.append("definition = ?")
             arguments += [definition]
@@ -165,8 +169,8 @@ extension SQLiteJobStore: JobActionStore {
             sql: """
                 INSERT INTO actions (verb, actor, actor_uid, origin, filter, job_id, states, definition, key,
                                      created_since, created_until, match, matched, changed, last_id, highest_id,
-                                     started_at, finished_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                     started_at, finished_at, parent_id)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 RETURNING \(ActionColumns.list)
                 """,
             arguments: [
@@ -175,6 +179,7 @@ extension SQLiteJobStore: JobActionStore {
                 JobSelection.statesText(selection.states), selection.definition, selection.key,
                 selection.createdSince.map(Timestamp.text), selection.createdUntil.map(Timestamp.text), selection.match,
                 start.matched, changed, finished ? start.highestID : 0, start.highestID, now, finished ? now : nil,
+                selection.parentID,
             ])
         guard let row else { throw JobStoreError(.database, "the new action was not written") }
         return ActionColumns.record(row)
@@ -271,7 +276,7 @@ extension SQLiteJobStore: JobActionStore {
 enum ActionColumns {
     static let list = """
         id, verb, actor, actor_uid, origin, filter, job_id, states, definition, key, created_since, created_until, \
-        matched, changed, last_id, highest_id, started_at, finished_at, match
+        matched, changed, last_id, highest_id, started_at, finished_at, match, parent_id
         """
 
     /// An `actions` row (its `verb` is one jobd knows: a check constraint holds it to them).
@@ -284,7 +289,7 @@ enum ActionColumns {
             selection: JobSelection(
                 jobID: row[6], states: JobSelection.states(row[7]), definition: row[8], key: row[9],
                 createdSince: date(row[10]),
-                createdUntil: date(row[11]), match: row[18]),
+                createdUntil: date(row[11]), match: row[18], parentID: row[19]),
             matched: row[12] ?? 0, changed: row[13] ?? 0, lastID: row[14] ?? 0, highestID: row[15] ?? 0,
             startedAt: date(row[16]) ?? Date(timeIntervalSince1970: 0), finishedAt: date(row[17]))
     }

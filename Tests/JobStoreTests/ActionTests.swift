@@ -46,6 +46,43 @@ import Testing
         #expect(try await store.count("SELECT count(*) FROM job_attempts") == 12)
     }
 
+    /// `--parent`: only that job's children, and the selection is kept with
+    /// the action, so a resumed run still takes only them.
+    @Test(arguments: StoreKind.allCases)
+    func aParentSelectsOnlyItsChildrenAndIsKeptForTheResume(_ kind: StoreKind) async throws {
+        let (store, scope) = try await makeStore(kind)
+        _ = scope
+        let actions = try #require(store as? any JobActionStore)
+        let parentID = try await store.submit(NewJob(definition: "parent", input: nil, stages: threeStages)).id
+        let parent = try #require(
+            try await store.claim(pool: "default", owner: "e", limit: 1, leaseDuration: .seconds(30)).first)
+        #expect(parent.lease.jobID == parentID)
+        let other = try await submit(3, to: store)
+        #expect(
+            try await ChildJoinTests.join(store, parent, ["a", "b", "c", "d"]) == .waiting(children: 4))
+        let selection = JobSelection(states: [.pending], parentID: parentID)
+        let (count, highest) = try await actions.countMatching(selection, for: .cancel, ids: 1...Int64.max)
+        #expect(count == 4)
+        let filter = "--state pending --parent \(parentID)"
+        var action = try await actions.startAction(
+            ActionStart(
+                verb: .cancel, actor: alice, filter: filter, selection: selection, matched: count,
+                highestID: highest))
+        action = try await actions.continueAction(action.id, batchSize: 2)
+        #expect(action.changed == 2 && !action.isFinished)
+        let resumed = try #require(try await actions.unfinishedAction(.cancel, filter: filter))
+        #expect(resumed.selection.parentID == parentID)
+        action = resumed
+        while !action.isFinished { action = try await actions.continueAction(action.id, batchSize: 2) }
+        #expect(action.changed == 4)
+        let children = try await store.children(of: parentID, limit: 10)
+        #expect(children.count == 4 && children.allSatisfy { $0.state == .cancelled })
+        for id in other { #expect(try await store.job(id)?.job.state == .pending, "job \(id)") }
+        // Its children ended: the waiting parent is claimable again, to settle its stage.
+        let claimed = try await store.claim(pool: "default", owner: "e", limit: 10, leaseDuration: .seconds(30))
+        #expect(claimed.contains { $0.lease.jobID == parentID })
+    }
+
     @Test(arguments: StoreKind.allCases)
     func cancelTakesPendingAndRunningJobsAndDeleteOnlyResolvedOnes(_ kind: StoreKind) async throws {
         let (store, scope) = try await makeStore(kind)

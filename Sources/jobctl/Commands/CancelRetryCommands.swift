@@ -14,9 +14,10 @@ struct Cancel: AsyncParsableCommand {
             catch/finally stages, and marks it cancelled. A job that already ended is left as it is \
             (exit status 0; the output says so).
 
-            With a filter instead of an id (--state, --definition, --since, --until, --key), it prints how \
-            many pending and running jobs match and stops; --yes cancels them, in batches committed as they \
-            go (running the same command again finishes an interrupted run), --dry-run prints their ids.
+            With a filter instead of an id (--state, --definition, --since, --until, --key, --match, \
+            --parent), it prints how many pending and running jobs match and stops; --yes cancels them, in \
+            batches committed as they go (running the same command again finishes an interrupted run), \
+            --dry-run prints their ids.
 
             Examples:
               jobctl cancel 42
@@ -85,10 +86,10 @@ struct Retry: AsyncParsableCommand {
             job goes back to pending with attempt + 1 and fresh stages, with the same input. Only a job \
             that ended (fulfilled, rejected or cancelled) can be retried: exit status 65 otherwise.
 
-            With a filter instead of an id (--state, --definition, --since, --until, --key), it prints how \
-            many ended jobs match and stops; --yes retries them, in batches committed as they go (running \
-            the same command again finishes an interrupted run, and retries no job twice), --dry-run prints \
-            their ids.
+            With a filter instead of an id (--state, --definition, --since, --until, --key, --match, \
+            --parent), it prints how many ended jobs match and stops; --yes retries them, in batches \
+            committed as they go (running the same command again finishes an interrupted run, and retries no \
+            job twice), --dry-run prints their ids.
 
             Examples:
               jobctl retry 42
@@ -145,8 +146,9 @@ struct Delete: AsyncParsableCommand {
         discussion: """
             Only a job that ended (fulfilled, rejected or cancelled) is deleted: cancel a pending or running \
             one first. The audit trail keeps who deleted what (the actions table). With a filter instead of \
-            an id (--state, --definition, --since, --until, --key), it prints how many ended jobs match and \
-            stops; --yes deletes them, in batches committed as they go, --dry-run prints their ids.
+            an id (--state, --definition, --since, --until, --key, --match, --parent), it prints how many \
+            ended jobs match and stops; --yes deletes them, in batches committed as they go, --dry-run prints \
+            their ids.
 
             Examples:
               jobctl delete 42

@@ -31,6 +31,11 @@ struct JobFilterOptions: ParsableArguments {
             "Only jobs whose input, result, error or key hold every word of this text.", valueName: "text"))
     var match: String?
 
+    @Option(
+        help: ArgumentHelp("Only the child jobs of this job (its each: or definition: stages).", valueName: "id"),
+        transform: Arguments.jobID)
+    var parent: Int64?
+
     func validate() throws {
         if let match, SearchText.words(match).isEmpty {
             throw ValidationError("--match needs at least one word (letters or digits), not \"\(match)\"")
@@ -39,6 +44,7 @@ struct JobFilterOptions: ParsableArguments {
 
     var isEmpty: Bool {
         state.isEmpty && definition == nil && since == nil && until == nil && key == nil && match == nil
+            && parent == nil
     }
 
     /// The filter as written, in one order whatever the order on the command
@@ -53,6 +59,7 @@ struct JobFilterOptions: ParsableArguments {
         if let until { parts.append("--until \(Self.quoted(until))") }
         if let key { parts.append("--key \(Self.quoted(key))") }
         if let match { parts.append("--match \(Self.quoted(match))") }
+        if let parent { parts.append("--parent \(parent)") }
         return parts.joined(separator: " ")
     }
 
@@ -64,7 +71,7 @@ struct JobFilterOptions: ParsableArguments {
             },
             createdUntil: try until.map { text throws(JobctlError) in try Self.time(text, option: "--until", now: now)
             },
-            match: match)
+            match: match, parentID: parent)
     }
 
     /// An RFC 3339 time, or a duration before `now`.
