@@ -140,10 +140,15 @@ extension PostgresJobStore {
                 tuples.append("(" + placeholders.joined(separator: ", ") + ")")
             }
             // Marks a jobd made on the target (it ran there, but fired
-            // nothing: no job is there) give way to those copied.
+            // nothing: no job is there) give way to those copied; a pause
+            // already made on the target stays as it was made.
             let conflict =
-                table.name == "schedule_marks"
-                ? " ON CONFLICT (definition, schedule) DO UPDATE SET fired_through = excluded.fired_through" : ""
+                switch table.name {
+                case "schedule_marks":
+                    " ON CONFLICT (definition, schedule) DO UPDATE SET fired_through = excluded.fired_through"
+                case "pauses": " ON CONFLICT (scope, name) DO NOTHING"
+                default: ""
+                }
             _ = try await session.rows(
                 session.query(
                     "INSERT INTO {s}.\(table.name) (\(table.targetColumns)) VALUES \(tuples.joined(separator: ", "))\(conflict)",
@@ -266,11 +271,18 @@ struct CopiedTable {
                 ("filter", .text), ("job_id", .integer), ("states", .text), ("definition", .text), ("key", .text),
                 ("created_since", .time), ("created_until", .time), ("match", .text), ("matched", .integer),
                 ("changed", .integer), ("last_id", .integer), ("highest_id", .integer), ("started_at", .time),
-                ("finished_at", .time),
+                ("finished_at", .time), ("parent_id", .integer),
             ], keys: ["id"]),
         CopiedTable(
             name: "job_dependencies", columns: [("job_id", .integer), ("after_id", .integer), ("any_end", .flag)],
             keys: ["after_id", "job_id"]),
+        // Pools and definitions an operator paused stay paused on the copy.
+        CopiedTable(
+            name: "pauses",
+            columns: [
+                ("scope", .text), ("name", .text), ("reason", .text), ("actor", .text), ("created_at", .time),
+                ("until", .time),
+            ], keys: ["scope", "name"]),
     ]
 
     private static let stageColumns: [(name: String, kind: Kind)] = [

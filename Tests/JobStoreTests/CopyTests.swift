@@ -140,6 +140,10 @@ extension CopyTests {
         var dependent = NewJob(definition: "after", pool: "later", input: nil, stages: onePlan)
         dependent.after = [parent]
         let dependentID = try await store.submit(dependent).id
+        _ = try await store.pause(
+            Pause(
+                scope: .pool, name: "kids", reason: "disk full", actor: "alice",
+                until: Date(timeIntervalSince1970: 1_900_000_000)))
         return NewerData(logJob: logJob, action: action, parent: parent, dependent: dependentID)
     }
 
@@ -159,6 +163,10 @@ extension CopyTests {
         let next = try await copy.recordSingleAction(
             .retry, job: newer.parent, by: ActionActor(name: "bob", uid: nil, origin: "jobctl on new-host"))
         #expect(next.id == newer.action.id + 1)
+
+        let pauses = try await copy.pauses()
+        let sourcePauses = try await source.pauses()
+        #expect(pauses.map(\.name) == ["kids"] && pauses == sourcePauses)
 
         let children = try await copy.children(of: newer.parent, limit: 10)
         #expect(children == (try await source.children(of: newer.parent, limit: 10)))
