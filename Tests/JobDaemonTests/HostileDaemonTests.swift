@@ -36,6 +36,7 @@ import Glibc
         var buffer = [UInt8](repeating: 0, count: 4096)
         while true {
             let count = recv(fd, &buffer, buffer.count, 0)
+            if count < 0 && errno == EINTR { continue }  // a signal, with a receive timeout set
             if count <= 0 { break }
             data.append(contentsOf: buffer[0..<count])
         }

@@ -206,6 +206,9 @@ final class SlowClient: Sendable {
         var buffer = [UInt8](repeating: 0, count: 65_536)
         while true {
             let count = read(fd, &buffer, buffer.count)
+            // A signal caught by the test process ends a read that has a
+            // receive timeout with EINTR even under SA_RESTART (signal(7)).
+            if count < 0 && errno == EINTR { continue }
             if count <= 0 { break }
             received += buffer[0..<count]
         }
@@ -221,6 +224,7 @@ final class SlowClient: Sendable {
         var buffer = [UInt8](repeating: 0, count: 65_536)
         while true {
             let count = read(fd, &buffer, buffer.count)
+            if count < 0 && errno == EINTR { continue }
             if count == 0 { return (total, true) }
             // A reset is a close too (the server closed with bytes unread).
             if count < 0 { return (total, errno == ECONNRESET) }

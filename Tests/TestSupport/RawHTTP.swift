@@ -71,6 +71,9 @@ public enum RawHTTP {
         var buffer = [UInt8](repeating: 0, count: 65_536)
         while true {
             let count = read(fd, &buffer, buffer.count)
+            // A signal caught by the test process ends a read that has a
+            // receive timeout with EINTR even under SA_RESTART (signal(7)).
+            if count < 0 && errno == EINTR { continue }
             if count <= 0 { break }
             received.append(contentsOf: buffer[0..<count])
         }
