@@ -68,7 +68,7 @@ extension SQLiteJobStore: JobActionStore {
             let ids: [Int64] = rows.map { $0[0] }
             if !ids.isEmpty {
                 switch action.verb {
-                case .retry: try Self.retryAll(ids, db)
+                case .retry: try Self.retryAll(ids, runAt: Timestamp.now(), db)
                 case .cancel:
                     let pending = rows.filter { $0[1] == JobState.pending.rawValue }.map { $0[0] as Int64 }
                     try Self.cancelAll(ids, pending: pending, db)
@@ -190,8 +190,12 @@ extension SQLiteJobStore: JobActionStore {
             .map(ActionColumns.record)
     }
 
-    /// As ``retry(_:delay:)`` does for one job, for every job of `ids` (all resolved: the caller selected them so).
-    private static func retryAll(_ ids: [Int64], _ db: Database) throws {
+    /// As ``retry(_:delay:)`` does for one job, for every job of `ids` (all
+    /// resolved: the caller selected them so): the attempt kept in
+    /// `job_attempts` and `stage_attempts`, the job pending again from
+    /// `runAt` with fresh stages and no wait for children. Bulk retries and
+    /// a retried parent's children both come here.
+    static func retryAll(_ ids: [Int64], runAt: String, _ db: Database) throws {
         let list = Columns.placeholders(ids.count)
         let arguments = StatementArguments(ids)
         try db.execute(
@@ -220,10 +224,10 @@ extension SQLiteJobStore: JobActionStore {
             sql: """
                 UPDATE jobs SET state = 'pending', attempt = attempt + 1, result = NULL, error = NULL,
                     cancel_requested = 0, lease_owner = NULL, lease_expires_at = NULL, run_at = ?,
-                    started_at = NULL, finished_at = NULL
+                    started_at = NULL, finished_at = NULL, waiting_on = 0, wait_stage = NULL
                 WHERE id IN (\(list))
                 """,
-            arguments: [Timestamp.now()] + arguments)
+            arguments: [runAt] + arguments)
     }
 
     /// As ``requestCancellation(of:)`` does for one job: the pending jobs are cancelled, the running ones flagged.

@@ -45,7 +45,7 @@ extension SQLiteJobStore {
             arguments: [parentID, join.position, join.parentAttempt])
         var woken: [StoreWakeUp] = []
         if !stale.isEmpty {
-            for chunk in stale.chunked(500) { try retryChildren(chunk, now: now, db) }
+            for chunk in stale.chunked(500) { try retryAll(Array(chunk), runAt: now, db) }
             woken += join.children.map(\.pool).uniqued().map { StoreWakeUp.runnable(pool: $0) }
         }
         try db.execute(
@@ -136,43 +136,6 @@ extension SQLiteJobStore {
                 try insertStage.execute()
             }
         }
-    }
-
-    /// As `jobctl retry` does: the attempt kept in `job_attempts` and
-    /// `stage_attempts`, the job pending again with fresh stages.
-    private static func retryChildren(_ ids: ArraySlice<Int64>, now: String, _ db: Database) throws {
-        let list = Columns.placeholders(ids.count)
-        let arguments = StatementArguments(Array(ids))
-        try db.execute(
-            sql: """
-                INSERT INTO job_attempts (job_id, attempt, state, result, error, started_at, finished_at)
-                SELECT id, attempt, state, result, error, started_at, finished_at FROM jobs WHERE id IN (\(list))
-                """,
-            arguments: arguments)
-        try db.execute(
-            sql: """
-                INSERT INTO stage_attempts (job_id, attempt, position, name, kind, state, value, error,
-                                            exit_code, attempts, started_at, finished_at, error_code)
-                SELECT s.job_id, j.attempt, s.position, s.name, s.kind, s.state, s.value, s.error, s.exit_code,
-                       s.attempts, s.started_at, s.finished_at, s.error_code
-                FROM stages s JOIN jobs j ON j.id = s.job_id WHERE s.job_id IN (\(list))
-                """,
-            arguments: arguments)
-        try db.execute(
-            sql: """
-                UPDATE stages SET state = 'pending', value = NULL, error = NULL, exit_code = NULL, error_code = NULL,
-                    attempts = 0, started_at = NULL, finished_at = NULL
-                WHERE job_id IN (\(list))
-                """,
-            arguments: arguments)
-        try db.execute(
-            sql: """
-                UPDATE jobs SET state = 'pending', attempt = attempt + 1, result = NULL, error = NULL,
-                    cancel_requested = 0, lease_owner = NULL, lease_expires_at = NULL, run_at = ?,
-                    started_at = NULL, finished_at = NULL, waiting_on = 0, wait_stage = NULL
-                WHERE id IN (\(list))
-                """,
-            arguments: [now] + arguments)
     }
 
     /// Cancels the children of `parentID` (of its stage `stage`, or all)
