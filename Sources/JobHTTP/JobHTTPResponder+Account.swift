@@ -90,7 +90,9 @@ extension JobHTTPResponder {
         }
         let user = form["user"] ?? ""
         let next = Self.localPath(form["next"])
-        guard let role = access.users.check(user, password: form["password"] ?? "") else {
+        let users = access.users
+        let password = form["password"] ?? ""
+        guard let role = await PasswordChecks.run({ users.check(user, password: password) }) else {
             access.throttle.failed(address)
             logger.warning("http: failed login as \(Self.loggable(user)) from \(address)")
             return Self.html(
