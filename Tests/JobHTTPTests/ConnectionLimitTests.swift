@@ -48,10 +48,11 @@ import Glibc
             guard case .tcp(_, let port) = address else { throw TestFailure("not TCP") }
             var held: [SlowClient] = []
             defer { for client in held { client.close() } }
-            for _ in 0..<limits.perAddress { held.append(try SlowClient(from: "127.0.2.1", port: port)) }
-            let extra = try SlowClient(from: "127.0.2.1", port: port)
-            defer { extra.close() }
-            let reply = await onOwnThread { extra.readAll(timeout: 20) }
+            // One more than its share. The listener admits connections in
+            // the order its event loops see them, which need not be the
+            // order they were opened: whichever comes last is refused.
+            for _ in 0...limits.perAddress { held.append(try SlowClient(from: "127.0.2.1", port: port)) }
+            let reply = await onOwnThread { [held] in SlowClient.firstReply(among: held, timeout: 20) }
             #expect(reply.hasPrefix("HTTP/1.1 503 Service Unavailable\r\n"), "\(reply)")
             #expect(reply.contains("holds \(limits.perAddress) connections"))
             #expect(try await RawHTTP.get("/healthz", address).status == 200)
@@ -213,6 +214,16 @@ final class SlowClient: Sendable {
             received += buffer[0..<count]
         }
         return String(decoding: received, as: UTF8.self)
+    }
+
+    /// The reply to the first of `clients` the server writes to or closes
+    /// within `timeout` seconds; empty when none is.
+    static func firstReply(among clients: [SlowClient], timeout: Double) -> String {
+        var fds = clients.map { pollfd(fd: $0.fd, events: Int16(POLLIN), revents: 0) }
+        var ready = poll(&fds, nfds_t(fds.count), Int32(timeout * 1000))
+        while ready < 0 && errno == EINTR { ready = poll(&fds, nfds_t(fds.count), Int32(timeout * 1000)) }
+        guard ready > 0, let index = fds.firstIndex(where: { $0.revents != 0 }) else { return "" }
+        return clients[index].readAll(timeout: timeout)
     }
 
     /// Bytes received until the server closes (`closed`), or until
