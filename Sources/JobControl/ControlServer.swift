@@ -71,10 +71,12 @@ public final class ControlServer: Sendable {
         let fd = socket(
             AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         guard fd >= 0 else { throw ControlServerError(description: "socket(): \(Self.lastError())") }
-        // Owner and group only, from the moment it exists.
-        let oldMask = umask(0o117)
+        // Owner and group only (the chmod below) before it listens: until
+        // then no one can connect, so the mode bind gives it from the umask
+        // does not matter. The umask itself is left alone: it is the whole
+        // process's, and changing it here would change the mode of files
+        // other threads create meanwhile.
         let bound = address.withSocketAddress { bind(fd, $0, $1) }
-        umask(oldMask)
         guard bound == 0 else {
             let reason = Self.lastError()
             close(fd)
