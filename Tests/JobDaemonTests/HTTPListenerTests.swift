@@ -17,7 +17,7 @@ import Glibc
     ]
 
     @Test func theDashboardOfJobdShowsTheLatestJobsAndAJobsStagesInChromium() async throws {
-        try requireTool(HeadlessChromium.path, package: "chromium")
+        try requireTool(ChromiumBrowser.path, package: "chromium")
         let daemon = try HTTPDaemon(definitions: Self.definitions)
         let harness = daemon.harness
         let store = try await daemon.start()
@@ -25,8 +25,13 @@ import Glibc
         let fails = try await harness.submit("fails", to: store)
         for id in [greet, fails] { _ = try await harness.resolved(id, in: store) }
         let base = daemon.endpoint.baseURL
+        let page = try await ChromiumBrowser.shared().newPage()
+        func dom(_ path: String) async throws -> String {
+            try await page.open(base + path)
+            return try await page.html()
+        }
 
-        let list = try await HeadlessChromium.dumpDOM(base + "/", folder: harness.folder)
+        let list = try await dom("/")
         // The newest job first, both linked, with their definitions and states.
         let newest = try #require(list.range(of: "href=\"jobs/\(fails)\""))
         let older = try #require(list.range(of: "href=\"jobs/\(greet)\""))
@@ -41,17 +46,17 @@ import Glibc
         #expect(list.occurrences(of: "<rect class=\"s-") >= 2, "a bar for each state resolved this minute")
 
         // A job's page: its stages on the timeline and each with its value; the input as text.
-        let job = try await HeadlessChromium.dumpDOM(base + "/jobs/\(greet)", folder: harness.folder)
+        let job = try await dom("/jobs/\(greet)")
         for stage in ["echo", "shout"] { #expect(job.contains(stage), "\(stage)") }
         #expect(job.occurrences(of: "<rect class=\"s-fulfilled") >= 2)
         #expect(job.contains("&lt;SCRIPT&gt;ALERT(1)&lt;/SCRIPT&gt;"))
         #expect(!job.lowercased().contains("<script"), "a script element from a job's value")
-        let failed = try await HeadlessChromium.dumpDOM(base + "/jobs/\(fails)", folder: harness.folder)
+        let failed = try await dom("/jobs/\(fails)")
         #expect(failed.contains("&lt;b&gt;broken&lt;/b&gt; on stderr"))
         #expect(!failed.contains("<b>broken"))
 
         // No schedules yet: the page says so.
-        let schedules = try await HeadlessChromium.dumpDOM(base + "/schedules", folder: harness.folder)
+        let schedules = try await dom("/schedules")
         #expect(schedules.contains("No definition has a schedule."))
 
         try await daemon.stop(closing: store)

@@ -15,7 +15,7 @@ import Testing
 /// `$JOBD_SCREENSHOT_DIR` when it is set (docs/dashboard*.png come from there).
 @Suite(.serialized) struct ChromiumTests {
     @Test func theDashboardShowsTheLatestJobsAndAJobsStagesAndHostileValuesAsText() async throws {
-        try requireTool(HeadlessChromium.path, package: "chromium")
+        try requireTool(ChromiumBrowser.path, package: "chromium")
         let folder = try TemporaryFolder()
         let store = try SQLiteJobStore(path: folder.file("jobs.sqlite"))
         let world = try await DemoJobs.fill(store)

@@ -13,9 +13,11 @@ import Glibc
 /// when the test closes it (``close()``, or the test process's exit).
 ///
 /// Pages keep cookies between loads as a browser does, so a test logs in
-/// and posts forms as a visitor would; ``HeadlessChromium``'s one-shot runs
-/// cannot.
+/// and posts forms as a visitor would.
 public final class ChromiumBrowser: Sendable {
+    /// Debian's Chromium, installed by scripts/test-deps.
+    public static let path = "/usr/bin/chromium"
+
     private let process: SpawnedProcess
     /// Our end of the pipe Chromium reads (its 3).
     private let commands: Int32
@@ -40,13 +42,13 @@ public final class ChromiumBrowser: Sendable {
 
     /// Starts Chromium with a profile of its own in `folder`.
     public init(folder: String) throws {
-        try requireTool(HeadlessChromium.path, package: "chromium")
+        try requireTool(Self.path, package: "chromium")
         let (toChromium, fromUs) = try Self.pipe()
         let (toUs, fromChromium) = try Self.pipe()
         log = folder + "/chromium-\(UUID().uuidString.prefix(8)).log"
         do {
             process = try SpawnedProcess(
-                HeadlessChromium.path,
+                Self.path,
                 [
                     "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--no-first-run",
                     "--disable-dev-shm-usage",
