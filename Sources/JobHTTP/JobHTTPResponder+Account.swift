@@ -43,6 +43,34 @@ extension JobHTTPResponder {
         return response
     }
 
+    /// The answer to a request whose `Authorization: Bearer` token matches
+    /// no user, or that comes from an address refused for too many failed
+    /// logins; nil when the token is good, or there is none. A wrong token
+    /// is a failed login: it counts toward the address's limit, as a wrong
+    /// password does, and is logged (the token itself never is). `/metrics`
+    /// and `/healthz` need no login and are answered whatever the header.
+    func tokenRefusal(_ request: Request, peer: DashboardAccess.Peer) -> Response? {
+        guard DashboardAccess.bearer(request.head) != nil,
+            request.uri.path != "/metrics", request.uri.path != "/healthz"
+        else { return nil }
+        let address = peer.origin
+        if let wait = access.throttle.wait(for: address) {
+            logger.warning(
+                "http: token from \(address) refused: too many failed logins; it may try again in \(wait.components.seconds)s"
+            )
+            var response = Self.text(
+                .tooManyRequests, "Too many failed logins: try again in \(wait.components.seconds + 1) seconds.\n")
+            response.headers[.retryAfter] = String(wait.components.seconds + 1)
+            return response
+        }
+        guard access.visitor(request.head, peer: peer) == nil else { return nil }
+        access.throttle.failed(address)
+        logger.warning("http: a token that matches no user, from \(address): refused")
+        var response = Self.text(.unauthorized, "The token matches no user of this dashboard.\n")
+        response.headers[.wwwAuthenticate] = "Bearer"
+        return response
+    }
+
     /// `POST /login` and `POST /logout`.
     func accountAction(_ request: Request, peer: DashboardAccess.Peer) async -> Response {
         let node = self.node

@@ -30,6 +30,7 @@ struct JobHTTPResponder: HTTPResponder {
 
     private func answer(_ request: Request, peer: DashboardAccess.Peer) async -> Response {
         let path = request.uri.path
+        if let refusal = tokenRefusal(request, peer: peer) { return refusal }
         if request.method == .post, path == "/login" || path == "/logout" {
             return await accountAction(request, peer: peer)
         }
