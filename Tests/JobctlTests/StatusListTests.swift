@@ -136,6 +136,29 @@ import Testing
         #expect(try await listed(["--limit", "2", "--before", String(all[1])]) == Array(all[2..<4]))
     }
 
+    /// list takes the filters of the bulk actions: --key, --since, --until,
+    /// also on a parent's children.
+    @Test func listFiltersByKeyAndCreationTime() async throws {
+        let sandbox = try Sandbox()
+        let (parent, children) = try await ChildrenStatusTests.seedFamily(sandbox)
+        let keyed = try await sandbox.withStore { store in
+            try await store.submit(NewJob(definition: "hello", idempotencyKey: "invoice-7", stages: [StagePlan(name: "work", kind: "then")])).id
+        }
+        func listed(_ arguments: [String]) async throws -> [Int64] {
+            let result = try await sandbox.jobctl(["list"] + arguments)
+            #expect(result.status == 0, "\(arguments): \(result)")
+            return result.outLines.dropFirst().compactMap { Int64($0.split(separator: " ").first ?? "") }
+        }
+        #expect(try await listed(["--key", "invoice-7"]) == [keyed])
+        #expect(try await listed(["--since", "1h"]).count == children.count + 2)
+        #expect(try await listed(["--since", "2999-01-01T00:00:00Z"]).isEmpty)
+        #expect(try await listed(["--until", "1h"]).isEmpty)
+        #expect(try await listed(["--parent", String(parent), "--since", "1h"]) == children)
+        #expect(try await listed(["--parent", String(parent), "--until", "1h"]).isEmpty)
+        let bad = try await sandbox.jobctl(["list", "--since", "yesterday"])
+        #expect(bad.status == 64 && bad.stderr.contains("invalid --since \"yesterday\""), "\(bad)")
+    }
+
     @Test func listPagesAndSaysHowToGoOn() async throws {
         let sandbox = try Sandbox()
         for _ in 0..<5 { _ = try await sandbox.seed(.pending) }

@@ -54,9 +54,12 @@ struct List: AsyncParsableCommand {
         abstract: "List jobs, newest first, a page at a time.",
         discussion: """
             --pending shows jobs waiting or running, --resolved those that ended (fulfilled, rejected, \
-            cancelled), --state one or more states exactly; no filter shows every job. A page holds \
+            cancelled), --state one or more states exactly; the other filters (the same as retry, cancel and \
+            delete take) narrow that down; no filter shows every job. A page holds \
             --limit jobs (default 20, at most 1000); when more are left, stderr tells the --before to pass \
-            for the next page (--json: next_before). Reads the database, so it works while jobd is stopped.
+            for the next page (--json: next_before). --parent lists every child of a job, in the order of \
+            their items (--limit and --before do not apply). Reads the database, so it works while jobd is \
+            stopped.
 
             Examples:
               jobctl list --pending
@@ -64,6 +67,7 @@ struct List: AsyncParsableCommand {
               jobctl list --resolved --before 1200 --json
               jobctl list --match "acme invoice" --state rejected
               jobctl list --parent 42 --state rejected
+              jobctl list --state rejected --since 1h --key invoice-7
             """)
 
     @OptionGroup var options: GlobalOptions
@@ -74,11 +78,7 @@ struct List: AsyncParsableCommand {
     @Flag(help: "Only fulfilled, rejected and cancelled jobs.")
     var resolved = false
 
-    @Option(help: ArgumentHelp("Only jobs in this state; repeat for several.", valueName: "state"))
-    var state: [StateArgument] = []
-
-    @Option(help: ArgumentHelp("Only jobs of this definition.", valueName: "name"))
-    var definition: String?
+    @OptionGroup(title: "Filter") var filter: JobFilterOptions
 
     @Option(parsing: .unconditional, help: ArgumentHelp("At most this many jobs (1 to 1000).", valueName: "n"))
     var limit: Int = 20
@@ -88,26 +88,11 @@ struct List: AsyncParsableCommand {
         transform: Arguments.jobID)
     var before: Int64?
 
-    @Option(
-        help: ArgumentHelp(
-            "Only jobs whose input, result, error or key hold every word of this text.", valueName: "text"))
-    var match: String?
-
-    @Option(
-        help: ArgumentHelp(
-            "Only the child jobs of this job, in the order of their items (all of them: --limit and --before do not apply).",
-            valueName: "id"),
-        transform: Arguments.jobID)
-    var parent: Int64?
-
     func validate() throws {
-        if parent != nil && (match != nil || before != nil) {
+        if filter.parent != nil && (filter.match != nil || before != nil) {
             throw ValidationError("--parent lists every child of the job: give it without --match and --before")
         }
-        if let match, SearchText.words(match).isEmpty {
-            throw ValidationError("--match needs at least one word (letters or digits), not \"\(match)\"")
-        }
-        if [pending, resolved, !state.isEmpty].filter({ $0 }).count > 1 {
+        if [pending, resolved, !filter.state.isEmpty].filter({ $0 }).count > 1 {
             throw ValidationError("give one of --pending, --resolved and --state")
         }
         guard (1...1000).contains(limit) else {
@@ -115,32 +100,32 @@ struct List: AsyncParsableCommand {
         }
     }
 
-    var query: JobQuery {
+    /// The page to read; `--since` and `--until` made absolute from `now`.
+    func query(now: Date) throws(JobctlError) -> JobQuery {
+        let selection = try filter.selection(now: now)
         let states: Set<JobState>? =
             if pending {
                 JobState.pendingSet
             } else if resolved {
                 JobState.resolvedSet
-            } else if !state.isEmpty {
-                Set(state.map(\.state))
             } else {
-                nil
+                selection.states
             }
-        return JobQuery(states: states, definition: definition, limit: limit, before: before)
+        return JobQuery(
+            states: states, definition: selection.definition, key: selection.key,
+            createdSince: selection.createdSince, createdUntil: selection.createdUntil, limit: limit, before: before)
     }
 
     func run() async throws {
         try await options.run { session in
             let config = try session.daemonConfig()
             // The table shows no input or result, and an error's first line.
-            var query = query
+            var query = try query(now: Date())
             query.values = session.json
-            let page = try await session.withStore(config) { [query, match, parent] store in
+            let page = try await session.withStore(config) { [query, match = filter.match, parent = filter.parent] store in
                 if let parent {
                     let children = try await store.children(of: parent, limit: ChildrenSummary.readLimit)
-                    let jobs = children.filter { query.states?.contains($0.state) ?? true }
-                        .filter { query.definition == nil || $0.definition == query.definition }
-                    return JobPage(jobs: jobs, nextCursor: nil, unreadable: [])
+                    return JobPage(jobs: children.filter(query.includes), nextCursor: nil, unreadable: [])
                 }
                 guard let match else { return try await store.list(query) }
                 guard let search = store as? any JobSearchStore else {
@@ -193,5 +178,15 @@ struct List: AsyncParsableCommand {
                 + "with its column: correct or delete the row (docs/schema.md, \"Rows written by hand\")")
         error.reportedOnStdout = session.json
         throw error
+    }
+}
+
+extension JobQuery {
+    /// Whether `job` passes the filter, as the stores' lists apply it: a
+    /// parent's children are read whole and filtered here.
+    func includes(_ job: Job) -> Bool {
+        (states?.contains(job.state) ?? true) && (definition == nil || job.definition == definition)
+            && (key == nil || job.idempotencyKey == key) && (createdSince.map { job.createdAt >= $0 } ?? true)
+            && (createdUntil.map { job.createdAt < $0 } ?? true)
     }
 }
