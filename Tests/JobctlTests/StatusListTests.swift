@@ -142,7 +142,10 @@ import Testing
         let sandbox = try Sandbox()
         let (parent, children) = try await ChildrenStatusTests.seedFamily(sandbox)
         let keyed = try await sandbox.withStore { store in
-            try await store.submit(NewJob(definition: "hello", idempotencyKey: "invoice-7", stages: [StagePlan(name: "work", kind: "then")])).id
+            try await store.submit(
+                NewJob(
+                    definition: "hello", idempotencyKey: "invoice-7", stages: [StagePlan(name: "work", kind: "then")])
+            ).id
         }
         func listed(_ arguments: [String]) async throws -> [Int64] {
             let result = try await sandbox.jobctl(["list"] + arguments)

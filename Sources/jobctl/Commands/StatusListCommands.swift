@@ -122,7 +122,8 @@ struct List: AsyncParsableCommand {
             // The table shows no input or result, and an error's first line.
             var query = try query(now: Date())
             query.values = session.json
-            let page = try await session.withStore(config) { [query, match = filter.match, parent = filter.parent] store in
+            let page = try await session.withStore(config) {
+                [query, match = filter.match, parent = filter.parent] store in
                 if let parent {
                     let children = try await store.children(of: parent, limit: ChildrenSummary.readLimit)
                     return JobPage(jobs: children.filter(query.includes), nextCursor: nil, unreadable: [])
