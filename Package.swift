@@ -70,6 +70,8 @@ let package = Package(
         .testTarget(name: "SpawnTests", dependencies: ["Spawn"], swiftSettings: strict),
         // Scratch folders and the repository's path, child processes, raw HTTP, and the
         // outside tools the tests compare against (prometheus_client, Prometheus, Chromium).
+        // Test doubles of an engine's store that forward what they do not change.
+        .target(name: "StoreDoubles", dependencies: ["JobStore"], path: "Tests/StoreDoubles", swiftSettings: strict),
         .target(
             name: "TestSupport", dependencies: ["Spawn", .product(name: "Logging", package: "swift-log")],
             path: "Tests/TestSupport", swiftSettings: strict),
@@ -169,7 +171,7 @@ let package = Package(
             dependencies: [
                 "JobEngine", "JobConfig", "JobConfigStore", "JobValues", "JobProcesses", "JobStore", "JobStoreSQLite",
                 "JobStorePostgres", "JobDatabase", "JobMetrics", "Promises", "engine-test-worker", "Spawn",
-                "TestSupport",
+                "StoreDoubles", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
@@ -212,7 +214,7 @@ let package = Package(
             name: "JobctlTests",
             dependencies: [
                 "JobConfig", "JobConfigStore", "JobValues", "JobControl", "JobStore", "JobStoreSQLite", "JobDatabase",
-                "JobEngine", "JobProcesses", "Spawn", "jobctl",
+                "JobEngine", "JobProcesses", "Spawn", "StoreDoubles", "jobctl",
             ],
             swiftSettings: strict),
 
