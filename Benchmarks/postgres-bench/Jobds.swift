@@ -56,11 +56,18 @@ final class JobdProcess: @unchecked Sendable {
 
     var log: String { (try? String(contentsOfFile: folder + "/jobd.log", encoding: .utf8)) ?? "" }
 
-    /// SIGTERM, then its exit status; the folder is removed.
-    func stop() -> Int32 {
+    /// SIGTERM, then its exit status; the folder stays, for a start again.
+    func terminate() -> Int32 {
         process?.signal(SIGTERM)
         let termination = process?.wait()
-        try? FileManager.default.removeItem(atPath: folder)
+        process = nil
         return termination?.status ?? 0
+    }
+
+    /// SIGTERM, then its exit status; the folder is removed.
+    func stop() -> Int32 {
+        let status = terminate()
+        try? FileManager.default.removeItem(atPath: folder)
+        return status
     }
 }

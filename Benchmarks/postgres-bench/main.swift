@@ -15,6 +15,12 @@
 //    own, as jobctl there does: no socket to nudge) starts on one of the
 //    idle jobds; the time from the submit to the job's started_at, one job
 //    at a time. Targets: p50 ≤ 10 ms, p99 ≤ 50 ms.
+// c. Limits: N jobs of the same pipeline with concurrency limits that never
+//    bind (global and per key, a key per job: its input), drained by the
+//    two jobds, against N without limits in the same run (alternating,
+//    the jobds restarted before each drain so that each starts on a full
+//    queue). Every claim of a limited definition takes the pool's advisory
+//    lock and counts the running jobs. Target: ≥ 90 % of the rate without.
 import BenchmarkSupport
 import Foundation
 import JobStore
@@ -62,13 +68,22 @@ let pipeline = """
         transform: lower
     """
 
-/// Queues `count` three-stage jobs of `bench`, in batches.
-func fill(_ store: PostgresJobStore, _ count: Int) async throws {
+/// The pipeline with limits that never bind.
+let limitedPipeline = pipeline + "\nlimit: { global: 1000000, per-key: 1000, key: input }"
+
+/// Queues `count` three-stage jobs of `definition`, in batches; with
+/// `keyed`, each with its input as its limit key, as a submit of the
+/// limited definition stores it.
+func fill(_ store: PostgresJobStore, _ count: Int, definition: String = "bench", keyed: Bool = false) async throws {
     var left = count
     while left > 0 {
         let batch = min(left, 1000)
         _ = try await store.submit(
-            (0..<batch).map { NewJob(definition: "bench", input: Data(" job \($0) ".utf8), stages: stages) })
+            (0..<batch).map { index in
+                var job = NewJob(definition: definition, input: Data(" job \(left - index) ".utf8), stages: stages)
+                if keyed { job.limitKey = " job \(left - index) " }
+                return job
+            })
         left -= batch
     }
 }
@@ -82,7 +97,9 @@ let plain = try await PostgresJobStore.withStore(configuration(schema: "plain"))
 }
 let database = "postgres://postgres@/postgres?host=\(socket)&port=\(port)&schema=bench"
 let hosts = try ["bench-a", "bench-b"].map {
-    try JobdProcess(jobd: jobd, node: $0, database: database, pool: workers, definitions: ["bench": pipeline])
+    try JobdProcess(
+        jobd: jobd, node: $0, database: database, pool: workers,
+        definitions: ["bench": pipeline, "limited": limitedPipeline])
 }
 
 /// Stops the jobds (they would keep retrying a server the run script removes) and exits.
@@ -92,20 +109,30 @@ func fail(_ error: any Error) -> Never {
     exit(1)
 }
 
-/// Queues the jobs, starts both jobds, waits for every job to be fulfilled:
-/// the seconds from the first start to the last finish, and the jobs by node.
-func drainWithJobds() async throws -> (seconds: Double, split: String) {
+/// The first column of the first row, as text ("" for none or NULL).
+func scalar(_ store: PostgresJobStore, _ sql: String) async throws -> String {
+    (try await store.queryStrings(sql).first ?? nil) ?? ""
+}
+
+/// Stops the jobds (if running), queues the jobs, starts both jobds, waits
+/// for every job to be fulfilled: the seconds from the first start to the
+/// last finish, and the jobs by node.
+func drainWithJobds(definition: String = "bench") async throws -> (seconds: Double, split: String) {
     try await PostgresJobStore.withStore(configuration(schema: "bench")) { store in
-        try await fill(store, jobs)
+        for host in hosts where host.isRunning { _ = host.terminate() }
+        let first = Int64(try await scalar(store, "SELECT coalesce(max(id), 0) + 1 FROM jobs")) ?? 1
+        try await fill(store, jobs, definition: definition, keyed: definition == "limited")
         for host in hosts { try host.start() }
-        while try await store.countJobs(in: [.fulfilled])[.fulfilled] ?? 0 < jobs {
+        let left = "SELECT count(*) FROM jobs WHERE id >= \(first) AND state <> 'fulfilled'"
+        while Int(try await scalar(store, left)) ?? 1 > 0 {
             for host in hosts where !host.isRunning { throw BenchError("jobd \(host.node) stopped: \(host.log)") }
             try await Task.sleep(for: .milliseconds(100))
         }
         let seconds = try await store.queryStrings(
-            "SELECT extract(epoch FROM max(finished_at) - min(started_at)) FROM jobs WHERE state = 'fulfilled'")
+            "SELECT extract(epoch FROM max(finished_at) - min(started_at)) FROM jobs WHERE id >= \(first)")
         let split = try await store.queryStrings(
-            "SELECT split_part(lease_owner, '/', 1) || ' ' || count(*) FROM jobs GROUP BY split_part(lease_owner, '/', 1) ORDER BY 1"
+            "SELECT split_part(lease_owner, '/', 1) || ' ' || count(*) FROM jobs WHERE id >= \(first) "
+                + "GROUP BY split_part(lease_owner, '/', 1) ORDER BY 1"
         )
         return (
             Double(seconds.first.flatMap { $0 } ?? "") ?? .infinity, split.compactMap { $0 }.joined(separator: ", ")
@@ -150,6 +177,28 @@ report.add(
     "a. two jobds, pool \(workers) each", throughput, unit: "jobs/s",
     note: "3 map stages, each committed before the next; jobs by node: \(drained.split)")
 report.add("a. jobds ÷ plain loop", throughput / plain, unit: "×", .atLeast(Thresholds.throughputRatio), digits: 2)
+
+// MARK: c. Limits
+
+print("\nc. limits that never bind, \(jobs) jobs a drain, alternating with drains without")
+var limitedRates: [Double] = []
+var plainRates: [Double] = []
+do {
+    for _ in 0..<2 {
+        limitedRates.append(Double(jobs) / (try await drainWithJobds(definition: "limited")).seconds)
+        plainRates.append(Double(jobs) / (try await drainWithJobds()).seconds)
+    }
+} catch { fail(error) }
+let limitedRate = limitedRates.reduce(0, +) / Double(limitedRates.count)
+let plainRate = plainRates.reduce(0, +) / Double(plainRates.count)
+report.add(
+    "c. two jobds with limits (global, per key; not binding)", limitedRate, unit: "jobs/s",
+    note: "drains: " + limitedRates.map { Report.format($0, 0) }.joined(separator: ", "))
+report.add(
+    "c. the same without limits", plainRate, unit: "jobs/s",
+    note: "drains: " + plainRates.map { Report.format($0, 0) }.joined(separator: ", "))
+report.add(
+    "c. with limits ÷ without", limitedRate / plainRate * 100, unit: "%", .atLeast(Thresholds.limitsShare), digits: 0)
 
 // MARK: b. Latency
 
