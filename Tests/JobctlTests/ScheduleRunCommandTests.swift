@@ -1,0 +1,61 @@
+import Foundation
+import JobStore
+@_spi(Maintenance) import JobStoreSQLite
+import Testing
+
+/// `jobctl schedules run` and `backfill`: occurrences fired outside the calendar.
+@Suite struct ScheduleRunCommandTests {
+    static let nightly = """
+        schedule:
+          every: 15m
+          input: "from the schedule"
+        pipeline:
+          - then: work
+            run: [cat]
+        """
+
+    /// `run` makes one job now, marked manual: its id on stdout; `schedules`
+    /// and `status` say it was fired by hand; the audit trail has it.
+    @Test func runMakesAManualJob() async throws {
+        let sandbox = try Sandbox(definitions: ["nightly": Self.nightly, "hello": TestDefinitions.hello])
+        let run = try await sandbox.jobctl(["schedules", "run", "nightly"])
+        #expect(run.status == 0, "\(run)")
+        let id = try #require(Int64(run.out.trimmingCharacters(in: .whitespacesAndNewlines)), "\(run)")
+        let status = try await sandbox.jobctl(["status", "\(id)"])
+        #expect(status.out.contains("fired by hand (schedules run) by"), "\(status)")
+        #expect(status.out.contains("from the schedule"), "the schedule's input: \(status)")
+        let listed = try await sandbox.jobctl(["schedules"])
+        #expect(listed.out.contains("\(id) pending (manual)"), "\(listed)")
+        let json = try await sandbox.jobctl(["--json", "schedules", "run", "nightly"]).json()
+        #expect(json["fired_by"] as? String == "manual" && json["id"] as? Int == Int(id) + 1, "\(json)")
+        let verbs = try await sandbox.withStore { store in
+            try await store.queryStrings("SELECT verb FROM actions ORDER BY id")
+        }
+        #expect(verbs == ["run", "run"])
+        let refused = try await sandbox.jobctl(["schedules", "run", "hello"])
+        #expect(refused.status != 0 && refused.stderr.contains("has no schedule"), "\(refused)")
+    }
+
+    /// Backfilling the last two hours twice: the first run makes a job for
+    /// each occurrence, the second none; a dry run lists what would fire.
+    @Test func backfillTwiceMakesEachOccurrenceOnce() async throws {
+        let sandbox = try Sandbox(definitions: ["nightly": Self.nightly])
+        let dry = try await sandbox.jobctl(["schedules", "backfill", "nightly", "--from", "2h", "--to", "now", "--dry-run"])
+        #expect(dry.status == 0, "\(dry)")
+        let occurrences = dry.outLines.count
+        #expect((8...9).contains(occurrences), "every 15 min over 2 h: \(dry)")
+        let first = try await sandbox.jobctl(
+            ["schedules", "backfill", "nightly", "--from", dry.outLines[0], "--to", dry.outLines.last!, "--json"]
+        ).json()
+        #expect(first["made"] as? Int == occurrences && first["existed"] as? Int == 0, "\(first)")
+        let second = try await sandbox.jobctl(
+            ["schedules", "backfill", "nightly", "--from", dry.outLines[0], "--to", dry.outLines.last!])
+        #expect(second.out == "\(occurrences) occurrences: made 0 jobs, \(occurrences) existed (action 2)\n", "\(second)")
+        let backfilled = try await sandbox.withStore { store in
+            try await store.queryStrings("SELECT count(*) FROM jobs WHERE fired_by = 'backfill'")
+        }
+        #expect(backfilled == ["\(occurrences)"])
+        let future = try await sandbox.jobctl(["schedules", "backfill", "nightly", "--from", "1h", "--to", "2099-01-01T00:00:00Z"])
+        #expect(future.status != 0 && future.stderr.contains("in the future"), "\(future)")
+    }
+}
