@@ -35,6 +35,9 @@ import Testing
             #expect(tick.next.map { $0 <= Self.t0 + 630 } == true, "it looks again by the pause's end")
         }
         #expect(try await support.scheduled(store).isEmpty)
+        // A jobd started meanwhile (a restart) reads the pause from the database too.
+        let restarted = support.firer(store)
+        #expect(await restarted.tick(at: Self.t0 + 620.5, definitions: [report]).fired.isEmpty)
         let ended = await firer.tick(at: Self.t0 + 630, definitions: [report])
         // catch-up: none leaves an occurrence that just passed for a few seconds.
         if policy == "none" { _ = await firer.tick(at: Self.t0 + 640, definitions: [report]) }

@@ -59,3 +59,34 @@ import Testing
         #expect(future.status != 0 && future.stderr.contains("in the future"), "\(future)")
     }
 }
+
+/// `jobctl pause … --cancel-running`: the paused pool's or definition's
+/// running jobs are cancelled, as one audited cancel action; pending ones
+/// and other definitions' are left alone.
+@Suite struct PauseCancelRunningTests {
+    @Test(arguments: [["definition", "hello"], ["pool", "default"]])
+    func runningJobsOfThePausedScopeAreCancelled(_ target: [String]) async throws {
+        let sandbox = try Sandbox(definitions: ["hello": TestDefinitions.hello])
+        let (running, pending) = try await sandbox.withStore { store in
+            let ids = try await store.submit((0..<3).map { _ in NewJob(definition: "hello", stages: [StagePlan(name: "a", kind: "then")]) }).map(\.id)
+            let other = try await store.submit(NewJob(definition: "other", pool: "other", stages: [StagePlan(name: "a", kind: "then")])).id
+            _ = try await store.claim(pool: "default", owner: "t", limit: 2, leaseDuration: .seconds(30))
+            _ = try await store.claim(pool: "other", owner: "t", limit: 1, leaseDuration: .seconds(30))
+            return (Array(ids.prefix(2)) + [other], ids[2])
+        }
+        let paused = try await sandbox.jobctl(["pause"] + target + ["--cancel-running", "--json"]).json()
+        let cancelled = try #require(paused["cancelled"] as? [String: Any], "\(paused)")
+        #expect(cancelled["changed"] as? Int == 2, "\(paused)")
+        let flags = try await sandbox.withStore { store in
+            try await store.queryStrings("SELECT id || ':' || cancel_requested FROM jobs WHERE state = 'running' ORDER BY id")
+        }
+        #expect(flags == ["\(running[0]):1", "\(running[1]):1", "\(running[2]):0"], "the other pool's job goes on")
+        let audit = try await sandbox.withStore { store in
+            try await store.queryStrings("SELECT verb || ' ' || changed || ' ' || filter FROM actions ORDER BY id")
+        }
+        #expect(audit.count == 2 && audit[0]?.hasPrefix("pause 0 \(target[0])") == true, "\(audit)")
+        #expect(audit.last??.hasPrefix("cancel 2 --state running --\(target[0]) \(target[1])") == true, "\(audit)")
+        let state = try await sandbox.withStore { store in try await store.job(pending)?.job.state }
+        #expect(state == .pending)
+    }
+}
