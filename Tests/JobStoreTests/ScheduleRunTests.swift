@@ -76,3 +76,65 @@ import Testing
         #expect(listed?.isEmpty == true)
     }
 }
+
+/// Migration 15 on SQLite rebuilds `actions` (its verb check widens): the
+/// audit trail's rows, ids and AUTOINCREMENT counter survive it.
+@Suite struct ActionsRebuildTests {
+    @Test func theAuditTrailSurvivesTheRebuild() async throws {
+        let folder = try TemporaryFolder()
+        let path = folder.file("jobs.sqlite")
+        let before = Schema.migrations.filter { $0.version < 15 }
+        let old = try SQLiteJobStore(SQLiteJobStoreConfiguration(path: path), migrations: before)
+        let alice = ActionActor(name: "alice", uid: 1000, origin: "jobctl on test")
+        let id = try await old.submit(job()).id
+        // Two actions as version 12 wrote them (today's code writes columns it lacks).
+        for verb in ["cancel", "retry"] {
+            try await old.executeInWriteTransaction(
+                """
+                INSERT INTO actions (verb, actor, actor_uid, origin, filter, job_id, matched, changed, last_id,
+                                     highest_id, started_at, finished_at)
+                VALUES ('\(verb)', 'alice', 1000, 'jobctl on test', 'job \(id)', \(id), 1, 1, \(id), \(id),
+                        '2026-11-28T00:00:00.000Z', '2026-11-28T00:00:00.000Z');
+                INSERT INTO events (job_id, kind, message, created_at, action_id)
+                VALUES (\(id), 'action', '\(verb)', '2026-11-28T00:00:00.000Z', last_insert_rowid());
+                """)
+        }
+        // The newest action removed: AUTOINCREMENT never hands its id out again.
+        try await old.executeInWriteTransaction("DELETE FROM actions WHERE id = 2")
+        try await old.close()
+
+        let store = try SQLiteJobStore(SQLiteJobStoreConfiguration(path: path))
+        #expect(try await store.queryStrings("SELECT id || ' ' || verb || ' ' || actor FROM actions") == ["1 cancel alice"])
+        #expect(try await store.queryStrings("SELECT action_id FROM events WHERE action_id IS NOT NULL") == ["1", "2"])
+        let next = try await store.recordOperatorAction(.pause, filter: "pool p", definition: nil, by: alice)
+        #expect(next == 3)
+        #expect(try await store.count("SELECT count(*) FROM sqlite_master WHERE name = 'actions_unfinished'") == 1)
+        #expect(try await store.scalar("PRAGMA integrity_check") == "ok")
+        try await store.close()
+    }
+}
+
+/// Resuming a schedule ends its pause rather than deleting it, with the
+/// catch-up asked for, on both stores.
+@Suite struct ScheduleResumeTests {
+    @Test(arguments: StoreKind.allCases)
+    func aResumedSchedulesPauseIsEndedAndKept(_ kind: StoreKind) async throws {
+        let (store, scope) = try await makeStore(kind)
+        _ = scope
+        let pauses = try #require(store as? any JobSchedulePauseStore)
+        _ = try await store.pause(Pause(scope: .schedule, name: "nightly", reason: "freeze", actor: "alice"))
+        #expect(try await pauses.schedulePauses().map { $0.pause.until == nil } == [true])
+        let resumed = try await pauses.resumeSchedule("nightly", catchUp: "none")
+        #expect(resumed?.reason == "freeze" && resumed?.until == nil, "the pause as it held")
+        #expect(try await store.pauses().isEmpty, "no longer holds")
+        let ended = try await pauses.schedulePauses()
+        #expect(ended.count == 1 && ended[0].catchUp == "none" && ended[0].pause.until != nil, "\(ended)")
+        #expect(try await pauses.resumeSchedule("nightly", catchUp: nil) == nil, "not paused any more")
+        // Pausing again holds again, with the resume's catch-up forgotten.
+        _ = try await store.pause(Pause(scope: .schedule, name: "nightly", actor: "alice"))
+        #expect(try await pauses.schedulePauses().map(\.catchUp) == [nil])
+        // The generic resume of a schedule ends it too.
+        #expect(try await store.resume(.schedule, name: "nightly") != nil)
+        #expect(try await pauses.schedulePauses().count == 1)
+    }
+}
