@@ -365,7 +365,8 @@ final class ScheduleFirer: Sendable {
                 // its end, so that its row, kept, is never caught up again
                 // (by this jobd after a restart, or by another).
                 if let end = watch.pauseEnded, mark < end, end <= now {
-                    _ = try await store.skipOccurrences(definition: definition.name, schedule: schedule.key, through: end)
+                    _ = try await store.skipOccurrences(
+                        definition: definition.name, schedule: schedule.key, through: end)
                     mark = end
                 }
             }

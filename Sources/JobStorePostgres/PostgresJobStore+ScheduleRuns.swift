@@ -25,7 +25,8 @@ extension PostgresJobStore: JobScheduleRunStore {
             }
             throw JobStoreError(
                 .invalidState,
-                "every millisecond from \(Timestamp.text(instant)) on has a job of \(job.definition) already; try again")
+                "every millisecond from \(Timestamp.text(instant)) on has a job of \(job.definition) already; try again"
+            )
         }
     }
 

@@ -24,7 +24,8 @@ extension SQLiteJobStore: JobScheduleRunStore {
             }
             throw JobStoreError(
                 .invalidState,
-                "every millisecond from \(Timestamp.text(instant)) on has a job of \(job.definition) already; try again")
+                "every millisecond from \(Timestamp.text(instant)) on has a job of \(job.definition) already; try again"
+            )
         }
     }
 

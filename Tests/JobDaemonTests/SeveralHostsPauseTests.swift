@@ -64,7 +64,9 @@ import Testing
         let held = starts.filter { $0 > returned + 1 && $0 < end }
         #expect(held.isEmpty, "started while paused, after pause + 1 s: \(held) (pause returned \(returned))")
         let after = try #require(starts.first { $0 >= end }, "nothing started after the pause's end")
-        #expect(after.timeIntervalSince(end) < 1, "the first start after --for ran out came \(after.timeIntervalSince(end)) s late")
+        #expect(
+            after.timeIntervalSince(end) < 1,
+            "the first start after --for ran out came \(after.timeIntervalSince(end)) s late")
         let fired = try await store.list(JobQuery(definition: "tick", limit: 1000)).jobs.compactMap(\.scheduledFor)
         let late = fired.filter { $0 > scheduleReturned + 1 }
         #expect(late.isEmpty, "occurrences fired after the schedule's pause: \(late)")

@@ -14,7 +14,9 @@ import Testing
             let paused = try? await store.pauses().first { $0.scope == .schedule }
             return DashboardSnapshot(
                 pools: [],
-                schedules: [ScheduleRow(definition: "nightly", expression: "every: 1d (UTC)", nextFire: nil, paused: paused)],
+                schedules: [
+                    ScheduleRow(definition: "nightly", expression: "every: 1d (UTC)", nextFire: nil, paused: paused)
+                ],
                 build: BuildInfo(version: "t", node: "n"))
         }
         var actions = DashboardActions(store)
@@ -53,7 +55,8 @@ import Testing
         }
         #expect(try await store.pauses().isEmpty)
         #expect(try await store.queryStrings("SELECT fired_by FROM jobs WHERE definition = 'nightly'") == ["manual"])
-        let audit = try await store.queryStrings("SELECT verb || ' ' || actor || ' ' || origin FROM actions ORDER BY id")
+        let audit = try await store.queryStrings(
+            "SELECT verb || ' ' || actor || ' ' || origin FROM actions ORDER BY id")
         #expect(
             audit == [
                 "run alice dashboard from 127.0.0.1", "pause alice dashboard from 127.0.0.1",

@@ -104,7 +104,8 @@ import Testing
         try await old.close()
 
         let store = try SQLiteJobStore(SQLiteJobStoreConfiguration(path: path))
-        #expect(try await store.queryStrings("SELECT id || ' ' || verb || ' ' || actor FROM actions") == ["1 cancel alice"])
+        #expect(
+            try await store.queryStrings("SELECT id || ' ' || verb || ' ' || actor FROM actions") == ["1 cancel alice"])
         #expect(try await store.queryStrings("SELECT action_id FROM events WHERE action_id IS NOT NULL") == ["1", "2"])
         let next = try await store.recordOperatorAction(.pause, filter: "pool p", definition: nil, by: alice)
         #expect(next == 3)

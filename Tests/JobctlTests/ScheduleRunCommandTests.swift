@@ -40,7 +40,9 @@ import Testing
     /// each occurrence, the second none; a dry run lists what would fire.
     @Test func backfillTwiceMakesEachOccurrenceOnce() async throws {
         let sandbox = try Sandbox(definitions: ["nightly": Self.nightly])
-        let dry = try await sandbox.jobctl(["schedules", "backfill", "nightly", "--from", "2h", "--to", "now", "--dry-run"])
+        let dry = try await sandbox.jobctl([
+            "schedules", "backfill", "nightly", "--from", "2h", "--to", "now", "--dry-run",
+        ])
         #expect(dry.status == 0, "\(dry)")
         let occurrences = dry.outLines.count
         #expect((8...9).contains(occurrences), "every 15 min over 2 h: \(dry)")
@@ -50,12 +52,15 @@ import Testing
         #expect(first["made"] as? Int == occurrences && first["existed"] as? Int == 0, "\(first)")
         let second = try await sandbox.jobctl(
             ["schedules", "backfill", "nightly", "--from", dry.outLines[0], "--to", dry.outLines.last!])
-        #expect(second.out == "\(occurrences) occurrences: made 0 jobs, \(occurrences) existed (action 2)\n", "\(second)")
+        #expect(
+            second.out == "\(occurrences) occurrences: made 0 jobs, \(occurrences) existed (action 2)\n", "\(second)")
         let backfilled = try await sandbox.withStore { store in
             try await store.queryStrings("SELECT count(*) FROM jobs WHERE fired_by = 'backfill'")
         }
         #expect(backfilled == ["\(occurrences)"])
-        let future = try await sandbox.jobctl(["schedules", "backfill", "nightly", "--from", "1h", "--to", "2099-01-01T00:00:00Z"])
+        let future = try await sandbox.jobctl([
+            "schedules", "backfill", "nightly", "--from", "1h", "--to", "2099-01-01T00:00:00Z",
+        ])
         #expect(future.status != 0 && future.stderr.contains("in the future"), "\(future)")
     }
 }
@@ -68,8 +73,12 @@ import Testing
     func runningJobsOfThePausedScopeAreCancelled(_ target: [String]) async throws {
         let sandbox = try Sandbox(definitions: ["hello": TestDefinitions.hello])
         let (running, pending) = try await sandbox.withStore { store in
-            let ids = try await store.submit((0..<3).map { _ in NewJob(definition: "hello", stages: [StagePlan(name: "a", kind: "then")]) }).map(\.id)
-            let other = try await store.submit(NewJob(definition: "other", pool: "other", stages: [StagePlan(name: "a", kind: "then")])).id
+            let ids = try await store.submit(
+                (0..<3).map { _ in NewJob(definition: "hello", stages: [StagePlan(name: "a", kind: "then")]) }
+            ).map(\.id)
+            let other = try await store.submit(
+                NewJob(definition: "other", pool: "other", stages: [StagePlan(name: "a", kind: "then")])
+            ).id
             _ = try await store.claim(pool: "default", owner: "t", limit: 2, leaseDuration: .seconds(30))
             _ = try await store.claim(pool: "other", owner: "t", limit: 1, leaseDuration: .seconds(30))
             return (Array(ids.prefix(2)) + [other], ids[2])
@@ -78,7 +87,8 @@ import Testing
         let cancelled = try #require(paused["cancelled"] as? [String: Any], "\(paused)")
         #expect(cancelled["changed"] as? Int == 2, "\(paused)")
         let flags = try await sandbox.withStore { store in
-            try await store.queryStrings("SELECT id || ':' || cancel_requested FROM jobs WHERE state = 'running' ORDER BY id")
+            try await store.queryStrings(
+                "SELECT id || ':' || cancel_requested FROM jobs WHERE state = 'running' ORDER BY id")
         }
         #expect(flags == ["\(running[0]):1", "\(running[1]):1", "\(running[2]):0"], "the other pool's job goes on")
         let audit = try await sandbox.withStore { store in

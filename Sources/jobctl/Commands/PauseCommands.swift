@@ -40,7 +40,8 @@ private func audit(
             verb, filter: "\(target.rawValue) \(name)", definition: target == .pool ? nil : name,
             by: BulkRun.actor(config))
     } catch {
-        session.console.note("\(target.rawValue) \(name): the audit trail did not record the \(verb.rawValue): \(error)")
+        session.console.note(
+            "\(target.rawValue) \(name): the audit trail did not record the \(verb.rawValue): \(error)")
     }
 }
 
@@ -133,7 +134,8 @@ struct PauseCommand: AsyncParsableCommand {
                 session.console.out("\(target.rawValue) \(Formatting.oneLine(name)) paused\(until)\n")
                 if let cancelled {
                     session.console.out(
-                        "cancelled \(Session.count(cancelled.action.changed, "running job")) (action \(cancelled.action.id))\n")
+                        "cancelled \(Session.count(cancelled.action.changed, "running job")) (action \(cancelled.action.id))\n"
+                    )
                 }
             }
         }

@@ -27,7 +27,9 @@ struct Schedules: AsyncParsableCommand {
 }
 
 /// The definition named on the command line, with a schedule, from the config's folder.
-private func scheduledDefinition(_ name: String, _ config: DaemonConfiguration, _ session: Session) throws
+private func scheduledDefinition(
+    _ name: String, _ config: DaemonConfiguration, _ session: Session
+) throws
     -> JobDefinition
 {
     let set = session.definitions(of: config)
@@ -35,7 +37,8 @@ private func scheduledDefinition(_ name: String, _ config: DaemonConfiguration, 
         session.noteUnloaded(set, of: config)
         throw JobctlError(
             .unknownDefinition,
-            "\(config.definitions) has no definition \(Formatting.oneLine(name)) (jobctl schedules lists the schedules)")
+            "\(config.definitions) has no definition \(Formatting.oneLine(name)) (jobctl schedules lists the schedules)"
+        )
     }
     guard !definition.schedules.isEmpty else {
         throw JobctlError(
@@ -86,7 +89,8 @@ struct ScheduleRunCommand: AsyncParsableCommand {
                 session.console.out(
                     JSON.fields([
                         ("id", .int(run.job)), ("definition", .string(definition.name)),
-                        ("scheduled_for", Formatting.timestamp(run.scheduledFor as Date?)), ("fired_by", .string("manual")),
+                        ("scheduled_for", Formatting.timestamp(run.scheduledFor as Date?)),
+                        ("fired_by", .string("manual")),
                         ("action", .int(run.action)),
                     ]).pretty)
             } else {
@@ -124,7 +128,8 @@ struct ScheduleBackfillCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The range's start: an RFC 3339 time or a duration ago (6h).", valueName: "time"))
     var from: String
 
-    @Option(help: ArgumentHelp("The range's end (included): an RFC 3339 time, a duration ago, or now.", valueName: "time"))
+    @Option(
+        help: ArgumentHelp("The range's end (included): an RFC 3339 time, a duration ago, or now.", valueName: "time"))
     var to: String
 
     @Flag(help: "Print the occurrences that would fire; change nothing.")
@@ -164,14 +169,16 @@ struct ScheduleBackfillCommand: AsyncParsableCommand {
                 let times = schedule.expression.occurrences(
                     after: before, through: end, in: schedule.zone(host: zone), limit: Self.maxOccurrences + 1)
                 for time in times {
-                    instants.insert(Date(timeIntervalSince1970: (time.timeIntervalSince1970 * 1000).rounded(.down) / 1000))
+                    instants.insert(
+                        Date(timeIntervalSince1970: (time.timeIntervalSince1970 * 1000).rounded(.down) / 1000))
                 }
             }
             let occurrences = instants.sorted()
             guard occurrences.count <= Self.maxOccurrences else {
                 throw JobctlError(
                     .usage,
-                    "the range holds more than \(Self.maxOccurrences) occurrences: backfill it in parts (a shorter --from/--to)")
+                    "the range holds more than \(Self.maxOccurrences) occurrences: backfill it in parts (a shorter --from/--to)"
+                )
             }
             let filter = "--from \(RFC3339.string(start)) --to \(RFC3339.string(end))"
             if dryRun || (occurrences.count > Self.confirmAbove && !yes) {
@@ -184,7 +191,8 @@ struct ScheduleBackfillCommand: AsyncParsableCommand {
                 if !dryRun {
                     throw JobctlError(
                         .usage,
-                        "\(occurrences.count) occurrences is more than \(Self.confirmAbove): add --yes to fire the \(missing.count) that never fired")
+                        "\(occurrences.count) occurrences is more than \(Self.confirmAbove): add --yes to fire the \(missing.count) that never fired"
+                    )
                 }
                 return
             }
