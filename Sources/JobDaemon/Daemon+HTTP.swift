@@ -16,7 +16,15 @@ extension Daemon {
     /// group.
     func httpService(_ http: HTTPConfiguration) -> HTTPListenerService {
         let source = StoreDashboardSource(store: store) { [self] in await dashboardSnapshot() }
-        let dashboard = Dashboard(source: source, actions: DashboardActions(store)) { [store] in
+        var actions = DashboardActions(store)
+        let engine = self.engine
+        actions?.scheduleJob = { name in
+            guard let definition = engine.definitions.first(where: { $0.name == name }),
+                let schedule = definition.schedules.first
+            else { return nil }
+            return definition.newJob(input: schedule.input)
+        }
+        let dashboard = Dashboard(source: source, actions: actions) { [store] in
             (store as? any ReleasesIdleMemory)?.releaseIdleMemory()
         }
         state.withAnnouncedLock { $0.dashboard = dashboard }
@@ -70,12 +78,17 @@ extension Daemon {
             PoolRow(name: name, capacity: config.pools[name] ?? 0, running: running[name] ?? 0)
         }
         let schedules = (try? await ScheduleStatus.all(of: engine.definitions, store: store)) ?? []
+        var paused: [String: Pause] = [:]
+        if !schedules.isEmpty {
+            for pause in (try? await store.pauses()) ?? [] where pause.scope == .schedule { paused[pause.name] = pause }
+        }
         return DashboardSnapshot(
             pools: pools,
             schedules: schedules.map { status in
                 ScheduleRow(
                     definition: status.definition, expression: "\(status.schedule.expression) (\(status.zoneName))",
-                    nextFire: status.next, lastFired: status.firedThrough, lastState: status.lastJob?.state)
+                    nextFire: status.next, lastFired: status.firedThrough, lastState: status.lastJob?.state,
+                    paused: paused[status.definition])
             },
             build: BuildInfo(version: JobdVersion.string, node: config.node, startedAt: startedAt))
     }

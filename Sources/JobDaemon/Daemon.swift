@@ -176,6 +176,9 @@ public final class Daemon: Sendable {
         switch request.command {
         case .nudge:
             engine.nudge()
+            // jobctl nudges after a schedule's pause ends too: its missed
+            // occurrences are dealt with now, not at the next occurrence.
+            engine.lookAtSchedules()
             reply(ControlReply(ok: true))
         case .cancel:
             guard let id = request.job, id > 0 else {

@@ -251,11 +251,12 @@ public struct Dashboard: Sendable {
         return number
     }
 
-    /// `/schedules`.
-    public func schedulesPage() async -> DashboardPage {
-        await gated {
+    /// `/schedules`; `forms`: the visitor operates, and each schedule has its buttons.
+    public func schedulesPage(forms: ActionForms? = nil) async -> DashboardPage {
+        let forms = actions == nil ? nil : forms
+        return await gated {
             let snapshot = await source.snapshot()
-            return Self.page(await rendered { SchedulesPage.render(snapshot) })
+            return Self.page(await rendered { SchedulesPage.render(snapshot, forms: forms) })
         }
     }
 }

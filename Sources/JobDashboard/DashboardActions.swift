@@ -8,6 +8,9 @@ import JobStore
 public struct DashboardActions: Sendable {
     let store: any JobActionStore
     let jobs: any JobStore
+    /// The job a definition's schedule makes (its input; no instant yet),
+    /// for "run now"; nil for a definition without a schedule.
+    public var scheduleJob: @Sendable (String) -> NewJob? = { _ in nil }
 
     /// Bulk actions here change at most this many jobs per transaction.
     static let batchSize = 500
@@ -83,14 +86,20 @@ public struct ActionForms: Sendable, Hashable {
 
     /// A button that POSTs `verb` to `action`, with the token.
     func button(_ verb: ActionVerb, action: String, hidden: [(String, String)] = []) -> HTML {
+        button(verb.rawValue.capitalized, action: action, hidden: hidden)
+    }
+
+    /// A button labelled `label` that POSTs to `action` the hidden fields
+    /// and `inputs` (`extra`: more fields, as HTML), with the token.
+    func button(_ label: String, action: String, hidden: [(String, String)], extra: HTML = "") -> HTML {
         let fields = HTML.join(
             hidden.map { name, value -> HTML in
                 "<input type=\"hidden\" name=\"\(attribute: name)\" value=\"\(attribute: value)\">"
             })
         return """
             <form method="post" action="\(attribute: action)" class="act">\
-            <input type="hidden" name="csrf" value="\(attribute: csrf)">\(fields)\
-            <button type="submit">\(verb.rawValue.capitalized)</button></form>
+            <input type="hidden" name="csrf" value="\(attribute: csrf)">\(fields)\(extra)\
+            <button type="submit">\(label)</button></form>
             """
     }
 }

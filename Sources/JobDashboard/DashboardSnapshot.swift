@@ -40,10 +40,14 @@ public struct ScheduleRow: Sendable, Hashable {
     public var lastFired: Date?
     /// The state of the job of the last occurrence, if it still exists.
     public var lastState: JobState?
+    /// The pause that holds the definition's schedules, if one does.
+    public var paused: Pause?
 
     public init(
-        definition: String, expression: String, nextFire: Date?, lastFired: Date? = nil, lastState: JobState? = nil
+        definition: String, expression: String, nextFire: Date?, lastFired: Date? = nil, lastState: JobState? = nil,
+        paused: Pause? = nil
     ) {
+        self.paused = paused
         self.definition = definition
         self.expression = expression
         self.nextFire = nextFire

@@ -234,7 +234,7 @@ struct CopiedTable {
                 // A child's parent and place, and what a waiting job waits for.
                 ("parent_id", .integer), ("parent_stage", .integer), ("item_index", .integer),
                 ("parent_attempt", .integer), ("waiting_on", .integer), ("wait_stage", .integer),
-                ("wait_fail_fast", .flag),
+                ("wait_fail_fast", .flag), ("fired_by", .text),
             ], keys: ["id"]),
         CopiedTable(name: "stages", columns: stageColumns, keys: ["job_id", "position"]),
         CopiedTable(
@@ -271,7 +271,7 @@ struct CopiedTable {
                 ("filter", .text), ("job_id", .integer), ("states", .text), ("definition", .text), ("key", .text),
                 ("created_since", .time), ("created_until", .time), ("match", .text), ("matched", .integer),
                 ("changed", .integer), ("last_id", .integer), ("highest_id", .integer), ("started_at", .time),
-                ("finished_at", .time), ("parent_id", .integer),
+                ("finished_at", .time), ("parent_id", .integer), ("pool", .text),
             ], keys: ["id"]),
         CopiedTable(
             name: "job_dependencies", columns: [("job_id", .integer), ("after_id", .integer), ("any_end", .flag)],
@@ -281,7 +281,7 @@ struct CopiedTable {
             name: "pauses",
             columns: [
                 ("scope", .text), ("name", .text), ("reason", .text), ("actor", .text), ("created_at", .time),
-                ("until", .time),
+                ("until", .time), ("catch_up", .text),
             ], keys: ["scope", "name"]),
     ]
 

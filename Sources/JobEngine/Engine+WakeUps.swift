@@ -10,6 +10,8 @@ extension Engine {
     ///   runnable yet, reads its next `run_at` again for a delayed job);
     /// - `.cancellationRequested(id)`: job `id`, if it runs here, stops now
     ///   and ends `cancelled`;
+    /// - `.schedulesChanged` (a schedule's pause ended): the schedules are
+    ///   looked at now;
     /// - `.resync` (wake-ups may have been lost, the store reconnected):
     ///   every pool claims and the leases are renewed now.
     ///
@@ -38,6 +40,8 @@ extension Engine {
             guard !runs.isEmpty else { return }
             context.log(.info, "cancellation requested: stopping the job", job: id)
             for run in runs { run.stop(EngineError(.cancelled, "cancelled: a cancellation was requested", jobID: id)) }
+        case .schedulesChanged:
+            lookAtSchedules()
         case .resync:
             context.log(
                 .notice,

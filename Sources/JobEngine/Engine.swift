@@ -209,6 +209,15 @@ public final class Engine: Sendable {
         for pool in pools.values { pool.fill() }
     }
 
+    /// Something about the schedules changed outside this engine (a pause
+    /// ended): fire what is due now.
+    public func lookAtSchedules() {
+        guard state.withAnnouncedLock({ $0.started }), definitions.contains(where: { !$0.schedules.isEmpty }) else {
+            return
+        }
+        tickSchedules()
+    }
+
     /// Stops claiming; stages running now may finish within `grace`, then
     /// their process groups are ended. Jobs stay unresolved and resumable:
     /// the next engine on this store picks them up where they stopped.

@@ -22,6 +22,12 @@ import Synchronization
 /// database has no mark for (new, or edited) starts when first seen: it
 /// fires from then on.
 ///
+/// A paused schedule (`jobctl pause schedule`, a `pauses` row) fires
+/// nothing and its mark stays; once the pause has ended — resumed, or its
+/// `until` passed — the occurrences after the mark up to the pause's end
+/// are missed ones, as after downtime, and get the catch-up the resume
+/// asked for, else the schedule's.
+///
 /// A schedule that cannot be fired (the store refuses its job) holds up no
 /// other: its failure is logged when it first happens and then at most
 /// every ``failureLogInterval``, and it is tried again at each tick.
@@ -71,6 +77,12 @@ final class ScheduleFirer: Sendable {
         var aheadLogged = false
         /// The schedule's next occurrence, as last computed.
         var upcoming: Upcoming?
+        /// The end of the last pause whose missed occurrences were dealt
+        /// with (or found to be none): a pause is caught up once.
+        var pauseEnded: Date?
+        /// The catch-up the end of a pause asked for, used instead of the
+        /// schedule's until its missed occurrences are dealt with.
+        var catchUp: ScheduleDefinition.CatchUp?
     }
 
     /// The first occurrence after `after` (nil: there is none), which is
@@ -113,9 +125,13 @@ final class ScheduleFirer: Sendable {
     func tick(at now: Date, definitions: [JobDefinition]) async -> Tick {
         var tick = Tick()
         var marks: [String: Date] = [:]
+        var pauses: [String: SchedulePause] = [:]
         do {
             for mark in try await store.scheduleMarks() {
                 marks[Self.id(mark.definition, mark.schedule)] = mark.firedThrough
+            }
+            if let store = store as? any JobSchedulePauseStore {
+                for pause in try await store.schedulePauses() { pauses[pause.pause.name] = pause }
             }
             recovered("", "the schedules can be read again", at: now)
         } catch {
@@ -138,6 +154,19 @@ final class ScheduleFirer: Sendable {
                     }
                     var watch = watches[id] ?? Watch(since: now)
                     try await check(&mark, of: schedule, definition: definition, watch: &watch, at: now)
+                    if let pause = pauses[definition.name] {
+                        if pause.pause.holds(at: now) {
+                            // Paused: nothing fires, the mark stays. Look
+                            // again at the next occurrence, or when it ends.
+                            if let until = pause.pause.until { tick.wake(at: until) }
+                            if let next = schedule.expression.next(after: now, in: zone) { tick.wake(at: next) }
+                            state.withAnnouncedLock { state in
+                                if state.watches[id] != nil { state.watches[id] = watch }
+                            }
+                            continue
+                        }
+                        pauseEnded(pause, of: schedule, definition: definition, mark: mark, watch: &watch)
+                    }
                     try await fire(
                         schedule, of: definition, watch: &watch, from: &mark, at: now, zone: zone, into: &tick)
                     state.withAnnouncedLock { state in
@@ -168,6 +197,27 @@ final class ScheduleFirer: Sendable {
         log(
             .warning,
             "the clock moved forward by \(WallClockSteps.text(step)) (a clock step or a suspend): the schedules' occurrences it went past count as missed, and each schedule's catch-up decides"
+        )
+    }
+
+    /// A pause of the schedule has ended (at its `until`): the occurrences
+    /// after the mark up to then were held back, so they count as missed —
+    /// once per pause — and get the catch-up the resume gave, else the
+    /// schedule's.
+    private func pauseEnded(
+        _ pause: SchedulePause, of schedule: ScheduleDefinition, definition: JobDefinition, mark: Date,
+        watch: inout Watch
+    ) {
+        guard let end = pause.pause.until.map(Self.millisecond), end > mark, watch.pauseEnded != end else { return }
+        watch.pauseEnded = end
+        watch.since = max(watch.since, end)
+        watch.caughtUp = false
+        watch.backlogLogged = false
+        watch.catchUp = pause.catchUp.flatMap(ScheduleDefinition.CatchUp.init(rawValue:))
+        let policy = watch.catchUp ?? schedule.catchUp
+        log(
+            .notice,
+            "schedule \(schedule.key) of \(definition.name): its pause ended at \(Self.text(end)); the occurrences it held back get catch-up: \(policy.rawValue)"
         )
     }
 
@@ -231,7 +281,7 @@ final class ScheduleFirer: Sendable {
         var backlog: String?
         if !watch.caughtUp, mark < missedThrough {
             state.withAnnouncedLock { $0.lookBacks += 1 }
-            switch schedule.catchUp {
+            switch watch.catchUp ?? schedule.catchUp {
             case .none:
                 let decided = min(missedThrough, now - Self.handOver)
                 if decided < missedThrough {
@@ -309,6 +359,17 @@ final class ScheduleFirer: Sendable {
         }
         if complete {
             watch.caughtUp = watch.caughtUp || caughtUp
+            if watch.caughtUp {
+                watch.catchUp = nil
+                // What the pause held back is dealt with: the mark moves to
+                // its end, so that its row, kept, is never caught up again
+                // (by this jobd after a restart, or by another).
+                if let end = watch.pauseEnded, mark < end, end <= now {
+                    _ = try await store.skipOccurrences(
+                        definition: definition.name, schedule: schedule.key, through: end)
+                    mark = end
+                }
+            }
         }
         if watch.upcoming?.covers(now) != true {
             watch.upcoming = Upcoming(after: now, next: expression.next(after: now, in: zone))

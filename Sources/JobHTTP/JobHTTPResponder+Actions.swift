@@ -3,7 +3,8 @@ import Hummingbird
 import JobDashboard
 import Logging
 
-/// Operators' POSTs: `/jobs/{id}/{retry|cancel|delete}` and `/actions` (a list's whole selection).
+/// Operators' POSTs: `/jobs/{id}/{retry|cancel|delete}`, `/actions` (a list's whole selection) and
+/// `/schedules` (run now, pause, resume a schedule).
 ///
 /// Each is refused with 403, and nothing changed, unless it comes from a
 /// page of this dashboard (`Origin`, else `Referer`), from a visitor whose
@@ -51,6 +52,9 @@ extension JobHTTPResponder {
         let outcome: ActionOutcome
         if let (id, verb) = Self.jobAction(request.uri.path) {
             outcome = await dashboard.act(onJob: id, verb: verb, name: name, uid: uid, origin: origin)
+        } else if request.uri.path == "/schedules" {
+            let fields = form.map { ($0.key, $0.value) }
+            outcome = await dashboard.act(onSchedule: fields, name: name, uid: uid, origin: origin)
         } else {
             let fields = form.map { ($0.key, $0.value) }
             outcome = await dashboard.act(onSelection: fields, name: name, uid: uid, origin: origin)

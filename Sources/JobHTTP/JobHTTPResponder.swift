@@ -34,7 +34,7 @@ struct JobHTTPResponder: HTTPResponder {
         if request.method == .post, path == "/login" || path == "/logout" {
             return await accountAction(request, peer: peer)
         }
-        if request.method == .post, path == "/actions" || Self.jobAction(path) != nil {
+        if request.method == .post, path == "/actions" || path == "/schedules" || Self.jobAction(path) != nil {
             return await operatorAction(request, peer: peer)
         }
         guard request.method == .get || request.method == .head else {
@@ -76,7 +76,7 @@ struct JobHTTPResponder: HTTPResponder {
             return Self.page(
                 await dashboard.confirmationPage(query: QueryString.items(request.uri.query), forms: forms))
         case "/schedules":
-            return Self.page(await dashboard.schedulesPage())
+            return Self.page(await dashboard.schedulesPage(forms: forms))
         default:
             let segments = path.split(separator: "/", omittingEmptySubsequences: false)
             if segments.count == 5, segments[0].isEmpty, segments[1] == "jobs", segments[3] == "values" {

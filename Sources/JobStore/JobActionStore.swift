@@ -115,11 +115,15 @@ public struct JobSelection: Sendable, Hashable {
     public var match: String?
     /// Only the children of this job (`jobs.parent_id`).
     public var parentID: Int64?
+    /// Only the jobs of this pool.
+    public var pool: String?
 
     public init(
         jobID: Int64? = nil, states: Set<JobState>? = nil, definition: String? = nil, key: String? = nil,
-        createdSince: Date? = nil, createdUntil: Date? = nil, match: String? = nil, parentID: Int64? = nil
+        createdSince: Date? = nil, createdUntil: Date? = nil, match: String? = nil, parentID: Int64? = nil,
+        pool: String? = nil
     ) {
+        self.pool = pool
         self.match = match
         self.parentID = parentID
         self.jobID = jobID

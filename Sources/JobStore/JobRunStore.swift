@@ -68,6 +68,8 @@ public enum StoreWakeUp: Sendable, Hashable {
     /// here, stop it now (``JobRunStore/renew(_:leaseDuration:completion:)``
     /// reports it too, later).
     case cancellationRequested(jobID: Int64)
+    /// A schedule's pause ended: the firer looks at the schedules now.
+    case schedulesChanged
     /// The store lost its wake-ups for a while (it reconnected): some may
     /// have been missed. Claim, and renew, as if each had come.
     case resync

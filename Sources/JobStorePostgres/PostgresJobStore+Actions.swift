@@ -138,7 +138,10 @@ extension PostgresJobStore: JobActionStore {
         try Self.require((1...1000).contains(limit), "a page of actions holds 1 to 1000, not \(limit)")
         return try await read(doing: "read the actions") { session in
             try await session.rows(
-                "SELECT \(PGActionColumns.list) FROM {s}.actions WHERE id < $1 ORDER BY id DESC LIMIT $2",
+                """
+                SELECT \(PGActionColumns.list) FROM {s}.actions
+                WHERE id < $1 AND verb IN ('retry', 'cancel', 'delete') ORDER BY id DESC LIMIT $2
+                """,
                 before ?? Int64.max, limit, decode: PGActionColumns.record)
         }
     }
@@ -156,6 +159,10 @@ extension PostgresJobStore: JobActionStore {
         if let id = selection.jobID {
             binds.append(id)
             conditions.append("id = $\(binds.count)")
+        }
+        if let pool = selection.pool {
+            binds.append(pool)
+            conditions.append("pool = $\(binds.count)")
         }
         if let parent = selection.parentID {
             binds.append(parent)
@@ -192,9 +199,9 @@ extension PostgresJobStore: JobActionStore {
             """
             INSERT INTO {s}.actions (verb, actor, actor_uid, origin, filter, job_id, states, definition, key,
                                      created_since, created_until, matched, changed, last_id, highest_id, finished_at,
-                                     match, parent_id)
+                                     match, parent_id, pool)
             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::timestamptz, $11::timestamptz, $12, $13, $14, $15,
-                    CASE WHEN $16 THEN now() END, $17, $18)
+                    CASE WHEN $16 THEN now() END, $17, $18, $19)
             RETURNING \(PGActionColumns.list)
             """,
             start.verb.rawValue, start.actor.name, start.actor.uid.map(Int64.init), start.actor.origin, start.filter,
@@ -203,6 +210,7 @@ extension PostgresJobStore: JobActionStore {
             selection.createdSince.map(Timestamp.text), selection.createdUntil.map(Timestamp.text), start.matched,
             changed,
             finished ? start.highestID : Int64(0), start.highestID, finished, selection.match, selection.parentID,
+            selection.pool,
             decode: PGActionColumns.record)
         guard let row else { throw JobStoreError(.database, "the new action was not written") }
         return row
@@ -277,7 +285,7 @@ extension PostgresJobStore: JobActionStore {
 enum PGActionColumns {
     static let list = """
         id, verb, actor, actor_uid, origin, filter, job_id, states, definition, key, created_since, created_until, \
-        matched, changed, last_id, highest_id, started_at, finished_at, match, parent_id
+        matched, changed, last_id, highest_id, started_at, finished_at, match, parent_id, pool
         """
 
     /// An `actions` row (its `verb` is one jobd knows: a check constraint holds it to them).
@@ -293,7 +301,7 @@ enum PGActionColumns {
                 jobID: try row.optionalInt64(6), states: JobSelection.states(try row.text(7)),
                 definition: try row.text(8), key: try row.text(9),
                 createdSince: try row.date(10), createdUntil: try row.date(11), match: try row.text(18),
-                parentID: try row.optionalInt64(19)),
+                parentID: try row.optionalInt64(19), pool: try row.text(20)),
             matched: try row.int(12), changed: try row.int(13),
             lastID: try row.int64(14), highestID: try row.int64(15),
             startedAt: try row.date(16) ?? Date(timeIntervalSince1970: 0), finishedAt: try row.date(17))

@@ -19,7 +19,7 @@ extension PostgresJobStore {
                 """
                 INSERT INTO {s}.pauses (scope, name, reason, actor, until) VALUES ($1, $2, $3, $4, $5::timestamptz)
                 ON CONFLICT (scope, name) DO UPDATE SET reason = excluded.reason, actor = excluded.actor,
-                    created_at = excluded.created_at, until = excluded.until
+                    created_at = excluded.created_at, until = excluded.until, catch_up = NULL
                 RETURNING created_at
                 """, pause.scope.rawValue, pause.name, pause.reason, pause.actor, PostgresStoredValue.time(pause.until)
             ) { try PostgresIndexedRow($0).date(0) } ?? nil
@@ -32,8 +32,10 @@ extension PostgresJobStore {
 
     /// Wakes every host's claim of the pools the pause held back (a
     /// paused definition: the pools of its pending jobs).
+    /// A schedule's pause is ended, not removed (see ``resumeSchedule(_:catchUp:)``).
     public func resume(_ scope: PauseScope, name: String) async throws -> Pause? {
-        try await write(atomic: true) { session in
+        if scope == .schedule { return try await resumeSchedule(name, catchUp: nil) }
+        return try await write(atomic: true) { session in
             let removed = try await session.rows(
                 """
                 DELETE FROM {s}.pauses WHERE scope = $1 AND name = $2

@@ -10,7 +10,8 @@ import Synchronization
 /// be lent to others, and a transaction-pooling PgBouncer cannot LISTEN).
 ///
 /// Payloads: `queued POOL` (a submit, a retry, a requeue: claim now, and
-/// read `nextRunAt` again), `cancel ID` (a cancellation of a running job).
+/// read `nextRunAt` again), `cancel ID` (a cancellation of a running job),
+/// `schedules` (a schedule's pause ended: look at the schedules).
 enum PostgresWakeUps {
     static func channel(schema: String) -> String { "jobd_" + schema }
 
@@ -19,11 +20,13 @@ enum PostgresWakeUps {
         case let .runnable(pool): "queued " + pool
         case let .cancellationRequested(id): "cancel \(id)"
         case .resync: "resync"
+        case .schedulesChanged: "schedules"
         }
     }
 
     static func wakeUp(_ payload: String) -> StoreWakeUp? {
         if payload.hasPrefix("queued ") { return .runnable(pool: String(payload.dropFirst(7))) }
+        if payload == "schedules" { return .schedulesChanged }
         if payload.hasPrefix("cancel "), let id = Int64(payload.dropFirst(7)) {
             return .cancellationRequested(jobID: id)
         }

@@ -112,7 +112,11 @@ extension SQLiteJobStore: JobActionStore {
         try Self.require((1...1000).contains(limit), "a page of actions holds 1 to 1000, not \(limit)")
         return try await read(doing: "read the actions") { db in
             try Row.fetchAll(
-                db, sql: "SELECT \(ActionColumns.list) FROM actions WHERE id < ? ORDER BY id DESC LIMIT ?",
+                db,
+                sql: """
+                    SELECT \(ActionColumns.list) FROM actions
+                    WHERE id < ? AND verb IN ('retry', 'cancel', 'delete') ORDER BY id DESC LIMIT ?
+                    """,
                 arguments: [before ?? Int64.max, limit]
             ).map(ActionColumns.record)
         }
@@ -129,6 +133,10 @@ extension SQLiteJobStore: JobActionStore {
         if let id = selection.jobID {
             conditions.append("id = ?")
             arguments += [id]
+        }
+        if let pool = selection.pool {
+            conditions.append("pool = ?")
+            arguments += [pool]
         }
         if let parent = selection.parentID {
             conditions.append("parent_id = ?")
@@ -169,8 +177,8 @@ extension SQLiteJobStore: JobActionStore {
             sql: """
                 INSERT INTO actions (verb, actor, actor_uid, origin, filter, job_id, states, definition, key,
                                      created_since, created_until, match, matched, changed, last_id, highest_id,
-                                     started_at, finished_at, parent_id)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                     started_at, finished_at, parent_id, pool)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 RETURNING \(ActionColumns.list)
                 """,
             arguments: [
@@ -179,7 +187,7 @@ extension SQLiteJobStore: JobActionStore {
                 JobSelection.statesText(selection.states), selection.definition, selection.key,
                 selection.createdSince.map(Timestamp.text), selection.createdUntil.map(Timestamp.text), selection.match,
                 start.matched, changed, finished ? start.highestID : 0, start.highestID, now, finished ? now : nil,
-                selection.parentID,
+                selection.parentID, selection.pool,
             ])
         guard let row else { throw JobStoreError(.database, "the new action was not written") }
         return ActionColumns.record(row)
@@ -280,7 +288,7 @@ extension SQLiteJobStore: JobActionStore {
 enum ActionColumns {
     static let list = """
         id, verb, actor, actor_uid, origin, filter, job_id, states, definition, key, created_since, created_until, \
-        matched, changed, last_id, highest_id, started_at, finished_at, match, parent_id
+        matched, changed, last_id, highest_id, started_at, finished_at, match, parent_id, pool
         """
 
     /// An `actions` row (its `verb` is one jobd knows: a check constraint holds it to them).
@@ -293,7 +301,7 @@ enum ActionColumns {
             selection: JobSelection(
                 jobID: row[6], states: JobSelection.states(row[7]), definition: row[8], key: row[9],
                 createdSince: date(row[10]),
-                createdUntil: date(row[11]), match: row[18], parentID: row[19]),
+                createdUntil: date(row[11]), match: row[18], parentID: row[19], pool: row[20]),
             matched: row[12] ?? 0, changed: row[13] ?? 0, lastID: row[14] ?? 0, highestID: row[15] ?? 0,
             startedAt: date(row[16]) ?? Date(timeIntervalSince1970: 0), finishedAt: date(row[17]))
     }

@@ -12,7 +12,7 @@ extension SQLiteJobStore {
                 sql: """
                     INSERT INTO pauses (scope, name, reason, actor, created_at, until) VALUES (?, ?, ?, ?, ?, ?)
                     ON CONFLICT (scope, name) DO UPDATE SET reason = excluded.reason, actor = excluded.actor,
-                        created_at = excluded.created_at, until = excluded.until
+                        created_at = excluded.created_at, until = excluded.until, catch_up = NULL
                     """,
                 arguments: [
                     pause.scope.rawValue, pause.name, pause.reason, pause.actor, Timestamp.text(stored.createdAt),
@@ -22,8 +22,10 @@ extension SQLiteJobStore {
         }
     }
 
+    /// A schedule's pause is ended, not removed (see ``resumeSchedule(_:catchUp:)``).
     public func resume(_ scope: PauseScope, name: String) async throws -> Pause? {
-        try await write(atomic: true) { db in
+        if scope == .schedule { return try await resumeSchedule(name, catchUp: nil) }
+        return try await write(atomic: true) { db in
             let found = try Self.pauses(
                 db, where: "scope = ? AND name = ? AND (until IS NULL OR until > ?)",
                 [scope.rawValue, name, Timestamp.now()])

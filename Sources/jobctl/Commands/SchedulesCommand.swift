@@ -7,9 +7,10 @@ import JobControl
 import JobStore
 import JobValues
 
-struct Schedules: AsyncParsableCommand {
+/// `jobctl schedules` (and `schedules list`).
+struct ScheduleList: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "schedules",
+        commandName: "list",
         abstract: "List the definitions' schedules: expression, zone, next and last fire, latest job.",
         discussion: """
             Each `schedule:` of the definitions jobd loads, with the next time it fires, how far it has fired \
@@ -35,17 +36,25 @@ struct Schedules: AsyncParsableCommand {
             let readsHostZone = definitions.contains { $0.schedules.contains(where: \.readsHostZone) }
             let hostZone =
                 readsHostZone ? Self.jobdZone(config, session: session) : TimeZone(identifier: "UTC") ?? .current
-            let statuses = try await session.withStore(config) { store in
-                try await ScheduleStatus.all(of: definitions, store: store, hostZone: hostZone)
+            let (statuses, triggers) = try await session.withStore(config) { store in
+                let statuses = try await ScheduleStatus.all(of: definitions, store: store, hostZone: hostZone)
+                let triggers =
+                    try await (store as? any JobScheduleRunStore)?.scheduleTriggers(
+                        of: statuses.compactMap { $0.lastJob?.id }) ?? [:]
+                return (statuses, triggers)
             }
             if session.json {
-                session.console.out(JSON.fields([("schedules", .array(statuses.map(Self.json)))]).pretty)
+                session.console.out(
+                    JSON.fields([("schedules", .array(statuses.map { Self.json($0, triggers: triggers) }))]).pretty)
             } else if statuses.isEmpty {
                 session.console.note("no definition in \(config.definitions) has a schedule")
             } else {
                 var table = Table(["DEFINITION", "SCHEDULE", "ZONE", "NEXT", "FIRED THROUGH", "LAST JOB"])
                 for status in statuses {
-                    let job = status.lastJob.map { "\($0.id) \($0.state.rawValue)" } ?? "-"
+                    let job =
+                        status.lastJob.map { job in
+                            "\(job.id) \(job.state.rawValue)" + (triggers[job.id].map { " (\($0.rawValue))" } ?? "")
+                        } ?? "-"
                     table.add([
                         Table.Cell(Formatting.oneLine(status.definition)),
                         Table.Cell(Formatting.oneLine("\(status.schedule.expression)")),
@@ -72,7 +81,7 @@ struct Schedules: AsyncParsableCommand {
         return zone
     }
 
-    static func json(_ status: ScheduleStatus) -> JSON {
+    static func json(_ status: ScheduleStatus, triggers: [Int64: ScheduleTrigger]) -> JSON {
         let schedule = status.schedule
         return .fields([
             ("definition", .string(status.definition)),
@@ -90,6 +99,7 @@ struct Schedules: AsyncParsableCommand {
                     .fields([
                         ("id", .int(job.id)), ("state", .string(job.state.rawValue)),
                         ("scheduled_for", Formatting.timestamp(job.scheduledFor)),
+                        ("fired_by", triggers[job.id].map { .string($0.rawValue) } ?? .null),
                     ])
                 } ?? .null
             ),

@@ -140,6 +140,12 @@ extension GlobalOptions {
         guard !leading.isEmpty, index < arguments.count else { return arguments }
         let command = arguments[index]
         guard !command.hasPrefix("-"), command != "help" else { return arguments }
+        // A subcommand of `schedules` takes the options, not `schedules` itself.
+        if command == Schedules.configuration.commandName, index + 1 < arguments.count,
+            Schedules.subcommandNames.contains(arguments[index + 1])
+        {
+            return [command, arguments[index + 1]] + leading + arguments[(index + 2)...]
+        }
         return [command] + leading + arguments[(index + 1)...]
     }
 }
