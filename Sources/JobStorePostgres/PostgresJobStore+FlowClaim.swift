@@ -189,15 +189,16 @@ extension PostgresJobStore {
         }
         guard !chosen.isEmpty else { return [] }
         // A job changed since it was read (cancelled, deleted) is not taken.
+        // A rated claim's start is at its rate time, the time its starts are logged at.
         let taken = try await session.rows(
             """
             UPDATE {s}.jobs
             SET state = 'running', lease_owner = $2, lease_expires_at = now() + $3::float8 * interval '1 millisecond',
-                claims = claims + 1, started_at = coalesce(started_at, now())
+                claims = claims + 1, started_at = coalesce(started_at, $4::timestamptz, now())
             WHERE id = ANY($1) AND state = 'pending'
             RETURNING \(PostgresQueryColumns.job)
             """,
-            chosen, owner, Double(leaseDuration.milliseconds), decode: PostgresQueryColumns.job)
+            chosen, owner, Double(leaseDuration.milliseconds), rateNow, decode: PostgresQueryColumns.job)
         if let rateNow {
             let starts = taken.compactMap { job in rated[job.id].map { (job: job.id, slot: $0) } }
             if !starts.isEmpty {
