@@ -46,7 +46,7 @@ import Glibc
         #expect(submitted.status == 0, "\(submitted.error)")
         try await Self.check(stamps)
         let store = try harness.openStore()
-        Self.checkClaims(try await store.list(JobQuery(limit: 100)).jobs)
+        Self.checkClaims(try await store.list(JobQuery(limit: 10 * (Self.seconds + 1), values: false)).jobs)
         harness.signal(SIGTERM)
         #expect(await harness.exitStatus() == 0, "\(harness.log)")
     }
@@ -67,7 +67,7 @@ import Glibc
         try await Self.check(stamps)
         let (store, running) = try await cluster.openStore()
         defer { running.cancel() }
-        Self.checkClaims(try await store.list(JobQuery(limit: 100)).jobs)
+        Self.checkClaims(try await store.list(JobQuery(limit: 10 * (Self.seconds + 1), values: false)).jobs)
         await store.close()
         for host in cluster.hosts { host.signal(SIGTERM) }
         for host in cluster.hosts { #expect(await host.exitStatus() == 0, "\(host.log)") }
@@ -102,6 +102,7 @@ import Glibc
 
     /// Every job started was claimed once, and no second holds more than 10 claims.
     static func checkClaims(_ jobs: [Job]) {
+        #expect(jobs.count == (seconds + 1) * 10, "every job read")
         let started = jobs.filter { $0.startedAt != nil }
         #expect(started.allSatisfy { $0.claims == 1 }, "each job claimed once")
         let claims = started.compactMap { $0.startedAt.map { Int64(($0.timeIntervalSince1970 * 1000).rounded()) } }
