@@ -170,15 +170,20 @@ struct Benchmarks {
 
     /// The sequential cycle with concurrency limits that never bind (a
     /// global one and one per key over 100 keys, far above the 16 workers),
-    /// as a share of the same cycle without limits, the two alternating run
-    /// by run: what counting the slots in each claim costs.
+    /// and with a rate per key that never binds (each claim counts its
+    /// key's starts of the last second and writes one), each as a share of
+    /// the same cycle without, the three alternating run by run: what
+    /// counting the slots, and the starts, in each claim costs.
     func limitedCycles(into report: inout Report) async throws {
         let flow = ClaimFlow(limits: ["cycle": ConcurrencyLimit(global: 10_000, perKey: 1_000)])
+        let rated = ClaimFlow(rates: ["cycle": StartRate(count: 1_000_000, window: .seconds(1), perKey: true)])
         var plain: [Run] = []
         var limited: [Run] = []
+        var ratedRuns: [Run] = []
         for _ in 0..<max(1, options.runs) {
             plain += try await repeated(times: 1) { try await claimCycles(.sequential, path: $0) }
             limited += try await repeated(times: 1) { try await claimCycles(.sequential, path: $0, flow: flow) }
+            ratedRuns += try await repeated(times: 1) { try await claimCycles(.sequential, path: $0, flow: rated) }
         }
         let share = median(limited.map(\.rate)) / median(plain.map(\.rate)) * 100
         report.add(
@@ -186,6 +191,12 @@ struct Benchmarks {
             .atLeast(Thresholds.limitedCycleShare),
             note: "medians of \(limited.count) alternating runs: \(Report.format(median(limited.map(\.rate)), 0)) "
                 + "vs \(Report.format(median(plain.map(\.rate)), 0)) jobs/s", digits: 0)
+        let rateShare = median(ratedRuns.map(\.rate)) / median(plain.map(\.rate)) * 100
+        report.add(
+            "claim cycle with a rate (per key, 1,000,000/1s; not binding) ÷ without", rateShare, unit: "%",
+            .atLeast(Thresholds.ratedCycleShare),
+            note: "medians of \(ratedRuns.count) alternating runs: "
+                + "\(Report.format(median(ratedRuns.map(\.rate)), 0)) jobs/s", digits: 0)
     }
 
     // MARK: Helpers

@@ -22,4 +22,7 @@ enum Thresholds {
     /// The claim cycle with concurrency limits that do not bind, as a share
     /// of the same cycle without: at least 90 % (the bound).
     static let limitedCycleShare = 90.0
+    /// The claim cycle with a rate that does not bind, as a share of the
+    /// same cycle without: at least 90 % (the bound).
+    static let ratedCycleShare = 90.0
 }

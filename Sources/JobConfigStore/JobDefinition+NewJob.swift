@@ -22,12 +22,15 @@ extension JobDefinition {
         return job
     }
 
-    /// The key `limit:` counts a job under (`jobs.limit_key`): `nil` without
-    /// `limit:` (`""` in a pool with a limit), `""` without a key or when the
-    /// input has no value at the key's JSON path (such jobs share one key).
+    /// The key `limit:` and `rate:` count a job under (`jobs.limit_key`,
+    /// from `limit`'s `key` or `rate-key`, which are the same when both are
+    /// given): `nil` without `limit:` and `rate-key:` (`""` in a pool with a
+    /// limit), `""` without a key or when the input has no value at the
+    /// key's JSON path (such jobs share one key).
     public func limitKey(input: Data?, idempotencyKey: String?) -> String? {
-        guard let limit else { return poolLimited ? "" : nil }
-        switch limit.key {
+        let source = limit?.key ?? rate?.key
+        guard limit != nil || source != nil else { return poolLimited ? "" : nil }
+        switch source {
         case nil: return ""
         case .key?: return idempotencyKey ?? ""
         case .input?: return input.map { String(decoding: $0, as: UTF8.self) } ?? ""
@@ -42,5 +45,11 @@ extension JobDefinition {
         guard let limit else { return nil }
         return ConcurrencyLimit(
             global: limit.global, perKey: limit.perKey, order: limit.order == .fair ? .fair : .fifo)
+    }
+
+    /// The rate the claim honours for this definition.
+    public var startRate: StartRate? {
+        guard let rate else { return nil }
+        return StartRate(count: rate.count, window: rate.window, perKey: rate.key != nil)
     }
 }

@@ -219,7 +219,9 @@ struct CopiedTable {
     /// rows that refer to them. Not copied: `schema_migrations` (the target
     /// keeps its own), `leaders` (leases of the processes on the SQLite
     /// file, void elsewhere), `jobs_search` (SQLite's FTS5 index, derived
-    /// from `jobs`; PostgreSQL's search index is built from the copied rows)
+    /// from `jobs`; PostgreSQL's search index is built from the copied rows),
+    /// `rate_starts` (the starts of the last rate window, by the source's
+    /// clock: the copy's rates start with empty windows)
     /// and the views `pending_jobs` and `resolved_jobs` (queries over `jobs`).
     static let all = [
         CopiedTable(

@@ -124,16 +124,17 @@ public final class Engine: Sendable {
         Dictionary(definitions.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
     }
 
-    /// The concurrency limits of each pool and its definitions.
+    /// The concurrency limits and rates of each pool and its definitions.
     private static func flows(_ definitions: [JobDefinition], poolLimits: [String: Int]) -> [String: ClaimFlow] {
         var limits: [String: [String: ConcurrencyLimit]] = [:]
+        var rates: [String: [String: StartRate]] = [:]
         for definition in definitions {
-            guard let limit = definition.concurrencyLimit else { continue }
-            limits[definition.pool, default: [:]][definition.name] = limit
+            if let limit = definition.concurrencyLimit { limits[definition.pool, default: [:]][definition.name] = limit }
+            if let rate = definition.startRate { rates[definition.pool, default: [:]][definition.name] = rate }
         }
         var flows: [String: ClaimFlow] = [:]
-        for pool in Set(limits.keys).union(poolLimits.keys) {
-            flows[pool] = ClaimFlow(limits: limits[pool] ?? [:], pool: poolLimits[pool])
+        for pool in Set(limits.keys).union(poolLimits.keys).union(rates.keys) {
+            flows[pool] = ClaimFlow(limits: limits[pool] ?? [:], pool: poolLimits[pool], rates: rates[pool] ?? [:])
         }
         return flows
     }

@@ -12,10 +12,12 @@ import Synchronization
 /// concurrency limits of its definitions (``ClaimFlow``), and a timer to
 /// the next delayed job's `run_at` instead of polling for it.
 ///
-/// A job held back by a limit is runnable but not claimed: no timer can
-/// say when its slot frees. The pool claims again when one of its jobs
-/// ends here, on a wake-up (on PostgreSQL a limited job's end, anywhere,
-/// sends one), and at the latest after `pollInterval`.
+/// A job held back by a concurrency limit is runnable but not claimed: no
+/// timer can say when its slot frees. The pool claims again when one of its
+/// jobs ends here, on a wake-up (on PostgreSQL a limited job's end,
+/// anywhere, sends one), and at the latest after `pollInterval`. A job held
+/// back by its rate waits for a known time: the pool asks the store when
+/// the next rate slot frees and claims then.
 final class PoolScheduler: Sendable {
     let name: String
     private let context: EngineContext
@@ -141,9 +143,10 @@ final class PoolScheduler: Sendable {
                     // limits, a due job may be one held back by its limit:
                     // claiming again at once would find it held back still.
                     let now = self.context.databaseClock.now()
-                    let limited = !self.state.withAnnouncedLock { $0.flow.isUnlimited }
-                    if limited && date <= now {
+                    let flow = self.state.withAnnouncedLock { $0.flow }
+                    if !flow.isUnlimited && date <= now {
                         self.wake(at: now + self.context.configuration.pollInterval.timeInterval)
+                        if !flow.rates.isEmpty { self.probeNextRateSlot(flow) }
                     } else {
                         self.wake(at: max(date, now + 0.005))
                     }
@@ -151,6 +154,23 @@ final class PoolScheduler: Sendable {
                     break
                 case let .failure(error):
                     self.context.log(.warning, "could not read the next run_at of pool \(self.name): \(error)")
+                }
+            }
+        }
+    }
+
+    /// Asks the store when a rate slot frees for a job held back by its
+    /// rate, and sets a timer for it.
+    private func probeNextRateSlot(_ flow: ClaimFlow) {
+        context.store.nextRateSlot(pool: name, flow: flow) { result in
+            self.context.control.async {
+                switch result {
+                case let .success(date?):
+                    self.wake(at: max(date, self.context.databaseClock.now() + 0.005))
+                case .success(nil):
+                    break
+                case let .failure(error):
+                    self.context.log(.warning, "could not read the next rate slot of pool \(self.name): \(error)")
                 }
             }
         }

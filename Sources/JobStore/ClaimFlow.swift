@@ -12,16 +12,20 @@ public struct ClaimFlow: Sendable, Hashable {
     /// { limit: { global: N } } }`); only jobs with a limit key count, as
     /// every job of a limited pool has.
     public var pool: Int?
+    /// By definition name: how many of its jobs may start per window; a
+    /// definition not named here has no rate.
+    public var rates: [String: StartRate]
 
-    public init(limits: [String: ConcurrencyLimit] = [:], pool: Int? = nil) {
+    public init(limits: [String: ConcurrencyLimit] = [:], pool: Int? = nil, rates: [String: StartRate] = [:]) {
         self.limits = limits.filter { !$0.value.isUnlimited }
         self.pool = pool
+        self.rates = rates
     }
 
     /// No limit: the claim takes the first runnable jobs, in its order.
     public static let unlimited = ClaimFlow()
 
-    public var isUnlimited: Bool { limits.isEmpty && pool == nil }
+    public var isUnlimited: Bool { limits.isEmpty && pool == nil && rates.isEmpty }
 
     /// Whether some limited definition takes its jobs in `fair` order.
     public var isFair: Bool { limits.values.contains { $0.order == .fair } }
@@ -51,6 +55,30 @@ public struct ConcurrencyLimit: Sendable, Hashable {
     public var isUnlimited: Bool { global == nil && perKey == nil }
 }
 
+/// `rate:` of one definition: at most `count` of its jobs start (are
+/// claimed) in any window of length `window`, across all hosts; per limit
+/// key when `perKey`.
+///
+/// A start is a row of `rate_starts` written by the claim that took the
+/// job, holding the time its slot frees (the claim's time by the database's
+/// clock, plus `window`): a claim takes a job only while fewer than `count`
+/// rows of its definition (and key) have not freed yet.
+public struct StartRate: Sendable, Hashable {
+    public var count: Int
+    public var window: Duration
+    /// Counted per limit key (`rate-key:`), else once for the definition.
+    public var perKey: Bool
+
+    public init(count: Int, window: Duration, perKey: Bool = false) {
+        self.count = count
+        self.window = window
+        self.perKey = perKey
+    }
+
+    /// The key a job with limit key `limitKey` counts its start under.
+    public func key(limitKey: String) -> String { perKey ? limitKey : "" }
+}
+
 /// Decides, job after job in the claim's order, which jobs a claim takes
 /// under a ``ClaimFlow``: a job whose definition or key is full is passed
 /// over, and the jobs behind it are still taken (no head-of-line blocking).
@@ -78,6 +106,8 @@ package struct FlowGate {
     private var byKey: [Slot: Int] = [:]
     private var inPool: Int
     private let paused: Set<String>
+    /// Starts whose slot has not freed yet, by rated definition and rate key.
+    private var started: [Slot: Int] = [:]
 
     /// `running`: the running jobs under live leases of each limited
     /// definition; `inPool`: of the pool, when it has a limit; `paused`:
@@ -103,12 +133,35 @@ package struct FlowGate {
         byKey.merge(running) { _, new in new }
     }
 
+    /// The rate slots (definition, rate key) of `candidates` with a rate
+    /// whose starts the gate has not been told yet, each once.
+    package func uncountedRates(_ candidates: [Slot]) -> [Slot] {
+        var seen: Set<Slot> = []
+        return candidates.compactMap { candidate in
+            guard let rate = flow.rates[candidate.definition] else { return nil }
+            let slot = Slot(definition: candidate.definition, key: rate.key(limitKey: candidate.key))
+            return started[slot] == nil && seen.insert(slot).inserted ? slot : nil
+        }
+    }
+
+    /// Tells the starts not freed yet of rate slots ``uncountedRates(_:)`` gave.
+    package mutating func countStarts(_ starts: [Slot: Int]) {
+        started.merge(starts) { _, new in new }
+    }
+
     /// Whether a job of `definition` with limit key `key` may start now (not
-    /// paused, under its limits); if so, it counts as running from here on.
-    /// A key not counted yet counts as having none running.
+    /// paused, under its limits and its rate); if so, it counts as running,
+    /// and as a start, from here on. A key not counted yet counts as having
+    /// none running and no start.
     package mutating func admit(definition: String, key: String) -> Bool {
         if paused.contains(definition) { return false }
         if let pool = flow.pool, inPool >= pool { return false }
+        var rateSlot: Slot?
+        if let rate = flow.rates[definition] {
+            let slot = Slot(definition: definition, key: rate.key(limitKey: key))
+            if started[slot, default: 0] >= rate.count { return false }
+            rateSlot = slot
+        }
         if let limit = flow.limits[definition] {
             let slot = Slot(definition: definition, key: key)
             if let global = limit.global, byDefinition[definition, default: 0] >= global { return false }
@@ -116,6 +169,7 @@ package struct FlowGate {
             byDefinition[definition, default: 0] += 1
             byKey[slot, default: 0] += 1
         }
+        if let rateSlot { started[rateSlot, default: 0] += 1 }
         inPool += 1
         return true
     }

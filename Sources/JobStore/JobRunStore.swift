@@ -44,6 +44,12 @@ public protocol JobRunStore: Sendable {
     /// engine sets a timer for it instead of polling for delayed jobs.
     func nextRunAt(pool: String, completion: @escaping @Sendable (Result<Date?, any Error>) -> Void)
 
+    /// When a slot of a rate of `flow` (``StartRate``) frees for a runnable
+    /// job of `pool` held back by it — an engine claims then instead of
+    /// polling — or `nil` when none is known. It may be early (the job was
+    /// held back by something else), never late.
+    func nextRateSlot(pool: String, flow: ClaimFlow, completion: @escaping @Sendable (Result<Date?, any Error>) -> Void)
+
     /// What time it is by the database's clock, the one stored times are
     /// compared with (by default, the host's: SQLite).
     func databaseTime() async throws -> DatabaseTime
@@ -76,6 +82,13 @@ public enum StoreWakeUp: Sendable, Hashable {
 }
 
 extension JobRunStore {
+    /// No rates known: the engine polls.
+    public func nextRateSlot(
+        pool: String, flow: ClaimFlow, completion: @escaping @Sendable (Result<Date?, any Error>) -> Void
+    ) {
+        completion(.success(nil))
+    }
+
     /// No wake-ups: a stream that never yields and ends when its reader's task is cancelled.
     public func wakeUps() -> AsyncStream<StoreWakeUp> {
         AsyncStream { _ in }
@@ -142,6 +155,12 @@ extension JobRunStore {
     public func nextRunAt(pool: String) async throws -> Date? {
         try await withCheckedThrowingContinuation { continuation in
             nextRunAt(pool: pool) { continuation.resume(with: $0) }
+        }
+    }
+
+    public func nextRateSlot(pool: String, flow: ClaimFlow) async throws -> Date? {
+        try await withCheckedThrowingContinuation { continuation in
+            nextRateSlot(pool: pool, flow: flow) { continuation.resume(with: $0) }
         }
     }
 }

@@ -25,5 +25,6 @@
 ///
 /// Errors are ``JobStoreError``s.
 public protocol JobStore:
-    JobRunStore, JobControlStore, JobPauseStore, JobReadStore, JobScheduleStore, JobMaintenanceStore, JobChildStore
+    JobRunStore, JobControlStore, JobPauseStore, JobReadStore, JobScheduleStore, JobMaintenanceStore, JobChildStore,
+    JobRateStore
 {}

@@ -15,6 +15,14 @@ internal import PostgresNIO
 /// it). The count is of running jobs under live leases: a dead host's jobs
 /// stop counting when their leases expire — a slot cannot leak.
 ///
+/// Rates (``StartRate``) are kept the same way: under the pool's lock, the
+/// claim reads the database's clock (`clock_timestamp()`, not the
+/// transaction's start, which may be long before the lock was granted),
+/// deletes the starts whose slots freed, counts those not freed of each
+/// rated definition and key it meets, and writes a start for each rated job
+/// it takes. A host that dies after its claim committed leaves starts that
+/// free on their own at the end of their window.
+///
 /// It runs on a connection of its own, outside the group-commit writer:
 /// its transaction holds the pool's lock and waits for nothing but that
 /// lock, so no other transaction of this store can be waiting for it while
@@ -69,8 +77,19 @@ extension PostgresJobStore {
                 ) { try PostgresIndexedRow($0).int(0) } ?? 0
         }
         var gate = FlowGate(flow: flow, running: Dictionary(running, uniquingKeysWith: +), inPool: inPool)
+        // The claim's time for rates, after the lock; the starts freed by then go.
+        let rateNow: String? =
+            flow.rates.isEmpty
+            ? nil
+            : try await session.firstRow(
+                """
+                WITH clock AS (SELECT clock_timestamp() AS claimed_at),
+                    freed AS (DELETE FROM {s}.rate_starts WHERE frees_at <= (SELECT claimed_at FROM clock))
+                SELECT claimed_at::text FROM clock
+                """
+            ) { try PostgresIndexedRow($0).text(0) } ?? nil
         /// Tells the gate the running jobs of the keys of `page` it has not counted.
-        func countKeys(of page: [FlowGate.Slot]) async throws {
+        func countRunning(of page: [FlowGate.Slot]) async throws {
             let slots = gate.uncounted(page)
             guard !slots.isEmpty else { return }
             let counted = try await session.rows(
@@ -86,7 +105,41 @@ extension PostgresJobStore {
             }
             gate.count(Dictionary(counted, uniquingKeysWith: +))
         }
+        /// Tells the gate the starts not freed of the rate keys of `page` it has not counted.
+        func countStarts(of page: [FlowGate.Slot]) async throws {
+            guard let rateNow else { return }
+            let rated = gate.uncountedRates(page)
+            guard !rated.isEmpty else { return }
+            let started = try await session.rows(
+                """
+                SELECT s.definition, s.key, (
+                    SELECT count(*) FROM (
+                        SELECT 1 FROM {s}.rate_starts AS r
+                        WHERE r.definition = s.definition AND r.rate_key = s.key AND r.frees_at > $3::timestamptz
+                        LIMIT s.most) AS window_starts)
+                FROM unnest($1::text[], $2::text[], $4::int8[]) AS s(definition, key, most)
+                """, rated.map(\.definition), rated.map(\.key), rateNow,
+                rated.map { Int64(flow.rates[$0.definition]?.count ?? 0) }
+            ) { row -> (FlowGate.Slot, Int) in
+                let row = PostgresIndexedRow(row)
+                return (FlowGate.Slot(definition: try row.text(0) ?? "", key: try row.text(1) ?? ""), try row.int(2))
+            }
+            gate.countStarts(Dictionary(started, uniquingKeysWith: +))
+        }
+        func countKeys(of page: [FlowGate.Slot]) async throws {
+            try await countRunning(of: page)
+            try await countStarts(of: page)
+        }
         var chosen: [Int64] = []
+        /// The rate slot each rated job taken starts in.
+        var rated: [Int64: FlowGate.Slot] = [:]
+        func take(id: Int64, definition: String, key: String) {
+            guard gate.admit(definition: definition, key: key) else { return }
+            chosen.append(id)
+            if let rate = flow.rates[definition] {
+                rated[id] = FlowGate.Slot(definition: definition, key: rate.key(limitKey: key))
+            }
+        }
         if flow.isFair {
             // Each key's first runnable job, then each key's second, …
             let fair = flow.limits.filter { $0.value.order == .fair }.keys.sorted()
@@ -103,7 +156,7 @@ extension PostgresJobStore {
                 """, pool, fair, decode: candidate)
             try await countKeys(of: candidates.map { FlowGate.Slot(definition: $0.definition, key: $0.key) })
             for job in candidates where chosen.count < limit {
-                if gate.admit(definition: job.definition, key: job.key) { chosen.append(job.id) }
+                take(id: job.id, definition: job.definition, key: job.key)
             }
         } else {
             var last: (priority: Int, runAt: String, id: Int64)?
@@ -127,7 +180,7 @@ extension PostgresJobStore {
                 }
                 try await countKeys(of: page.map { FlowGate.Slot(definition: $0.definition, key: $0.key) })
                 for job in page where chosen.count < limit {
-                    if gate.admit(definition: job.definition, key: job.key) { chosen.append(job.id) }
+                    take(id: job.id, definition: job.definition, key: job.key)
                 }
                 guard page.count == pageSize, let end = page.last else { break }
                 last = (end.priority, end.runAt, end.id)
@@ -136,15 +189,28 @@ extension PostgresJobStore {
         }
         guard !chosen.isEmpty else { return [] }
         // A job changed since it was read (cancelled, deleted) is not taken.
+        // A rated claim's start is at its rate time, the time its starts are logged at.
         let taken = try await session.rows(
             """
             UPDATE {s}.jobs
             SET state = 'running', lease_owner = $2, lease_expires_at = now() + $3::float8 * interval '1 millisecond',
-                claims = claims + 1, started_at = coalesce(started_at, now())
+                claims = claims + 1, started_at = coalesce(started_at, $4::timestamptz, now())
             WHERE id = ANY($1) AND state = 'pending'
             RETURNING \(PostgresQueryColumns.job)
             """,
-            chosen, owner, Double(leaseDuration.milliseconds), decode: PostgresQueryColumns.job)
+            chosen, owner, Double(leaseDuration.milliseconds), rateNow, decode: PostgresQueryColumns.job)
+        if let rateNow {
+            let starts = taken.compactMap { job in rated[job.id].map { (job: job.id, slot: $0) } }
+            if !starts.isEmpty {
+                try await session.execute(
+                    """
+                    INSERT INTO {s}.rate_starts (definition, rate_key, job_id, frees_at)
+                    SELECT definition, key, job, $4::timestamptz + window_ms * interval '1 millisecond'
+                    FROM unnest($1::text[], $2::text[], $3::int8[], $5::float8[]) AS s(definition, key, job, window_ms)
+                    """, starts.map(\.slot.definition), starts.map(\.slot.key), starts.map(\.job), rateNow,
+                    starts.map { Double(flow.rates[$0.slot.definition]?.window.milliseconds ?? 0) })
+            }
+        }
         let order = Dictionary(uniqueKeysWithValues: chosen.enumerated().map { ($1, $0) })
         let jobs = taken.sorted { order[$0.id, default: 0] < order[$1.id, default: 0] }
         let stages = try await Self.stages(of: jobs.map(\.id), session)

@@ -29,6 +29,7 @@ package enum PostgresSchema {
         (11, "pauses", version11),
         (12, "actions: the parent a selection names", version12),
         (13, "schedules fired by hand, operators' actions", version13),
+        (14, "rate limits: recent starts", version14),
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }

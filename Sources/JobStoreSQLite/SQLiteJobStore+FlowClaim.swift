@@ -12,7 +12,10 @@ import JobStore
 /// admits until `limit` are taken or none is
 /// left. A job over its limit is passed over; the jobs behind it are still
 /// taken. A key's running jobs are counted when the walk first meets it.
-/// A job of a paused definition is passed over the same way.
+/// A job of a paused definition is passed over the same way, and one whose
+/// rate has no free slot (``StartRate``): the starts of its definition and
+/// rate key not yet freed are counted when the walk first meets it, and each
+/// job taken writes its start in the same transaction.
 extension SQLiteJobStore {
     /// Jobs read per page of the walk (the first page: twice the jobs asked
     /// for, so a claim of one job reads few).
@@ -28,13 +31,25 @@ extension SQLiteJobStore {
             flow: flow, running: try runningUnderLiveLeases(flow: flow, now: now, db),
             inPool: flow.pool == nil ? 0 : try runningUnderLiveLeases(pool: pool, now: now, db), paused: paused)
         let counter = try KeyCounter(now: now, db)
+        let starts = flow.rates.isEmpty ? nil : try RateStarts(now: now, db)
         /// The jobs taken, with their rows when the walk read them whole.
         var chosen: [(id: Int64, job: Job?)] = []
+        /// The rate slot each rated job taken starts in.
+        var rated: [Int64: FlowGate.Slot] = [:]
         /// Takes the job if the gate admits it, its key counted first if not yet.
         func offer(id: Int64, definition: String, key: String, job: Job? = nil) throws {
-            let uncounted = gate.uncounted([FlowGate.Slot(definition: definition, key: key)])
+            let slot = FlowGate.Slot(definition: definition, key: key)
+            let uncounted = gate.uncounted([slot])
             if !uncounted.isEmpty { gate.count(try counter.count(uncounted)) }
-            if gate.admit(definition: definition, key: key) { chosen.append((id, job)) }
+            if let starts {
+                let unstarted = gate.uncountedRates([slot])
+                if !unstarted.isEmpty { gate.countStarts(try starts.count(unstarted, rates: flow.rates)) }
+            }
+            guard gate.admit(definition: definition, key: key) else { return }
+            chosen.append((id, job))
+            if let rate = flow.rates[definition] {
+                rated[id] = FlowGate.Slot(definition: definition, key: rate.key(limitKey: key))
+            }
         }
         if flow.isFair {
             // Each key's first runnable job, then each key's second, …: one
@@ -132,7 +147,12 @@ extension SQLiteJobStore {
                 try quarantine(error, jobID: id, now: now, db)
             }
         }
-        return try take(jobs, owner: owner, leaseDuration: leaseDuration, nowMs: nowMs, db)
+        let taken = try take(jobs, owner: owner, leaseDuration: leaseDuration, nowMs: nowMs, db)
+        if let starts, !rated.isEmpty {
+            try starts.record(taken.compactMap { claimed in rated[claimed.job.id].map { (claimed.job.id, $0) } },
+                rates: flow.rates, nowMs: nowMs)
+        }
+        return taken
     }
 
     /// The running jobs under live leases of each of `flow`'s definitions

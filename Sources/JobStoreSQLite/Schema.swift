@@ -29,6 +29,7 @@ package enum Schema {
         Migration(version: 11, name: "pauses", sql: version11),
         Migration(version: 12, name: "actions: the parent a selection names", sql: version12),
         Migration(version: 13, name: "schedules fired by hand, operators' actions", sql: version13),
+        Migration(version: 14, name: "rate limits: recent starts", sql: version14),
     ]
 
     package static var latestVersion: Int { migrations.last?.version ?? 0 }

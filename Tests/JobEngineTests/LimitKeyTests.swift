@@ -27,4 +27,18 @@ import Testing
             try definition("limit: { global: 2, per-key: 1, key: input, order: fair }\n").concurrencyLimit
                 == .init(global: 2, perKey: 1, order: .fair))
     }
+
+    /// `rate-key:` gives the key as `limit`'s `key` does; a rate without
+    /// one counts every job of the definition together.
+    @Test func aRateKeyIsTheJobsKey() throws {
+        let keyed = try definition("rate: 10/1s\nrate-key: {json: .customer}\n")
+        #expect(keyed.newJob(input: Data(#"{"customer": "c7"}"#.utf8)).limitKey == "c7")
+        #expect(keyed.startRate == StartRate(count: 10, window: .seconds(1), perKey: true))
+        let whole = try definition("rate: 60/1m\n")
+        #expect(whole.newJob(input: Data("x".utf8)).limitKey == nil, "one rate for the definition: no key")
+        #expect(whole.startRate == StartRate(count: 60, window: .seconds(60)))
+        let both = try definition("limit: { per-key: 1, key: input }\nrate: 5/1h\n")
+        #expect(both.newJob(input: Data("k".utf8)).limitKey == "k")
+        #expect(both.startRate?.perKey == false, "limit's key alone does not make the rate per key")
+    }
 }

@@ -61,6 +61,12 @@ extension ForwardingStore {
         forwardee.nextRunAt(pool: pool, completion: completion)
     }
 
+    public func nextRateSlot(
+        pool: String, flow: ClaimFlow, completion: @escaping @Sendable (Result<Date?, any Error>) -> Void
+    ) {
+        forwardee.nextRateSlot(pool: pool, flow: flow, completion: completion)
+    }
+
     public func databaseTime() async throws -> DatabaseTime { try await forwardee.databaseTime() }
 
     public func wakeUps() -> AsyncStream<StoreWakeUp> { forwardee.wakeUps() }

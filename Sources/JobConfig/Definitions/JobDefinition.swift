@@ -24,6 +24,8 @@ public struct JobDefinition: Sendable, Hashable {
     public var schedules: [ScheduleDefinition]
     /// How many of its jobs may run at once across all hosts (`limit:`).
     public var limit: FlowLimit?
+    /// How many of its jobs may start per window across all hosts (`rate:`).
+    public var rate: FlowRate?
     /// Whether its pool has a limit across hosts (jobd.yaml): its jobs then
     /// get a limit key even without `limit:`.
     public var poolLimited = false

@@ -10,6 +10,7 @@ struct JobFileParser {
 
     static let jobKeys = [
         "name", "description", "pool", "timeout", "retry", "env", "cwd", "logs", "pipeline", "schedule", "limit",
+        "rate", "rate-key",
     ]
     static let actionKeys = ["run", "shell", "sleep", "fail", "transform", "all", "any", "definition"]
     /// How a stage with `definition:` splits its value and joins its children.
@@ -105,10 +106,20 @@ struct JobFileParser {
         var limit: FlowLimit?
         if let entry = byKey["limit"] { limit = check(parseLimit(entry.value)) }
 
+        var rate: FlowRate?
+        if let entry = byKey["rate"] {
+            rate = check(parseRate(entry.value, key: byKey["rate-key"]?.value, limit: limit))
+        } else if let entry = byKey["rate-key"] {
+            reader.error(
+                .missingKey, at: entry.value, "the job's 'rate-key' needs a 'rate' (e.g. rate: 60/1m) to count under")
+            valid = false
+        }
+
         guard valid, !reader.diagnostics.containsErrors else { return nil }
         var definition = JobDefinition(
             name: name, description: description, pool: pool, timeout: timeout, retry: retry,
             env: env, cwd: cwd, stages: stages, schedules: schedules, limit: limit, sourcePosition: namePosition)
+        definition.rate = rate
         definition.poolLimited = context.limitedPools.contains(pool)
         return definition
     }
