@@ -3,7 +3,7 @@ import Foundation
 /// What both stores check and compute before writing, in one place, so
 /// that they refuse the same things with the same messages.
 extension NewJob {
-    /// The longest limit key accepted (it is indexed).
+    /// The longest limit key, or unique key, accepted (it is indexed).
     package static let maxLimitKeyBytes = 1024
 
     /// Refuses a batch with a bad job in it, before anything is written.
@@ -25,6 +25,18 @@ extension NewJob {
                         + (key.utf8.contains(0) ? " with a NUL byte" : "")
                         + "; a limit key is text of at most \(NewJob.maxLimitKeyBytes) bytes without NUL: "
                         + "point the definition's 'limit: { key: … }' at a shorter part of the input")
+            }
+            if let unique = job.unique {
+                let key = unique.key
+                try require(
+                    key.utf8.count <= NewJob.maxLimitKeyBytes && !key.utf8.contains(0),
+                    "\(which) (\(job.definition)) has a unique key of \(key.utf8.count) bytes"
+                        + (key.utf8.contains(0) ? " with a NUL byte" : "")
+                        + "; a unique key is text of at most \(NewJob.maxLimitKeyBytes) bytes without NUL: "
+                        + "point the definition's 'unique: { key: … }' at a shorter part of the input")
+                try require(
+                    unique.period.map { $0 > .zero && $0 <= .seconds(100 * 365 * 86_400) } != false,
+                    "\(which) (\(job.definition)) has a unique period out of range (more than zero, at most 100 years)")
             }
             for (position, stage) in job.stages.enumerated() {
                 try require(
