@@ -191,6 +191,16 @@ extension NewEvent {
             message: "lease of \(owner) expired at \(expiry) with a cancellation requested; job cancelled")
     }
 
+    /// What a submit tells of a running job whose unique key it took, the
+    /// job's lease having expired (its host gone).
+    package static func uniqueKeyTaken(_ id: Int64) -> NewEvent {
+        NewEvent(
+            jobID: id, kind: "unique-key-taken",
+            message:
+                "its lease expired while it held its unique key, and a new submit of that key took it; "
+                + "cancellation requested, so that it ends instead of running again beside the new job")
+    }
+
     /// What jobd tells of a job it set aside because its row cannot be read.
     package static func quarantined(_ id: Int64, _ error: JobStoreError) -> NewEvent {
         NewEvent(jobID: id, kind: "quarantined", message: Quarantine.error(error))

@@ -27,9 +27,11 @@ extension PostgresJobStore {
             // whole transaction, under a lock on the key taken before any
             // other: batches taking keys in every order, as they come, can
             // neither deadlock nor both insert a key.
-            let keys = Set(jobs.compactMap { job in
-                job.unique.map { "jobd.unique.\(session.schema).\(job.definition).\($0.key)" }
-            }).sorted()
+            let keys = Set(
+                jobs.compactMap { job in
+                    job.unique.map { "jobd.unique.\(session.schema).\(job.definition).\($0.key)" }
+                }
+            ).sorted()
             if !keys.isEmpty {
                 try await session.execute(
                     "SELECT pg_advisory_xact_lock(hashtextextended(k, 0)) FROM unnest($1::text[]) AS k", keys)
@@ -118,9 +120,9 @@ extension PostgresJobStore {
     /// for cancelling, so that it ends instead of running again beside
     /// the new one when its lease is next looked at). The holder's row is
     /// locked: submits of one key take turns from here to their commit.
-    private static func uniqueHolder(of job: NewJob, _ unique: UniqueKey, _ session: PostgresSession) async throws
-        -> Int64?
-    {
+    private static func uniqueHolder(
+        of job: NewJob, _ unique: UniqueKey, _ session: PostgresSession
+    ) async throws -> Int64? {
         let found = try await session.firstRow(
             """
             SELECT id, state, coalesce(unique_until > now(), false), coalesce(lease_expires_at > now(), false),
@@ -141,6 +143,7 @@ extension PostgresJobStore {
             try await session.execute(
                 "UPDATE {s}.jobs SET unique_key = NULL, cancel_requested = cancel_requested OR $2 WHERE id = $1",
                 holder.id, runningHolds)
+            if runningHolds { _ = try await insertEvent(.uniqueKeyTaken(holder.id), session) }
             return nil
         }
         guard holder.state == .pending else { return holder.id }

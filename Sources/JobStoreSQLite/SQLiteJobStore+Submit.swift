@@ -87,9 +87,9 @@ extension SQLiteJobStore {
     /// and ended, or running under an expired lease — such a job is marked
     /// for cancelling, so that it ends instead of running again beside
     /// the new one when its lease is next looked at).
-    private static func uniqueHolder(of job: NewJob, _ unique: UniqueKey, now: String, _ db: Database) throws
-        -> Int64?
-    {
+    private static func uniqueHolder(
+        of job: NewJob, _ unique: UniqueKey, now: String, _ db: Database
+    ) throws -> Int64? {
         guard
             let row = try Row.fetchOne(
                 db,
@@ -117,13 +117,15 @@ extension SQLiteJobStore {
                 try update.execute()
             case .reschedule:
                 try db.execute(
-                    sql: "UPDATE jobs SET run_at = ? WHERE id = ?", arguments: [job.runAt.map(Timestamp.text) ?? now, id])
+                    sql: "UPDATE jobs SET run_at = ? WHERE id = ?",
+                    arguments: [job.runAt.map(Timestamp.text) ?? now, id])
             }
             return id
         }
         try db.execute(
             sql: "UPDATE jobs SET unique_key = NULL, cancel_requested = cancel_requested OR ? WHERE id = ?",
             arguments: [runningHolds, id])
+        if runningHolds { try insertEvent(.uniqueKeyTaken(id), db) }
         return nil
     }
 

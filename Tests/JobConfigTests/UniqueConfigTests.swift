@@ -20,8 +20,10 @@ import Testing
         let plain = try #require(checkDefinition(Self.pipeline + "unique: { key: input }\n").value)
         #expect(plain.unique == Uniqueness(key: .input, whileRunning: true, period: nil, onConflict: .skip))
         let both = try #require(
-            checkDefinition(Self.pipeline + "unique: { key: key, while: [running, pending], on-conflict: reschedule }\n")
-                .value)
+            checkDefinition(
+                Self.pipeline + "unique: { key: key, while: [running, pending], on-conflict: reschedule }\n"
+            )
+            .value)
         #expect(both.unique == Uniqueness(key: .key, whileRunning: true, onConflict: .reschedule))
     }
 

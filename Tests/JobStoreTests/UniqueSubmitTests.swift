@@ -106,6 +106,9 @@ import Testing
         #expect(try await store.requeueExpiredLeases() == [first])
         #expect(try await store.job(first)?.job.state == .cancelled)
         #expect(try await heldKey(second.id, store) == "a")
+        #expect(
+            try await store.count("SELECT count(*) FROM events WHERE kind = 'unique-key-taken' AND job_id = \(first)")
+                == 1)
     }
 
     /// `replace-input` and `reschedule` change a pending holder only.
