@@ -131,6 +131,24 @@ import Testing
         #expect(try await store.job(first)?.job.input == Data("new".utf8), "a running job keeps its input")
     }
 
+    /// A schedule's occurrence whose key another job holds makes no job,
+    /// and says so on that job.
+    @Test(arguments: StoreKind.allCases)
+    func anOccurrenceWhoseKeyIsHeldMakesNoJob(_ kind: StoreKind) async throws {
+        let (store, scope) = try await makeStore(kind)
+        _ = scope
+        let holder = try await store.submit(unique("a")).id
+        var fired = unique("a")
+        fired.scheduledFor = Date(timeIntervalSince1970: 1_800_000_000)
+        let occurrence = ScheduleOccurrence(
+            definition: "sync", schedule: "every: 1h", at: fired.scheduledFor!, job: fired, overlap: .allow)
+        #expect(try await store.fireOccurrence(occurrence) == .duplicate(job: holder))
+        #expect(
+            try await store.count(
+                "SELECT count(*) FROM events WHERE kind = 'schedule-skipped' AND job_id = \(holder)") == 1)
+        #expect(try await store.count("SELECT count(*) FROM jobs") == 1)
+    }
+
     /// Stores of their own (other hosts, on PostgreSQL) submitting the same
     /// keys at once, in batches in opposite orders: one job per key, no error.
     @Test(arguments: StoreKind.allCases)
