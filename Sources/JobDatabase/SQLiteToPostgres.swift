@@ -237,6 +237,8 @@ struct CopiedTable {
                 ("parent_id", .integer), ("parent_stage", .integer), ("item_index", .integer),
                 ("parent_attempt", .integer), ("waiting_on", .integer), ("wait_stage", .integer),
                 ("wait_fail_fast", .flag), ("fired_by", .text),
+                // The unique key a job holds, and how long it holds it.
+                ("unique_key", .text), ("unique_until", .time), ("unique_while_running", .flag),
             ], keys: ["id"]),
         CopiedTable(name: "stages", columns: stageColumns, keys: ["job_id", "position"]),
         CopiedTable(

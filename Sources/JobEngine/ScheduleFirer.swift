@@ -410,6 +410,12 @@ final class ScheduleFirer: Sendable {
                     .notice,
                     "\(what): occurrence \(Self.text(occurrence)) made no job: job \(job), of another schedule of \(definition.name), is for the same instant"
                 )
+            case let .duplicate(job):
+                tick.skipped += 1
+                metrics.scheduleOccurrence(definition: definition.name, outcome: .skipped)
+                log(
+                    .notice,
+                    "\(what): occurrence \(Self.text(occurrence)) made no job: job \(job) holds its unique key")
             case .deferred:
                 tick.deferred = true
                 return false

@@ -41,6 +41,9 @@ public struct NewJob: Sendable, Hashable {
     /// `afterAnyEnd`, when it runs once they have all ended, however.
     public var after: [Int64] = []
     public var afterAnyEnd = false
+    /// Its definition's `unique:`: at most one job holds this key at a
+    /// time (`jobs.unique_key`); `nil` without `unique:`.
+    public var unique: UniqueKey?
 
     public init(
         definition: String,
@@ -79,15 +82,49 @@ public struct NewJob: Sendable, Hashable {
     }
 }
 
+/// A job's unique key, and how it is held (a definition's `unique:`).
+///
+/// A job holds its key from its submit while it is pending, or running
+/// under a live lease when `whileRunning`; with `period`, it holds it at
+/// least that long after its submit, even once it has ended. A submit of
+/// a key held by another job creates nothing: it returns that job, after
+/// applying `onConflict` to it.
+public struct UniqueKey: Sendable, Hashable {
+    public enum OnConflict: Sendable, Hashable {
+        /// The holder is left as it is.
+        case skip
+        /// A pending holder gets the new job's input (and the limit key computed from it).
+        case replaceInput
+        /// A pending holder gets the new job's run time.
+        case reschedule
+    }
+
+    public var key: String
+    public var whileRunning: Bool
+    public var period: Duration?
+    public var onConflict: OnConflict
+
+    public init(key: String, whileRunning: Bool = true, period: Duration? = nil, onConflict: OnConflict = .skip) {
+        self.key = key
+        self.whileRunning = whileRunning
+        self.period = period
+        self.onConflict = onConflict
+    }
+}
+
 /// The outcome of submitting one job.
 public struct Submission: Sendable, Hashable {
     public var id: Int64
-    /// `false` when the idempotency key, or the schedule occurrence
-    /// (``NewJob/scheduledFor``), matched an existing job, whose id is `id`.
+    /// `false` when the idempotency key, the schedule occurrence
+    /// (``NewJob/scheduledFor``) or the unique key (``NewJob/unique``)
+    /// matched an existing job, whose id is `id`.
     public var created: Bool
+    /// `true` when `id` is the job holding the new job's unique key.
+    public var duplicate: Bool
 
-    public init(id: Int64, created: Bool) {
+    public init(id: Int64, created: Bool, duplicate: Bool = false) {
         self.id = id
         self.created = created
+        self.duplicate = duplicate
     }
 }

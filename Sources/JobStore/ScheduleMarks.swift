@@ -58,6 +58,10 @@ public enum OccurrenceOutcome: Sendable, Hashable {
     /// same instant ((definition, scheduled_for) is unique): this one made
     /// no job, its mark moved, and a `schedule-skipped` event on `job` says so.
     case coincided(job: Int64)
+    /// Job `job` holds the occurrence's unique key (the definition's
+    /// `unique:`): this one made no job, its mark moved, and a
+    /// `schedule-skipped` event on `job` says so.
+    case duplicate(job: Int64)
     /// The schedule's mark was already at or past the occurrence: another
     /// process (or an earlier call) fired or skipped it.
     case alreadyDone
@@ -75,5 +79,12 @@ extension ScheduleOccurrence {
     package func coincidedMessage(job: Int64) -> String {
         "schedule \(schedule) of \(definition): the occurrence at \(Timestamp.text(at)) made no job of its own: "
             + "this job, of another schedule of the definition, is for the same instant"
+    }
+
+    /// The event recorded on job `job` when it holds the unique key this
+    /// occurrence's job would have had.
+    package func duplicateMessage(job: Int64) -> String {
+        "schedule \(schedule) of \(definition): the occurrence at \(Timestamp.text(at)) made no job: "
+            + "this job holds its unique key"
     }
 }

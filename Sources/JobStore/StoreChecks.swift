@@ -3,7 +3,7 @@ import Foundation
 /// What both stores check and compute before writing, in one place, so
 /// that they refuse the same things with the same messages.
 extension NewJob {
-    /// The longest limit key accepted (it is indexed).
+    /// The longest limit key, or unique key, accepted (it is indexed).
     package static let maxLimitKeyBytes = 1024
 
     /// Refuses a batch with a bad job in it, before anything is written.
@@ -25,6 +25,18 @@ extension NewJob {
                         + (key.utf8.contains(0) ? " with a NUL byte" : "")
                         + "; a limit key is text of at most \(NewJob.maxLimitKeyBytes) bytes without NUL: "
                         + "point the definition's 'limit: { key: … }' at a shorter part of the input")
+            }
+            if let unique = job.unique {
+                let key = unique.key
+                try require(
+                    key.utf8.count <= NewJob.maxLimitKeyBytes && !key.utf8.contains(0),
+                    "\(which) (\(job.definition)) has a unique key of \(key.utf8.count) bytes"
+                        + (key.utf8.contains(0) ? " with a NUL byte" : "")
+                        + "; a unique key is text of at most \(NewJob.maxLimitKeyBytes) bytes without NUL: "
+                        + "point the definition's 'unique: { key: … }' at a shorter part of the input")
+                try require(
+                    unique.period.map { $0 > .zero && $0 <= .seconds(100 * 365 * 86_400) } != false,
+                    "\(which) (\(job.definition)) has a unique period out of range (more than zero, at most 100 years)")
             }
             for (position, stage) in job.stages.enumerated() {
                 try require(
@@ -177,6 +189,16 @@ extension NewEvent {
         NewEvent(
             jobID: id, kind: "cancelled",
             message: "lease of \(owner) expired at \(expiry) with a cancellation requested; job cancelled")
+    }
+
+    /// What a submit tells of a running job whose unique key it took, the
+    /// job's lease having expired (its host gone).
+    package static func uniqueKeyTaken(_ id: Int64) -> NewEvent {
+        NewEvent(
+            jobID: id, kind: "unique-key-taken",
+            message:
+                "its lease expired while it held its unique key, and a new submit of that key took it; "
+                + "cancellation requested, so that it ends instead of running again beside the new job")
     }
 
     /// What jobd tells of a job it set aside because its row cannot be read.

@@ -65,9 +65,11 @@ extension PostgresJobStore {
                 _ = try await Self.insertEvent(
                     NewEvent(
                         jobID: submission.id, kind: "schedule-skipped",
-                        message: occurrence.coincidedMessage(job: submission.id)),
+                        message: submission.duplicate
+                            ? occurrence.duplicateMessage(job: submission.id)
+                            : occurrence.coincidedMessage(job: submission.id)),
                     session)
-                return .coincided(job: submission.id)
+                return submission.duplicate ? .duplicate(job: submission.id) : .coincided(job: submission.id)
             }
             try await session.notify(.runnable(pool: occurrence.job.pool))
             return .fired(submission.id)

@@ -30,6 +30,7 @@ package enum PostgresSchema {
         (12, "actions: the parent a selection names", version12),
         (13, "schedules fired by hand, operators' actions", version13),
         (14, "rate limits: recent starts", version14),
+        (15, "unique keys", version15),
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }

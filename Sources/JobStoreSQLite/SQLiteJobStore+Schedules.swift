@@ -50,9 +50,11 @@ extension SQLiteJobStore {
             guard submission.created else {
                 let event = NewEvent(
                     jobID: submission.id, kind: "schedule-skipped",
-                    message: occurrence.coincidedMessage(job: submission.id))
+                    message: submission.duplicate
+                        ? occurrence.duplicateMessage(job: submission.id)
+                        : occurrence.coincidedMessage(job: submission.id))
                 try Self.insertEvent(event, db)
-                return .coincided(job: submission.id)
+                return submission.duplicate ? .duplicate(job: submission.id) : .coincided(job: submission.id)
             }
             return .fired(submission.id)
         }

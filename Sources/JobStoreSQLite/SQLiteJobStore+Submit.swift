@@ -1,6 +1,7 @@
 import Foundation
 internal import GRDB
 import JobStore
+import JobValues
 
 extension SQLiteJobStore {
     private func submitJobs(_ jobs: [NewJob]) async throws -> [Submission] {
@@ -16,15 +17,16 @@ extension SQLiteJobStore {
     }
 
     static func insert(_ jobs: [NewJob], _ db: Database) throws -> [Submission] {
-        let now = Timestamp.now()
+        let clock = Date()
+        let now = Timestamp.text(clock)
         let findKey = try RawStatement(db, "SELECT id FROM jobs WHERE definition = ? AND idempotency_key = ?")
         let findOccurrence = try RawStatement(db, "SELECT id FROM jobs WHERE definition = ? AND scheduled_for = ?")
         let insertJob = try RawStatement(
             db,
             """
             INSERT INTO jobs (definition, pool, priority, idempotency_key, input, run_at, created_at, scheduled_for,
-                              limit_key)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                              limit_key, unique_key, unique_until, unique_while_running)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
         let insertStage = try RawStatement(db, "INSERT INTO stages (job_id, position, name, kind) VALUES (?, ?, ?, ?)")
         var submissions: [Submission] = []
@@ -54,7 +56,16 @@ extension SQLiteJobStore {
             try insertJob.bind(6, job.runAt.map(Timestamp.text) ?? now)
             try insertJob.bind(7, now)
             try insertJob.bind(8, job.scheduledFor.map(Timestamp.text))
+            if let unique = job.unique {
+                if let holder = try uniqueHolder(of: job, unique, now: now, db) {
+                    submissions.append(Submission(id: holder, created: false, duplicate: true))
+                    continue
+                }
+            }
             try insertJob.bind(9, job.limitKey)
+            try insertJob.bind(10, job.unique?.key)
+            try insertJob.bind(11, job.unique?.period.map { Timestamp.text(clock + $0.timeInterval) })
+            try insertJob.bind(12, job.unique?.whileRunning == true ? 1 : 0)
             try insertJob.execute()
             let id = db.lastInsertedRowID
             for (position, stage) in job.stages.enumerated() {
@@ -68,6 +79,54 @@ extension SQLiteJobStore {
             submissions.append(Submission(id: id, created: true))
         }
         return submissions
+    }
+
+    /// The job that holds `unique.key` of `job`'s definition, after
+    /// applying `unique.onConflict` to it; `nil` when none does, the key
+    /// then released by a job that no longer holds it (its period over,
+    /// and ended, or running under an expired lease — such a job is marked
+    /// for cancelling, so that it ends instead of running again beside
+    /// the new one when its lease is next looked at).
+    private static func uniqueHolder(
+        of job: NewJob, _ unique: UniqueKey, now: String, _ db: Database
+    ) throws -> Int64? {
+        guard
+            let row = try Row.fetchOne(
+                db,
+                sql: """
+                    SELECT id, state, unique_until > ?1, lease_expires_at > ?1, unique_while_running FROM jobs
+                    WHERE definition = ?2 AND unique_key = ?3
+                    """,
+                arguments: [now, job.definition, unique.key])
+        else { return nil }
+        let id: Int64 = row[0]
+        let state = JobState(rawValue: row[1] ?? "")
+        let inPeriod = (row[2] as Bool?) ?? false
+        let liveLease = (row[3] as Bool?) ?? false
+        let whileRunning: Bool = row[4]
+        let runningHolds = state == .running && whileRunning
+        if state == .pending || (runningHolds && liveLease) || inPeriod {
+            guard state == .pending else { return id }
+            switch unique.onConflict {
+            case .skip: break
+            case .replaceInput:
+                let update = try RawStatement(db, "UPDATE jobs SET input = ?, limit_key = ? WHERE id = ?")
+                try update.bind(1, value: job.input)
+                try update.bind(2, job.limitKey)
+                try update.bind(3, id)
+                try update.execute()
+            case .reschedule:
+                try db.execute(
+                    sql: "UPDATE jobs SET run_at = ? WHERE id = ?",
+                    arguments: [job.runAt.map(Timestamp.text) ?? now, id])
+            }
+            return id
+        }
+        try db.execute(
+            sql: "UPDATE jobs SET unique_key = NULL, cancel_requested = cancel_requested OR ? WHERE id = ?",
+            arguments: [runningHolds, id])
+        if runningHolds { try insertEvent(.uniqueKeyTaken(id), db) }
+        return nil
     }
 
     /// Job `id` runs after `job.after`: it waits for those not ended yet,

@@ -30,6 +30,7 @@ package enum Schema {
         Migration(version: 12, name: "actions: the parent a selection names", sql: version12),
         Migration(version: 13, name: "schedules fired by hand, operators' actions", sql: version13),
         Migration(version: 14, name: "rate limits: recent starts", sql: version14),
+        Migration(version: 15, name: "unique keys", sql: version15),
     ]
 
     package static var latestVersion: Int { migrations.last?.version ?? 0 }

@@ -77,16 +77,22 @@ import Testing
     }
 }
 
-/// Migration 15 on SQLite rebuilds `actions` (its verb check widens): the
+/// Migration 13 on SQLite rebuilds `actions` (its verb check widens): the
 /// audit trail's rows, ids and AUTOINCREMENT counter survive it.
 @Suite struct ActionsRebuildTests {
     @Test func theAuditTrailSurvivesTheRebuild() async throws {
         let folder = try TemporaryFolder()
         let path = folder.file("jobs.sqlite")
-        let before = Schema.migrations.filter { $0.version < 15 }
+        let before = Schema.migrations.filter { $0.version < 13 }
         let old = try SQLiteJobStore(SQLiteJobStoreConfiguration(path: path), migrations: before)
         let alice = ActionActor(name: "alice", uid: 1000, origin: "jobctl on test")
-        let id = try await old.submit(job()).id
+        // A job as version 12 wrote it (today's submit writes columns it lacks).
+        try await old.executeInWriteTransaction(
+            """
+            INSERT INTO jobs (definition, run_at, created_at)
+            VALUES ('backup', '2026-11-28T00:00:00.000Z', '2026-11-28T00:00:00.000Z')
+            """)
+        let id = Int64(try #require(try await old.queryStrings("SELECT max(id) FROM jobs").first ?? nil)) ?? 0
         // Two actions as version 12 wrote them (today's code writes columns it lacks).
         for verb in ["cancel", "retry"] {
             try await old.executeInWriteTransaction(

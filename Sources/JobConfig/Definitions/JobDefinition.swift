@@ -29,6 +29,8 @@ public struct JobDefinition: Sendable, Hashable {
     /// Whether its pool has a limit across hosts (jobd.yaml): its jobs then
     /// get a limit key even without `limit:`.
     public var poolLimited = false
+    /// At most one job per key (`unique:`), enforced by the database.
+    public var unique: Uniqueness?
     /// The file it came from, and where `name:` (or the file's start) sits.
     public var sourcePosition: SourcePosition
 

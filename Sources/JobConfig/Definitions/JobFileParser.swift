@@ -10,7 +10,7 @@ struct JobFileParser {
 
     static let jobKeys = [
         "name", "description", "pool", "timeout", "retry", "env", "cwd", "logs", "pipeline", "schedule", "limit",
-        "rate", "rate-key",
+        "rate", "rate-key", "unique",
     ]
     static let actionKeys = ["run", "shell", "sleep", "fail", "transform", "all", "any", "definition"]
     /// How a stage with `definition:` splits its value and joins its children.
@@ -115,12 +115,16 @@ struct JobFileParser {
             valid = false
         }
 
+        var unique: Uniqueness?
+        if let entry = byKey["unique"] { unique = check(parseUnique(entry.value)) }
+
         guard valid, !reader.diagnostics.containsErrors else { return nil }
         var definition = JobDefinition(
             name: name, description: description, pool: pool, timeout: timeout, retry: retry,
             env: env, cwd: cwd, stages: stages, schedules: schedules, limit: limit, sourcePosition: namePosition)
         definition.rate = rate
         definition.poolLimited = context.limitedPools.contains(pool)
+        definition.unique = unique
         return definition
     }
 

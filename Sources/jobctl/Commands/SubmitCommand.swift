@@ -156,12 +156,14 @@ struct Submit: AsyncParsableCommand {
             job.runAt = try await runAt(store)
             let submission = try await store.submit(job)
             let daemon: Session.NudgeOutcome? =
-                submission.created
+                submission.created || (submission.duplicate && job.unique?.onConflict == .reschedule)
                 ? session.nudge(
                     config,
                     notRunningNote: "jobd is not running: job \(submission.id) is queued and will start when jobd runs")
                 : nil
-            if !submission.created, let key {
+            if submission.duplicate {
+                session.console.note(Self.duplicateNote(submission, job))
+            } else if !submission.created, let key {
                 session.console.note("job \(submission.id) already has the key \(key); nothing new was submitted")
             }
             if wait {
@@ -193,6 +195,9 @@ struct Submit: AsyncParsableCommand {
                 return job
             }
             let submissions = try await store.submit(jobs)
+            for (line, (submission, job)) in zip(submissions, jobs).enumerated() where submission.duplicate {
+                session.console.note("line \(line + 1): " + Self.duplicateNote(submission, job))
+            }
             let daemon = session.nudge(
                 config,
                 notRunningNote: "jobd is not running: the \(jobs.count) jobs are queued and will start when jobd runs")
@@ -209,12 +214,28 @@ struct Submit: AsyncParsableCommand {
         [
             ("id", .int(submission.id)),
             ("created", .bool(submission.created)),
+            ("duplicate", .bool(submission.duplicate)),
             ("definition", .string(job.definition)),
             ("pool", .string(job.pool)),
             ("run_at", Formatting.timestamp(job.runAt)),
             ("after", .array(job.after.map { .int($0) })),
             ("daemon", .optional(daemon?.rawValue)),
         ]
+    }
+
+    /// What stderr says of a submit that found its unique key held.
+    static func duplicateNote(_ submission: Submission, _ job: NewJob) -> String {
+        let key = job.unique?.key ?? ""
+        let shown =
+            key.isEmpty || key.count > 64 || key.unicodeScalars.contains { $0.properties.generalCategory == .control }
+            ? "" : " \"\(key)\""
+        let change =
+            switch job.unique?.onConflict {
+            case .replaceInput?: "its input was replaced if it was still pending"
+            case .reschedule?: "its run time was moved if it was still pending"
+            default: "nothing new was submitted"
+            }
+        return "job \(submission.id) is a duplicate: it holds the unique key\(shown) of \(job.definition); \(change)"
     }
 
     /// The loaded definition called `name`, or an error that says why there is none.
