@@ -94,6 +94,12 @@ final class HeldLogStore: EngineStore, StageLogStore {
         try await base.resolvedPerMinute(from: start, to: end)
     }
     func jobCountsByPool() async throws -> [PoolJobCounts] { try await base.jobCountsByPool() }
+    func waitReasons(of ids: [Int64], rules: WaitRules) async throws -> [Int64: WaitReason] {
+        try await base.waitReasons(of: ids, rules: rules)
+    }
+    func waitingJobCounts(rules: WaitRules) async throws -> [WaitReason.Code: Int] {
+        try await base.waitingJobCounts(rules: rules)
+    }
     func jobPage(_ query: JobPageQuery) async throws -> JobPageRead? { try await base.jobPage(query) }
     func jobValue(_ id: Int64, _ place: JobPageRead.ValuePlace) async throws -> Data? {
         try await base.jobValue(id, place)
