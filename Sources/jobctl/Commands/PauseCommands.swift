@@ -26,7 +26,8 @@ struct PauseCommand: AsyncParsableCommand {
             survives restarts. A paused pool's jobs, or a paused definition's jobs in any pool, stay pending; \
             the other jobs are claimed as usual, and jobs already running go on. A jobd stops claiming them \
             at its next claim: at once when jobd runs here (jobctl nudges it), else within its poll-interval \
-            (5s by default) or when one of its jobs ends. With --for the pause expires on its own; pausing again replaces the pause.
+            (5s by default) or when one of its jobs ends. With --for the pause expires on its own; pausing again replaces the pause. \
+            The pause, and each resume, is an event of no job in the audit trail (docs/schema.md).
 
             Examples:
               jobctl pause pool reports --reason "disk full on the NAS"
@@ -59,11 +60,13 @@ struct PauseCommand: AsyncParsableCommand {
             let config = try session.daemonConfig()
             PauseCommand.noteUnknown(target, name, config, session)
             let pause = try await session.withStore(config) { store in
-                try await store.pause(
+                let pause = try await store.pause(
                     Pause(
                         scope: target.scope, name: name, reason: reason.flatMap { $0.isEmpty ? nil : $0 },
                         actor: BulkRun.actor(config).description,
                         until: duration.map { Date().addingTimeInterval($0.timeInterval) }))
+                try await store.recordEvent(pause.madeEvent)
+                return pause
             }
             let daemon = session.nudge(config, notRunningNote: "jobd is not running: the pause holds when it runs")
             if session.json {
@@ -119,7 +122,12 @@ struct ResumeCommand: AsyncParsableCommand {
         try await options.run { session in
             let config = try session.daemonConfig()
             let removed = try await session.withStore(config) { store in
-                try await store.resume(target.scope, name: name)
+                let removed = try await store.resume(target.scope, name: name)
+                if removed != nil {
+                    try await store.recordEvent(
+                        Pause.resumedEvent(target.scope, name: name, by: BulkRun.actor(config).description))
+                }
+                return removed
             }
             var daemon: Session.NudgeOutcome?
             if removed != nil {
