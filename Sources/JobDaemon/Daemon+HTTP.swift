@@ -15,7 +15,8 @@ extension Daemon {
     /// `/metrics` and the dashboard on `http.listen`, as a service of jobd's
     /// group.
     func httpService(_ http: HTTPConfiguration) -> HTTPListenerService {
-        let source = StoreDashboardSource(store: store) { [self] in await dashboardSnapshot() }
+        let source = StoreDashboardSource(
+            store: store, snapshot: { [self] in await dashboardSnapshot() }, waitRules: { [self] in waitRules() })
         let dashboard = Dashboard(source: source, actions: DashboardActions(store)) { [store] in
             (store as? any ReleasesIdleMemory)?.releaseIdleMemory()
         }

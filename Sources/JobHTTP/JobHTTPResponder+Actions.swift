@@ -3,7 +3,8 @@ import Hummingbird
 import JobDashboard
 import Logging
 
-/// Operators' POSTs: `/jobs/{id}/{retry|cancel|delete}` and `/actions` (a list's whole selection).
+/// Operators' POSTs: `/jobs/{id}/{retry|cancel|delete}`, `/actions` (a list's whole selection) and
+/// `/pauses` (pause or resume a pool or a definition).
 ///
 /// Each is refused with 403, and nothing changed, unless it comes from a
 /// page of this dashboard (`Origin`, else `Referer`), from a visitor whose
@@ -31,7 +32,9 @@ extension JobHTTPResponder {
         guard let visitor else {
             return Self.forbidden(node: node, "Log in first.")
         }
-        guard visitor.role == .operate else { return Self.forbidden(node: node, "Only an operator may act on jobs.") }
+        guard visitor.role == .operate else {
+            return Self.forbidden(node: node, "Only an operator may act on jobs, pools and definitions.")
+        }
         guard let form = await Self.form(request) else {
             return Self.html(
                 .contentTooLarge,
@@ -51,6 +54,9 @@ extension JobHTTPResponder {
         let outcome: ActionOutcome
         if let (id, verb) = Self.jobAction(request.uri.path) {
             outcome = await dashboard.act(onJob: id, verb: verb, name: name, uid: uid, origin: origin)
+        } else if request.uri.path == "/pauses" {
+            outcome = await dashboard.act(
+                onPause: form.map { ($0.key, $0.value) }, name: name, uid: uid, origin: origin)
         } else {
             let fields = form.map { ($0.key, $0.value) }
             outcome = await dashboard.act(onSelection: fields, name: name, uid: uid, origin: origin)
