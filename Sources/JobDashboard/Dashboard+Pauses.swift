@@ -26,7 +26,8 @@ extension Dashboard {
                 let until = request.duration.map { Date().addingTimeInterval($0) }
                 let pause = try await actions.pause(
                     Pause(scope: request.scope, name: request.name, reason: request.reason, actor: actor, until: until))
-                let summary = "paused \(request.scope.rawValue) \(request.name)"
+                let summary =
+                    "paused \(request.scope.rawValue) \(request.name)"
                     + (pause.until.map { " until \(Timestamp.text($0))" } ?? "")
                 return .done(location: back, summary: summary)
             }
@@ -67,13 +68,15 @@ struct PauseRequest: Sendable, Hashable {
         default: throw DashboardRequestError("scope must be pool or definition")
         }
         guard let name = field("name"), !name.isEmpty, name.count <= Self.maxName else {
-            throw DashboardRequestError("name must be the pool's or the definition's name (at most \(Self.maxName) characters)")
+            throw DashboardRequestError(
+                "name must be the pool's or the definition's name (at most \(Self.maxName) characters)")
         }
         self.name = name
         let choice = field("for") ?? ""
         guard let duration = PauseForms.durations.first(where: { $0.value == choice }) else {
             throw DashboardRequestError(
-                "for must be one of " + PauseForms.durations.map { $0.value.isEmpty ? "empty" : $0.value }.joined(separator: ", "))
+                "for must be one of "
+                    + PauseForms.durations.map { $0.value.isEmpty ? "empty" : $0.value }.joined(separator: ", "))
         }
         self.duration = duration.seconds
         let reason = (field("reason") ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
@@ -139,7 +142,8 @@ enum PauseForms {
     static func mark(_ pause: Pause) -> HTML {
         let until = pause.until.map { "until \(DisplayTime.utc($0))" as HTML } ?? "until resumed"
         let reason: HTML = pause.reason.map { ": \($0, limit: 200)" } ?? ""
-        return "<span class=\"state s-paused\">paused</span> <span class=\"note\">by \(pause.actor, limit: 120) \(until)\(reason)</span>"
+        return
+            "<span class=\"state s-paused\">paused</span> <span class=\"note\">by \(pause.actor, limit: 120) \(until)\(reason)</span>"
     }
 
     /// The pauses that hold: each marked, with a resume button for an operator.
@@ -160,7 +164,9 @@ enum PauseForms {
         var line: HTML = "<div class=\"line definition\"><span>Definition <b>\(definition, limit: 80)</b> "
         line += pause.map(mark) ?? "<span class=\"note\">claimed as usual</span>"
         line += "</span>"
-        if let forms { line += pause == nil ? Self.pause(.definition, definition, forms) : resume(.definition, definition, forms) }
+        if let forms {
+            line += pause == nil ? Self.pause(.definition, definition, forms) : resume(.definition, definition, forms)
+        }
         return line + "</div>"
     }
 }

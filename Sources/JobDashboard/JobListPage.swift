@@ -130,7 +130,8 @@ enum JobListPage {
     /// Why a pending job waits, in a few words (the sentence on hover and on the job's page).
     static func waitNote(_ wait: WaitReason?) -> HTML {
         guard let wait else { return "" }
-        return " <span class=\"why note\" title=\"\(attribute: String(wait.long.prefix(300)))\">\(wait.short, limit: 60)</span>"
+        return
+            " <span class=\"why note\" title=\"\(attribute: String(wait.long.prefix(300)))\">\(wait.short, limit: 60)</span>"
     }
 
     /// Rows of this page that the store could not read (written by hand,

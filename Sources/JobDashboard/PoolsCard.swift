@@ -25,7 +25,8 @@ enum PoolsCard {
             let cap: HTML = pool.capacity > 0 ? "\(pool.running) / \(pool.capacity)" : "not configured here"
             var control: HTML = ""
             if let pause = paused[pool.name] {
-                control = "<div>\(PauseForms.mark(pause))\(forms.map { PauseForms.resume(.pool, pool.name, $0) } ?? "")</div>"
+                control =
+                    "<div>\(PauseForms.mark(pause))\(forms.map { PauseForms.resume(.pool, pool.name, $0) } ?? "")</div>"
             } else if let forms {
                 control = PauseForms.pause(.pool, pool.name, forms)
             }

@@ -44,7 +44,9 @@ extension MetricFamily {
         help: "Jobs waiting in the store to be claimed, by pool (delayed ones included).")
     public static let jobsWaiting = MetricFamily(
         "jobd_jobs_waiting", .gauge, labels: ["reason"],
-        help: "Pending jobs by why they wait (delayed, paused, a limit, their pool full, ready, ...), counted at each scrape.")
+        help:
+            "Pending jobs by why they wait (delayed, paused, a limit, their pool full, ready, ...), counted at each scrape."
+    )
     public static let jobsRunning = MetricFamily(
         "jobd_jobs_running", .gauge, labels: ["pool"],
         help: "Jobs this jobd runs now, by pool.")

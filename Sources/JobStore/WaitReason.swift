@@ -116,7 +116,8 @@ public enum WaitReason: Sendable, Hashable {
         case .after(let jobs):
             guard !jobs.isEmpty else { return "waiting for the jobs it runs after to end" }
             let ids = jobs.map(String.init).joined(separator: ", ")
-            return "waiting for job\(jobs.count == 1 ? "" : "s") \(ids) to end (it runs after \(jobs.count == 1 ? "it" : "them"))"
+            return
+                "waiting for job\(jobs.count == 1 ? "" : "s") \(ids) to end (it runs after \(jobs.count == 1 ? "it" : "them"))"
         case .limitFull(.pool(let pool), let running, let limit):
             return "limit of pool \(pool) across all hosts full (\(running)/\(limit) running)"
         case .limitFull(.definition(let definition), let running, let limit):

@@ -39,7 +39,8 @@ extension PostgresJobStore {
                     SELECT d.job_id, d.after_id FROM {s}.job_dependencies d JOIN {s}.jobs a ON a.id = d.after_id
                     WHERE d.job_id = ANY($1) AND a.state IN ('pending', 'running')
                     ORDER BY d.job_id, d.after_id
-                    """, waitingAfter, decode: { row in (try PostgresIndexedRow(row).int64(0), try PostgresIndexedRow(row).int64(1)) })
+                    """, waitingAfter,
+                    decode: { row in (try PostgresIndexedRow(row).int64(0), try PostgresIndexedRow(row).int64(1)) })
                 {
                     after[job, default: []].append(ahead)
                 }
@@ -108,7 +109,8 @@ extension PostgresJobStore {
                 let row = PostgresIndexedRow(row)
                 return WaitAnalysis.Group(
                     pool: try row.text(0) ?? "", definition: try row.text(1) ?? "",
-                    waiting: WaitAnalysis.Group.Waiting(code: try row.int(2)), key: try row.text(3), count: try row.int(4))
+                    waiting: WaitAnalysis.Group.Waiting(code: try row.int(2)), key: try row.text(3),
+                    count: try row.int(4))
             }
             return analysis.count(groups)
         }

@@ -14,7 +14,9 @@ import Testing
         let source = StoreDashboardSource(
             store: store,
             snapshot: {
-                DashboardSnapshot(pools: [PoolRow(name: "default", capacity: 2, running: 0)], build: BuildInfo(version: "t", node: "n"))
+                DashboardSnapshot(
+                    pools: [PoolRow(name: "default", capacity: 2, running: 0)],
+                    build: BuildInfo(version: "t", node: "n"))
             }, waitRules: { WaitRules(poolSizes: ["default": 2]) })
         return (Dashboard(source: source, actions: DashboardActions(store)), store)
     }
@@ -57,9 +59,12 @@ import Testing
             #expect(resumed.status == 303, "\(resumed)")
         }
         #expect(try await store.pauses().isEmpty)
-        let trail = try await store.queryStrings("SELECT kind || ': ' || message FROM events WHERE job_id IS NULL ORDER BY id")
+        let trail = try await store.queryStrings(
+            "SELECT kind || ': ' || message FROM events WHERE job_id IS NULL ORDER BY id")
         #expect(trail.count == 2, "\(trail)")
-        #expect(trail.first??.hasPrefix("paused: definition report paused by alice via dashboard from 127.0.0.1 until ") == true)
+        #expect(
+            trail.first??.hasPrefix("paused: definition report paused by alice via dashboard from 127.0.0.1 until ")
+                == true)
         #expect(trail.last == "resumed: definition report resumed by alice via dashboard from 127.0.0.1")
     }
 

@@ -21,7 +21,9 @@ import Testing
         return new
     }
 
-    static func claim(_ store: some StoreUnderTest, pool: String = "default", limit: Int = 10) async throws
+    static func claim(
+        _ store: some StoreUnderTest, pool: String = "default", limit: Int = 10
+    ) async throws
         -> [ClaimedJob]
     {
         try await store.claim(
