@@ -15,7 +15,8 @@ extension Daemon {
     /// `/metrics` and the dashboard on `http.listen`, as a service of jobd's
     /// group.
     func httpService(_ http: HTTPConfiguration) -> HTTPListenerService {
-        let source = StoreDashboardSource(store: store) { [self] in await dashboardSnapshot() }
+        let source = StoreDashboardSource(
+            store: store, snapshot: { [self] in await dashboardSnapshot() }, waitRules: { [self] in waitRules() })
         var actions = DashboardActions(store)
         let engine = self.engine
         actions?.scheduleJob = { name in
@@ -52,7 +53,25 @@ extension Daemon {
     /// the pending-job gauges counted first.
     func metricsExposition() async -> [UInt8] {
         await updatePendingGauges()
+        await updateWaitingGauges()
         return prometheus.exposition()
+    }
+
+    /// What this jobd claims by, to judge why pending jobs wait: its pools
+    /// and its definitions' limits, as they are now (after a reload too).
+    func waitRules() -> WaitRules {
+        WaitRules(config: state.withAnnouncedLock { $0.config }, definitions: engine.definitions)
+    }
+
+    /// `jobd_jobs_waiting{reason}`: the pending jobs by why they wait, one
+    /// pass over the pending jobs at each scrape; if the store cannot be
+    /// read, the gauges keep their last values.
+    func updateWaitingGauges() async {
+        do {
+            prometheus.metrics.setJobsWaiting(byReason: try await store.waitingJobCounts(rules: waitRules()))
+        } catch {
+            logger.warning("metrics: could not count the pending jobs by why they wait: \(error)")
+        }
     }
 
     /// `jobd_jobs_pending{pool}` as the store holds them now: each pool of

@@ -130,13 +130,15 @@ public struct Dashboard: Sendable {
         }
         do {
             let window = ResolvedChart.window(now: snapshot.now)
-            async let page = jobs(request, now: snapshot.now)
             async let counts = source.countJobs(in: Set(JobState.allCases))
             async let pools = source.jobCountsByPool()
             async let resolved = source.resolvedPerMinute(from: window.start, to: window.end)
+            async let pauses = source.pauses()
+            let page = try await jobs(request, now: snapshot.now)
+            let waits = try await source.waitReasons(of: page.jobs.filter { $0.state == .pending }.map(\.id))
             let data = try await JobListPage.Data(
                 request: request, page: page, counts: counts, poolCounts: pools, resolved: resolved, snapshot: snapshot,
-                forms: forms)
+                forms: forms, waits: waits, pauses: pauses)
             return Self.page(await rendered { JobListPage.render(data) })
         } catch {
             return .storeFailed(error, snapshot: snapshot)
@@ -200,9 +202,10 @@ public struct Dashboard: Sendable {
                 StageLogQuery(
                     jobID: id, jobAttempt: read.job.attempt, limit: JobDetailPage.logLines + 1))
             let children = try await source.children(of: id, limit: JobDetailPage.childrenRead)
+            let wait = read.job.state == .pending ? try await source.waitReasons(of: [id])[id] : nil
             let data = JobDetailPage.Data(
                 read: read, query: query, snapshot: snapshot,
-                log: log.filter { shown.contains($0.cursor.position) }, forms: forms, children: children)
+                log: log.filter { shown.contains($0.cursor.position) }, forms: forms, children: children, wait: wait)
             return Self.page(await rendered { JobDetailPage.render(data) })
         } catch {
             return .storeFailed(error, snapshot: snapshot, base: "../")

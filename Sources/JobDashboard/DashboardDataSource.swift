@@ -24,6 +24,10 @@ public protocol DashboardDataSource: Sendable {
     func stageLog(_ query: StageLogQuery) async throws -> [StageLogEntry]
     /// A job's child jobs, in (stage, item) order (``JobChildStore/children(of:limit:)``).
     func children(of parentID: Int64, limit: Int) async throws -> [Job]
+    /// Why each pending job among `ids` waits (``JobReadStore/waitReasons(of:rules:)``).
+    func waitReasons(of ids: [Int64]) async throws -> [Int64: WaitReason]
+    /// The pauses that hold now (``JobPauseStore/pauses()``).
+    func pauses() async throws -> [Pause]
 }
 
 extension DashboardDataSource {
@@ -31,18 +35,30 @@ extension DashboardDataSource {
     public func stageLog(_ query: StageLogQuery) async throws -> [StageLogEntry] { [] }
     /// A source without child jobs shows none.
     public func children(of parentID: Int64, limit: Int) async throws -> [Job] { [] }
+    /// A source that cannot judge says no reason.
+    public func waitReasons(of ids: [Int64]) async throws -> [Int64: WaitReason] { [:] }
+    /// A source without pauses has none.
+    public func pauses() async throws -> [Pause] { [] }
 }
 
 /// The pages' data: reads from a store, the rest from the daemon.
 public struct StoreDashboardSource: DashboardDataSource {
     public let store: any JobReadStore
     private let makeSnapshot: @Sendable () async -> DashboardSnapshot
+    private let waitRules: (@Sendable () -> WaitRules)?
 
-    /// - Parameter snapshot: called once per page: the daemon's pools,
-    ///   schedules and build info, and the time to render for.
-    public init(store: any JobReadStore, snapshot: @escaping @Sendable () async -> DashboardSnapshot) {
+    /// - Parameters:
+    ///   - snapshot: called once per page: the daemon's pools,
+    ///     schedules and build info, and the time to render for.
+    ///   - waitRules: what the daemon claims by (its pools and
+    ///     definitions' limits), to say why pending jobs wait; nil: no reasons.
+    public init(
+        store: any JobReadStore, snapshot: @escaping @Sendable () async -> DashboardSnapshot,
+        waitRules: (@Sendable () -> WaitRules)? = nil
+    ) {
         self.store = store
         self.makeSnapshot = snapshot
+        self.waitRules = waitRules
     }
 
     public func list(_ query: JobQuery) async throws -> JobPage { try await store.list(query) }
@@ -77,5 +93,15 @@ public struct StoreDashboardSource: DashboardDataSource {
     public func children(of parentID: Int64, limit: Int) async throws -> [Job] {
         guard let store = store as? any JobChildStore else { return [] }
         return try await store.children(of: parentID, limit: limit)
+    }
+
+    public func waitReasons(of ids: [Int64]) async throws -> [Int64: WaitReason] {
+        guard let waitRules, !ids.isEmpty else { return [:] }
+        return try await store.waitReasons(of: ids, rules: waitRules())
+    }
+
+    public func pauses() async throws -> [Pause] {
+        guard let store = store as? any JobPauseStore else { return [] }
+        return try await store.pauses()
     }
 }

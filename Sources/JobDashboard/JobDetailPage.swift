@@ -22,6 +22,8 @@ enum JobDetailPage {
         var forms: ActionForms? = nil
         /// The job's child jobs (at most ``childrenRead``), in (stage, item) order.
         var children: [Job] = []
+        /// Why the job waits, when it is pending.
+        var wait: WaitReason? = nil
     }
 
     /// Child jobs one page reads (counted by state) and lists.
@@ -73,7 +75,7 @@ enum JobDetailPage {
         var body: HTML = """
             <h1>Job \(job.id) · <a href="\(attribute: "../" + Layout.query([("definition", job.definition)]))">\
             \(job.definition, limit: 80)</a> \(Layout.badge(job.state.rawValue))</h1>
-            \(actionButtons(job, data.forms))<div class="cards"><div class="card">\(facts(job, now: now))</div></div>
+            \(actionButtons(job, data.forms))<div class="cards"><div class="card">\(facts(job, now: now, wait: data.wait))</div></div>
             <h2>Timeline</h2>\(stageNavigation)\(StageTimeline.render(attempts, now: now))
             <h2>Stages</h2>\(stageNavigation)\(HTML.join(read.stages.map { stage($0, attempt: nil, job: job, now: now, budget: budget, whole: whole) + log(of: $0, data) }))
             \(childrenSection(data.children))<h2>Input</h2>\(block(job.input, job: job, budget: budget, at: .input, whole: whole))
@@ -233,7 +235,7 @@ enum JobDetailPage {
             """
     }
 
-    static func facts(_ job: Job, now: Date) -> HTML {
+    static func facts(_ job: Job, now: Date, wait: WaitReason? = nil) -> HTML {
         var items: [(String, HTML)] = [
             ("Definition", "\(job.definition)"), ("Pool", "\(job.pool)"), ("Attempt", "\(job.attempt)"),
             ("Priority", "\(job.priority)"), ("Claims", "\(job.claims)"),
@@ -251,7 +253,11 @@ enum JobDetailPage {
             let item: HTML = job.itemIndex.map { ", item \($0)" } ?? ""
             items.append(("Parent", "<a href=\"\(attribute: "jobs/\(parent)")\">job \(parent)</a>\(stage)\(item)"))
         }
-        if job.waitingOn > 0 { items.append(("Waiting", "for \(job.waitingOn) jobs")) }
+        if let wait {
+            items.append(("Waiting", "<span class=\"why\">\(wait.long, limit: 300)</span>"))
+        } else if job.waitingOn > 0 {
+            items.append(("Waiting", "for \(job.waitingOn) jobs"))
+        }
         return "<dl class=\"facts\">\(HTML.join(items.map { "<dt>\($0.0)</dt><dd>\($0.1)</dd>" }))</dl>"
     }
 

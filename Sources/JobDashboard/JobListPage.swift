@@ -13,6 +13,10 @@ enum JobListPage {
         var snapshot: DashboardSnapshot
         /// The visitor operates: the list offers actions on its whole selection.
         var forms: ActionForms? = nil
+        /// Why each pending job of the page waits.
+        var waits: [Int64: WaitReason] = [:]
+        /// The pauses that hold now.
+        var pauses: [Pause] = []
     }
 
     static func render(_ data: Data) -> HTML {
@@ -20,15 +24,22 @@ enum JobListPage {
         // With the schedules card there are four; the chart keeps a wider column.
         let cards: HTML = data.snapshot.schedules.isEmpty ? "cards" : "cards four"
         let body: HTML = """
-            <div class="\(cards)">\(countsCard(data.counts))\(PoolsCard.render(data.snapshot.pools, data.poolCounts))\
+            <div class="\(cards)">\(countsCard(data.counts))\
+            \(PoolsCard.render(data.snapshot.pools, data.poolCounts, pauses: data.pauses, forms: data.forms))\
             \(schedules)<div class="card"><h2>Resolved per minute, last hour</h2>\
-            \(ResolvedChart.render(data.resolved, now: data.snapshot.now))</div></div>
+            \(ResolvedChart.render(data.resolved, now: data.snapshot.now))</div>\(PauseForms.card(data.pauses, data.forms))</div>
             <h2>Jobs</h2>
-            \(filters(data.request))\(selectionActions(data.request, data.forms))
-            \(unreadable(data.page.unreadable))\(table(data.page.jobs, now: data.snapshot.now))
+            \(filters(data.request))\(definitionLine(data))\(selectionActions(data.request, data.forms))
+            \(unreadable(data.page.unreadable))\(table(data.page.jobs, now: data.snapshot.now, waits: data.waits))
             \(pager(data.request, data.page))
             """
         return Layout.page(title: "Jobs", section: .jobs, base: "", snapshot: data.snapshot, body: body)
+    }
+
+    /// A list of one definition says whether it is paused, with the form that pauses or resumes it.
+    static func definitionLine(_ data: Data) -> HTML {
+        guard let definition = data.request.definition else { return "" }
+        return PauseForms.definitionLine(definition, data.pauses, data.forms)
     }
 
     /// Links to the confirmation page of each action on the whole selection (a filtered list only): the
@@ -85,7 +96,7 @@ enum JobListPage {
             """
     }
 
-    static func table(_ jobs: [Job], now: Date) -> HTML {
+    static func table(_ jobs: [Job], now: Date, waits: [Int64: WaitReason] = [:]) -> HTML {
         guard !jobs.isEmpty else { return "<p class=\"none\">No jobs match.</p>" }
         let rows = jobs.map { job -> HTML in
             let link = "jobs/\(job.id)"
@@ -100,7 +111,7 @@ enum JobListPage {
                 <tr><td class="num" data-label="ID"><a href="\(attribute: link)">\(job.id)</a></td>\
                 <td data-label="Definition"><a href="\(attribute: Layout.query([("definition", job.definition)]))">\
                 \(job.definition, limit: 80)</a></td>\
-                <td data-label="State">\(Layout.badge(job.state.rawValue))</td>\
+                <td data-label="State">\(Layout.badge(job.state.rawValue))\(waitNote(waits[job.id]))</td>\
                 <td class="num" data-label="Attempt">\(job.attempt)</td>\
                 <td data-label="Created">\(DisplayTime.element(job.createdAt, now: now))</td>\
                 <td data-label="Started">\(job.startedAt.map { DisplayTime.element($0, now: now) } ?? "")</td>\
@@ -114,6 +125,13 @@ enum JobListPage {
             <th>Created</th><th>Started</th><th>Ran</th><th>Finished</th><th>Error</th></tr></thead>
             <tbody>\(HTML.join(rows))</tbody></table>
             """
+    }
+
+    /// Why a pending job waits, in a few words (the sentence on hover and on the job's page).
+    static func waitNote(_ wait: WaitReason?) -> HTML {
+        guard let wait else { return "" }
+        return
+            " <span class=\"why note\" title=\"\(attribute: String(wait.long.prefix(300)))\">\(wait.short, limit: 60)</span>"
     }
 
     /// Rows of this page that the store could not read (written by hand,

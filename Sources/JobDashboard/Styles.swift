@@ -53,6 +53,8 @@ enum Styles {
         .stage{background:var(--card);border:1px solid var(--line);border-radius:10px;padding:10px 14px;margin-bottom:10px}
         .stage h3{margin:0 0 6px;font-size:15px;display:flex;gap:8px;align-items:center;flex-wrap:wrap}
         .stage .kind{font:12px var(--mono);color:var(--muted)}.stage .meta{color:var(--muted);font-size:13px;margin-bottom:6px}
+        .s-paused{background:var(--cancelled)}form.pause{display:flex;flex-wrap:wrap;gap:4px;margin:4px 0 8px}
+        form.pause input[type=text]{flex:1;min-width:6em}.line.definition{align-items:center;margin:0 0 10px;flex-wrap:wrap}
         .pager,p.actions{display:flex;flex-wrap:wrap;gap:16px;margin:12px 0}.filters a.clear{align-self:center}details{margin:8px 0}summary{cursor:pointer}
         footer{max-width:1180px;margin:0 auto;padding:14px 16px 24px;color:var(--muted);font-size:12px}
         .problem{background:var(--card);border:1px solid var(--rejected);border-radius:10px;padding:12px 14px}

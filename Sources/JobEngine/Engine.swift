@@ -110,7 +110,7 @@ public final class Engine: Sendable {
         let relay = LaunchRelay()
         launchRelay = { job, pool, sent in relay.engine?.launch(job, pool: pool, leaseSent: sent) }
         let launch = launchRelay
-        let flows = Self.flows(definitions, poolLimits: configuration.poolLimits)
+        let flows = ClaimFlow.byPool(definitions, poolLimits: configuration.poolLimits)
         let pools = configuration.pools.reduce(into: [String: PoolScheduler]()) { pools, entry in
             pools[entry.key] = PoolScheduler(
                 name: entry.key, capacity: entry.value, flow: flows[entry.key] ?? .unlimited, context: context,
@@ -122,21 +122,6 @@ public final class Engine: Sendable {
 
     private static func byName(_ definitions: [JobDefinition]) -> [String: JobDefinition] {
         Dictionary(definitions.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
-    }
-
-    /// The concurrency limits and rates of each pool and its definitions.
-    private static func flows(_ definitions: [JobDefinition], poolLimits: [String: Int]) -> [String: ClaimFlow] {
-        var limits: [String: [String: ConcurrencyLimit]] = [:]
-        var rates: [String: [String: StartRate]] = [:]
-        for definition in definitions {
-            if let limit = definition.concurrencyLimit { limits[definition.pool, default: [:]][definition.name] = limit }
-            if let rate = definition.startRate { rates[definition.pool, default: [:]][definition.name] = rate }
-        }
-        var flows: [String: ClaimFlow] = [:]
-        for pool in Set(limits.keys).union(poolLimits.keys).union(rates.keys) {
-            flows[pool] = ClaimFlow(limits: limits[pool] ?? [:], pool: poolLimits[pool], rates: rates[pool] ?? [:])
-        }
-        return flows
     }
 
     // MARK: Reload
@@ -156,7 +141,7 @@ public final class Engine: Sendable {
         fresh.executor.killGrace = configuration.killGrace
         fresh.executor.outputLimit = configuration.outputLimit
         let launch = launchRelay
-        let flows = Self.flows(definitions, poolLimits: configuration.poolLimits)
+        let flows = ClaimFlow.byPool(definitions, poolLimits: configuration.poolLimits)
         let removed = generation.withAnnouncedLock { generation -> [PoolScheduler] in
             var pools: [String: PoolScheduler] = [:]
             for (name, capacity) in configuration.pools {

@@ -3,8 +3,9 @@ import Hummingbird
 import JobDashboard
 import Logging
 
-/// Operators' POSTs: `/jobs/{id}/{retry|cancel|delete}`, `/actions` (a list's whole selection) and
-/// `/schedules` (run now, pause, resume a schedule).
+/// Operators' POSTs: `/jobs/{id}/{retry|cancel|delete}`, `/actions` (a list's whole selection),
+/// `/schedules` (run now, pause, resume a schedule) and `/pauses` (pause or resume a pool or a
+/// definition).
 ///
 /// Each is refused with 403, and nothing changed, unless it comes from a
 /// page of this dashboard (`Origin`, else `Referer`), from a visitor whose
@@ -32,7 +33,9 @@ extension JobHTTPResponder {
         guard let visitor else {
             return Self.forbidden(node: node, "Log in first.")
         }
-        guard visitor.role == .operate else { return Self.forbidden(node: node, "Only an operator may act on jobs.") }
+        guard visitor.role == .operate else {
+            return Self.forbidden(node: node, "Only an operator may act on jobs, pools and definitions.")
+        }
         guard let form = await Self.form(request) else {
             return Self.html(
                 .contentTooLarge,
@@ -55,6 +58,9 @@ extension JobHTTPResponder {
         } else if request.uri.path == "/schedules" {
             let fields = form.map { ($0.key, $0.value) }
             outcome = await dashboard.act(onSchedule: fields, name: name, uid: uid, origin: origin)
+        } else if request.uri.path == "/pauses" {
+            outcome = await dashboard.act(
+                onPause: form.map { ($0.key, $0.value) }, name: name, uid: uid, origin: origin)
         } else {
             let fields = form.map { ($0.key, $0.value) }
             outcome = await dashboard.act(onSelection: fields, name: name, uid: uid, origin: origin)

@@ -5,7 +5,8 @@ import Logging
 
 /// Answers the listener's requests: `GET /metrics`, `GET /healthz`, and the
 /// dashboard (`/`, `/jobs/{id}`, `/jobs/{id}/values/{name}`, `/schedules`),
-/// for the visitors ``DashboardAccess`` lets in; `/login` and `POST /logout`.
+/// for the visitors ``DashboardAccess`` lets in; `/login` and `POST /logout`;
+/// operators' POSTs (`/jobs/{id}/{verb}`, `/actions`, `/pauses`).
 /// HEAD is GET without the body.
 ///
 /// Nothing else: another method gets 405, another path 404, a GET with
@@ -34,7 +35,9 @@ struct JobHTTPResponder: HTTPResponder {
         if request.method == .post, path == "/login" || path == "/logout" {
             return await accountAction(request, peer: peer)
         }
-        if request.method == .post, path == "/actions" || path == "/schedules" || Self.jobAction(path) != nil {
+        if request.method == .post,
+            path == "/actions" || path == "/schedules" || path == "/pauses" || Self.jobAction(path) != nil
+        {
             return await operatorAction(request, peer: peer)
         }
         guard request.method == .get || request.method == .head else {

@@ -24,6 +24,7 @@ public final class JobMetrics: Sendable {
 
     private let resolved: HandleCache<Counter>
     private let pending: HandleCache<Gauge>
+    private let waiting: HandleCache<Gauge>
     private let running: HandleCache<Gauge>
     private let stageDurations: HandleCache<Timer>
     private let retries: HandleCache<Counter>
@@ -39,6 +40,7 @@ public final class JobMetrics: Sendable {
     public init(factory: any MetricsFactory, version: String) {
         resolved = HandleCache { Counter(label: MetricFamily.jobsResolved.name, dimensions: $0, factory: factory) }
         pending = HandleCache { Gauge(label: MetricFamily.jobsPending.name, dimensions: $0, factory: factory) }
+        waiting = HandleCache { Gauge(label: MetricFamily.jobsWaiting.name, dimensions: $0, factory: factory) }
         running = HandleCache { Gauge(label: MetricFamily.jobsRunning.name, dimensions: $0, factory: factory) }
         stageDurations = HandleCache { Timer(label: MetricFamily.stageDuration.name, dimensions: $0, factory: factory) }
         retries = HandleCache { Counter(label: MetricFamily.stageRetries.name, dimensions: $0, factory: factory) }
@@ -79,6 +81,17 @@ public final class JobMetrics: Sendable {
         for (pool, count) in counts { setJobsPending(pool: pool, count) }
         for (labels, gauge) in pending.all() where counts[labels[0]] == nil {
             gauge.record(0)
+        }
+    }
+
+    /// The pending jobs by why they wait, as just counted: every reason
+    /// gets its count, 0 when none waits for it. `Reason` is the store's
+    /// `WaitReason.Code` (this module does not link the store).
+    public func setJobsWaiting<Reason: RawRepresentable<String> & CaseIterable & Hashable>(
+        byReason counts: [Reason: Int]
+    ) {
+        for reason in Reason.allCases {
+            waiting.handle([("reason", reason.rawValue)]).record(counts[reason] ?? 0)
         }
     }
 

@@ -42,6 +42,11 @@ extension MetricFamily {
     public static let jobsPending = MetricFamily(
         "jobd_jobs_pending", .gauge, labels: ["pool"],
         help: "Jobs waiting in the store to be claimed, by pool (delayed ones included).")
+    public static let jobsWaiting = MetricFamily(
+        "jobd_jobs_waiting", .gauge, labels: ["reason"],
+        help:
+            "Pending jobs by why they wait (delayed, paused, a limit, their pool full, ready, ...), counted at each scrape."
+    )
     public static let jobsRunning = MetricFamily(
         "jobd_jobs_running", .gauge, labels: ["pool"],
         help: "Jobs this jobd runs now, by pool.")
@@ -79,7 +84,7 @@ extension MetricFamily {
 
     /// Every family, in the order docs/operations.md lists them.
     public static let all: [MetricFamily] = [
-        jobsResolved, jobsPending, jobsRunning, stageDuration, stageRetries, pendingPromisesDeallocated,
+        jobsResolved, jobsPending, jobsWaiting, jobsRunning, stageDuration, stageRetries, pendingPromisesDeallocated,
         storeCommit, processesStarted, processesFailedToStart, scheduleOccurrences, clockSkew, buildInfo,
     ]
 

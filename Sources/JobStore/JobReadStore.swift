@@ -30,6 +30,16 @@ public protocol JobReadStore: Sendable {
 
     /// One whole value or error of a job; nil: not there.
     func jobValue(_ id: Int64, _ place: JobPageRead.ValuePlace) async throws -> Data?
+
+    /// Why each of the pending jobs among `ids` waits (``WaitReason``),
+    /// judged against `rules`; a job not pending has no entry. A few
+    /// queries whatever the number of ids (a list's page).
+    func waitReasons(of ids: [Int64], rules: WaitRules) async throws -> [Int64: WaitReason]
+
+    /// How many pending jobs wait for each reason, judged against `rules`
+    /// as ``waitReasons(of:rules:)`` judges each: one query over the
+    /// pending jobs (and reads of the pauses and of the running jobs).
+    func waitingJobCounts(rules: WaitRules) async throws -> [WaitReason.Code: Int]
 }
 
 /// A past attempt of a retried job: its outcome and stages as they were.

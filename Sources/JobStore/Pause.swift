@@ -53,3 +53,19 @@ public protocol JobPauseStore: Sendable {
     /// The pauses that still hold, by scope and name.
     func pauses() async throws -> [Pause]
 }
+
+extension Pause {
+    /// The audit trail's row for this pause being made: an event of no job
+    /// (`events.job_id` NULL, kind `paused`).
+    public var madeEvent: NewEvent {
+        let until = until.map { "until \(Timestamp.text($0))" } ?? "until resumed"
+        return NewEvent(
+            jobID: nil, kind: "paused",
+            message: "\(scope.rawValue) \(name) paused by \(actor) \(until)" + (reason.map { ": \($0)" } ?? ""))
+    }
+
+    /// The audit trail's row for a resume by `actor` (kind `resumed`).
+    public static func resumedEvent(_ scope: PauseScope, name: String, by actor: String) -> NewEvent {
+        NewEvent(jobID: nil, kind: "resumed", message: "\(scope.rawValue) \(name) resumed by \(actor)")
+    }
+}

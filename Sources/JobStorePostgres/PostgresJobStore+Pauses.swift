@@ -77,7 +77,7 @@ extension PostgresJobStore {
         }
     }
 
-    private static func pause(_ scope: PauseScope, _ row: PostgresIndexedRow) -> Pause {
+    static func pause(_ scope: PauseScope, _ row: PostgresIndexedRow) -> Pause {
         Pause(
             scope: scope, name: (try? row.text(1)) ?? "", reason: try? row.text(2), actor: (try? row.text(3)) ?? "",
             createdAt: ((try? row.date(4)) ?? nil) ?? Date(), until: (try? row.date(5)) ?? nil)

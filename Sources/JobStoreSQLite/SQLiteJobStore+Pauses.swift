@@ -40,7 +40,7 @@ extension SQLiteJobStore {
         }
     }
 
-    private static func pauses(
+    static func pauses(
         _ db: Database, where condition: String, _ arguments: StatementArguments
     ) throws
         -> [Pause]

@@ -31,6 +31,11 @@ import Testing
             transform: upper
         """
 
+    /// `jobd_jobs_waiting` by reason: every reason, these counts, 0 for the others.
+    static func waiting(_ counts: [String: Double]) -> [String: Double] {
+        Dictionary(uniqueKeysWithValues: WaitReason.Code.allCases.map { ($0.rawValue, counts[$0.rawValue] ?? 0) })
+    }
+
     @Test func theExpositionAndJobctlMetricsParseStrictlyAndCountWhatTheDatabaseHolds() async throws {
         let daemon = try HTTPDaemon(
             yaml: "pools: { default: 4, batch: 1 }", definitions: Self.definitions.merging(["hold": Self.hold]) { $1 })
@@ -68,6 +73,8 @@ import Testing
             // Pools: `batch` runs one job with two waiting; `default` is idle.
             #expect(families.sum("jobd_jobs_running", by: "pool") == ["default": 0, "batch": 1], "\(source)")
             #expect(families.sum("jobd_jobs_pending", by: "pool") == ["default": 0, "batch": 2], "\(source)")
+            // Both wait for `batch`'s one slot, full on this host; every other reason reads 0.
+            #expect(families.sum("jobd_jobs_waiting", by: "reason") == Self.waiting(["pool_full": 2]), "\(source)")
         }
 
         let families = try await daemon.scrape()
@@ -99,6 +106,7 @@ import Testing
         let after = try await daemon.scrape()
         #expect(after.sum("jobd_jobs_running", by: "pool") == ["default": 0, "batch": 0])
         #expect(after.sum("jobd_jobs_pending", by: "pool") == ["default": 0, "batch": 0])
+        #expect(after.sum("jobd_jobs_waiting", by: "reason") == Self.waiting([:]))
         #expect(after.resolved == (try await daemon.resolvedInDatabase()))
         #expect(after.resolved[["definition": "hold", "state": "fulfilled"]] == 3)
         #expect(

@@ -33,7 +33,9 @@ import Testing
         let (parent, children) = try await Self.seedFamily(sandbox)
         let result = try await sandbox.jobctl(["status", String(parent)])
         #expect(result.status == 0, "\(result)")
-        #expect(result.out.contains("waiting   for 1 child job (jobctl list --parent \(parent))"), "\(result.out)")
+        #expect(
+            result.out.contains("why       waiting for 1 child job of stage 1 to end (jobctl list --parent \(parent))"),
+            "\(result.out)")
         #expect(result.out.contains("children  3: 1 pending, 1 fulfilled, 1 rejected"), "\(result.out)")
         #expect(result.out.contains("rejected: job \(children[1]) (item 1, hello): no b today"), "\(result.out)")
         let json = try await sandbox.jobctl(["status", String(parent), "--json"]).json()

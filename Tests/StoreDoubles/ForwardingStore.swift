@@ -93,6 +93,14 @@ extension ForwardingStore {
 
     public func jobCountsByPool() async throws -> [PoolJobCounts] { try await forwardee.jobCountsByPool() }
 
+    public func waitReasons(of ids: [Int64], rules: WaitRules) async throws -> [Int64: WaitReason] {
+        try await forwardee.waitReasons(of: ids, rules: rules)
+    }
+
+    public func waitingJobCounts(rules: WaitRules) async throws -> [WaitReason.Code: Int] {
+        try await forwardee.waitingJobCounts(rules: rules)
+    }
+
     public func jobPage(_ query: JobPageQuery) async throws -> JobPageRead? { try await forwardee.jobPage(query) }
 
     public func jobValue(_ id: Int64, _ place: JobPageRead.ValuePlace) async throws -> Data? {

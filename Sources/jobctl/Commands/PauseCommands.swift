@@ -59,7 +59,7 @@ struct PauseCommand: AsyncParsableCommand {
             nothing, on every jobd, and its jobs already made run as usual; when the pause ends, the \
             occurrences it held back get the schedule's catch-up (or the one `resume --catch-up` gives). \
             With --for the pause expires on its own; pausing again replaces the pause. Recorded in the \
-            audit trail (an `actions` row with verb `pause`).
+            audit trail (an `actions` row with verb `pause`) and as an event of no job (docs/schema.md).
 
             Examples:
               jobctl pause pool reports --reason "disk full on the NAS"
@@ -106,6 +106,7 @@ struct PauseCommand: AsyncParsableCommand {
                         scope: target.scope, name: name, reason: reason.flatMap { $0.isEmpty ? nil : $0 },
                         actor: BulkRun.actor(config).description,
                         until: duration.map { Date().addingTimeInterval($0.timeInterval) }))
+                try await store.recordEvent(pause.madeEvent)
                 await audit(.pause, target, name, store: store, config: config, session: session)
                 let cancelled = cancelRunning ? try await cancelRunningJobs(store, config: config) : nil
                 return (pause, cancelled)
@@ -246,7 +247,11 @@ struct ResumeCommand: AsyncParsableCommand {
                 } else {
                     removed = try await store.resume(target.scope, name: name)
                 }
-                if removed != nil { await audit(.resume, target, name, store: store, config: config, session: session) }
+                if removed != nil {
+                    await audit(.resume, target, name, store: store, config: config, session: session)
+                    try await store.recordEvent(
+                        Pause.resumedEvent(target.scope, name: name, by: BulkRun.actor(config).description))
+                }
                 return removed
             }
             var daemon: Session.NudgeOutcome?

@@ -9,6 +9,8 @@ struct Status: AsyncParsableCommand {
         commandName: "status",
         abstract: "Show a job and every one of its stages.",
         discussion: """
+            A pending job says why it waits: delayed, paused, waiting for other jobs, a full limit, its \
+            turn in its key, its pool full, or ready for the next claim. \
             For each stage: its state, attempts, how long it took, and its value or error. On a terminal \
             values and errors are cut to fit a line (--full shows them whole); --json gives every value \
             whole, with the job's earlier attempts (after a retry) and its events. A job whose stages \
@@ -35,13 +37,18 @@ struct Status: AsyncParsableCommand {
                 let history = detail.job.attempt > 1 ? try await store.attemptHistory(of: id) : []
                 let events = try await store.events(of: id)
                 let children = ChildrenSummary(try await store.children(of: id, limit: ChildrenSummary.readLimit))
+                let wait =
+                    detail.job.state == .pending
+                    ? try await store.waitReason(of: id, rules: session.waitRules(config)) : nil
                 if session.json {
                     session.console.out(
-                        JobJSON.detail(detail, history: history, events: events, children: children).pretty)
+                        JobJSON.detail(detail, history: history, events: events, children: children, wait: wait)
+                            .pretty)
                 } else {
                     let text = JobText(
                         console: session.console, shorten: session.console.stdoutIsTerminal && !full, now: Date())
-                    session.console.out(text.page(detail, history: history, events: events, children: children))
+                    session.console.out(
+                        text.page(detail, history: history, events: events, children: children, wait: wait))
                 }
             }
         }
@@ -55,7 +62,9 @@ struct List: AsyncParsableCommand {
         discussion: """
             --pending shows jobs waiting or running, --resolved those that ended (fulfilled, rejected, \
             cancelled), --state one or more states exactly; the other filters (the same as retry, cancel and \
-            delete take) narrow that down; no filter shows every job. A page holds \
+            delete take) narrow that down; no filter shows every job. A list of pending \
+            jobs (--pending, --state pending) says in its WAITING column why each pending job waits \
+            (--json: wait_reason; jobctl status ID says it in full). A page holds \
             --limit jobs (default 20, at most 1000); when more are left, stderr tells the --before to pass \
             for the next page (--json: next_before). --parent lists every child of a job, in the order of \
             their items (--limit and --before do not apply). Reads the database, so it works while jobd is \
@@ -122,22 +131,42 @@ struct List: AsyncParsableCommand {
             // The table shows no input or result, and an error's first line.
             var query = try query(now: Date())
             query.values = session.json
-            let page = try await session.withStore(config) {
-                [query, match = filter.match, parent = filter.parent] store in
+            // A list that asks for pending jobs says why each waits
+            // (judged by this host's pools and definitions).
+            let showsWait = query.states?.contains(.pending) == true
+            let rules = showsWait ? session.waitRules(config) : nil
+            let (page, waits) = try await session.withStore(config) {
+                [query, match = filter.match, parent = filter.parent] store -> (JobPage, [Int64: WaitReason]) in
+                let page: JobPage
                 if let parent {
                     let children = try await store.children(of: parent, limit: ChildrenSummary.readLimit)
-                    return JobPage(jobs: children.filter(query.includes), nextCursor: nil, unreadable: [])
+                    page = JobPage(jobs: children.filter(query.includes), nextCursor: nil, unreadable: [])
+                } else if let match {
+                    guard let search = store as? any JobSearchStore else {
+                        throw JobctlError(.internalError, "this database has no search index")
+                    }
+                    page = try await search.search(match, query)
+                } else {
+                    page = try await store.list(query)
                 }
-                guard let match else { return try await store.list(query) }
-                guard let search = store as? any JobSearchStore else {
-                    throw JobctlError(.internalError, "this database has no search index")
-                }
-                return try await search.search(match, query)
+                let pending = page.jobs.filter { $0.state == .pending }.map(\.id)
+                guard let rules, !pending.isEmpty else { return (page, [:]) }
+                return (page, try await store.waitReasons(of: pending, rules: rules))
             }
             if session.json {
                 session.console.out(
                     JSON.fields([
-                        ("jobs", .array(page.jobs.map { .fields(JobJSON.job($0)) })),
+                        (
+                            "jobs",
+                            .array(
+                                page.jobs.map { job in
+                                    var members = JobJSON.job(job)
+                                    if showsWait && job.state == .pending {
+                                        members.append(("wait_reason", waits[job.id].map(JobJSON.waitReason) ?? .null))
+                                    }
+                                    return .fields(members)
+                                })
+                        ),
                         ("next_before", .optional(page.nextCursor)),
                         (
                             "unreadable",
@@ -157,7 +186,7 @@ struct List: AsyncParsableCommand {
             var text = JobText(console: session.console, shorten: session.console.stdoutIsTerminal, now: Date())
             // Several hosts share a PostgreSQL database: which one ran each job.
             text.showsNode = config.databaseLocation.isShared
-            session.console.out(text.listTable(page.jobs))
+            session.console.out(text.listTable(page.jobs, waits: showsWait ? waits : nil))
             if let next = page.nextCursor {
                 session.console.note("more: add --before \(next) for the next page")
             }

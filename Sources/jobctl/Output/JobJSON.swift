@@ -54,9 +54,10 @@ enum JobJSON {
     /// A job with its stages, and — when given — its earlier attempts and events.
     static func detail(
         _ detail: JobDetail, history: [JobAttempt]? = nil, events: [JobEvent]? = nil,
-        children: ChildrenSummary? = nil
+        children: ChildrenSummary? = nil, wait: WaitReason? = nil
     ) -> JSON {
         var members = job(detail.job)
+        if detail.job.state == .pending { members.append(("wait_reason", wait.map(waitReason) ?? .null)) }
         members.append(("stages", .array(detail.stages.map(stage))))
         if let children { members.append(("children", children.json)) }
         if let history {
@@ -66,6 +67,13 @@ enum JobJSON {
             members.append(("events", .array(events.map(event))))
         }
         return .fields(members)
+    }
+
+    /// Why a pending job waits: a stable code, a few words, a sentence.
+    static func waitReason(_ reason: WaitReason) -> JSON {
+        .fields([
+            ("code", .string(reason.code.rawValue)), ("short", .string(reason.short)), ("text", .string(reason.long)),
+        ])
     }
 
     static func attempt(_ attempt: JobAttempt) -> JSON {

@@ -54,7 +54,8 @@ struct JobText {
 
     /// `status ID`: the job, then one row per stage, then earlier attempts and events.
     func page(
-        _ detail: JobDetail, history: [JobAttempt], events: [JobEvent], children: ChildrenSummary? = nil
+        _ detail: JobDetail, history: [JobAttempt], events: [JobEvent], children: ChildrenSummary? = nil,
+        wait: WaitReason? = nil
     ) -> String {
         let job = detail.job
         let width = console.width ?? 100
@@ -97,10 +98,10 @@ struct JobText {
             let item = job.itemIndex.map { ", item \($0)" } ?? ""
             fact("parent", "job \(parent)\(stage)\(item)")
         }
-        if job.waitingOn > 0 {
-            fact(
-                "waiting",
-                "for \(job.waitingOn) child job\(job.waitingOn == 1 ? "" : "s") (jobctl list --parent \(job.id))")
+        if let wait {
+            // Names in the reason (a key, a pool, a pause's reason) come from the database.
+            let more = wait.code == .children ? " (jobctl list --parent \(job.id))" : ""
+            fact("why", Self.safe(wait.long) + more)
         }
         if let children {
             fact("children", "\(children.total): \(children.countsText)")
@@ -160,12 +161,16 @@ struct JobText {
             .dropLast().map(String.init)
     }
 
-    /// `list`'s table.
-    func listTable(_ jobs: [Job]) -> String {
+    /// `list`'s table; with `waits`, a WAITING column says why each pending job waits.
+    func listTable(_ jobs: [Job], waits: [Int64: WaitReason]? = nil) -> String {
         var headers = ["ID", "DEFINITION", "STATE", "ATTEMPT", "CREATED", "TOOK", "ERROR"]
         var alignments: [Table.Alignment] = [.right, .left, .left, .right, .left, .right, .left]
         if showsNode {
             headers.insert("NODE", at: 3)
+            alignments.insert(.left, at: 3)
+        }
+        if waits != nil {
+            headers.insert("WAITING", at: 3)
             alignments.insert(.left, at: 3)
         }
         var table = Table(headers, alignments: alignments)
@@ -179,6 +184,9 @@ struct JobText {
             ]
             if showsNode {
                 row.insert(Table.Cell(job.leaseOwner.map { Self.safe(LeaseOwner.node(of: $0)) } ?? "-"), at: 3)
+            }
+            if let waits {
+                row.insert(Table.Cell(waits[job.id].map { Self.safe($0.short) } ?? "-"), at: 3)
             }
             table.add(row)
         }

@@ -1,6 +1,7 @@
 import Foundation
 import JobCalendar
 import JobConfig
+import JobConfigStore
 import JobControl
 import JobDatabase
 import JobStore
@@ -82,6 +83,12 @@ struct Session: Sendable {
     /// problems of the others.
     func definitions(of config: DaemonConfiguration) -> DefinitionSet {
         DefinitionLoader(config: config).loadFolder(config.definitions)
+    }
+
+    /// What jobd with `config` claims by, to judge why pending jobs wait:
+    /// its pools and the limits of its definitions.
+    func waitRules(_ config: DaemonConfiguration) -> WaitRules {
+        WaitRules(config: config, definitions: definitions(of: config).definitions)
     }
 
     /// Says on stderr that some definitions of `set` were not loaded (a
