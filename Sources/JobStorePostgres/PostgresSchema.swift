@@ -28,6 +28,7 @@ package enum PostgresSchema {
         (10, "child jobs and their join", version10),
         (11, "pauses", version11),
         (12, "actions: the parent a selection names", version12),
+        (16, "join countdowns", version16),
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }

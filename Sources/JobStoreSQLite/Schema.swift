@@ -28,6 +28,7 @@ package enum Schema {
         Migration(version: 10, name: "child jobs and their join", sql: version10),
         Migration(version: 11, name: "pauses", sql: version11),
         Migration(version: 12, name: "actions: the parent a selection names", sql: version12),
+        Migration(version: 16, name: "join countdowns", sql: version16),
     ]
 
     package static var latestVersion: Int { migrations.last?.version ?? 0 }
