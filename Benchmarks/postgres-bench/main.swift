@@ -15,6 +15,11 @@
 //    own, as jobctl there does: no socket to nudge) starts on one of the
 //    idle jobds; the time from the submit to the job's started_at, one job
 //    at a time. Targets: p50 ≤ 10 ms, p99 ≤ 50 ms.
+// c. Join across hosts: a parent whose `each` stage starts 10 in-process
+//    children, one parent at a time, the children spread over both
+//    jobds; the time from the last child's finished_at to the parent's
+//    stage settled (its finished_at), whichever host ran either. Target:
+//    p50 ≤ 50 ms.
 import BenchmarkSupport
 import Foundation
 import JobStore
@@ -24,12 +29,13 @@ import JobValues
 
 let arguments = BenchArguments(
     usage: "postgres-bench --socket DIR --port N [--quick] [--jobs N] [--workers W] [--latency-jobs N] [--tsv FILE]",
-    options: ["socket", "port", "jobs", "workers", "latency-jobs", "pgbench"])
+    options: ["socket", "port", "jobs", "workers", "latency-jobs", "joins", "pgbench"])
 let socket = arguments.string("socket") ?? "/run/postgresql"
 let port = arguments.int("port", full: 5432)
 let jobs = max(16, arguments.int("jobs", full: 16_000, quick: 6_000) / 16 * 16)
 let workers = arguments.int("workers", full: 128)
 let latencyJobs = arguments.int("latency-jobs", full: 500, quick: 200)
+let joins = arguments.int("joins", full: 100, quick: 40)
 let pgbench = arguments.string("pgbench") ?? "/usr/lib/postgresql/15/bin/pgbench"
 var report = Report("postgres-bench", arguments)
 
@@ -62,6 +68,19 @@ let pipeline = """
         transform: lower
     """
 
+/// Child jobs (c.): a parent whose `each` stage starts one `fan-child` per line.
+let fanParent = """
+    pipeline:
+      - each: children
+        definition: fan-child
+    """
+let fanStage = StagePlan(name: "children", kind: "each")
+let fanChild = """
+    pipeline:
+      - map: upper
+        transform: upper
+    """
+
 /// Queues `count` three-stage jobs of `bench`, in batches.
 func fill(_ store: PostgresJobStore, _ count: Int) async throws {
     var left = count
@@ -82,7 +101,9 @@ let plain = try await PostgresJobStore.withStore(configuration(schema: "plain"))
 }
 let database = "postgres://postgres@/postgres?host=\(socket)&port=\(port)&schema=bench"
 let hosts = try ["bench-a", "bench-b"].map {
-    try JobdProcess(jobd: jobd, node: $0, database: database, pool: workers, definitions: ["bench": pipeline])
+    try JobdProcess(
+        jobd: jobd, node: $0, database: database, pool: workers,
+        definitions: ["bench": pipeline, "fan": fanParent, "fan-child": fanChild])
 }
 
 /// Stops the jobds (they would keep retrying a server the run script removes) and exits.
@@ -140,6 +161,40 @@ func latencies() async throws -> [Double] {
     }
 }
 
+/// One parent at a time of 10 children: milliseconds from the last
+/// child's finished_at to the parent's stage settled; and how many
+/// parents settled on another host than the one that ended their last child.
+func joinLatencies() async throws -> (latencies: [Double], split: String) {
+    try await PostgresJobStore.withStore(configuration(schema: "bench")) { store in
+        var latencies: [Double] = []
+        var elsewhere = 0
+        let input = Data((0..<10).map { "item \($0)" }.joined(separator: "\n").utf8)
+        for _ in 0..<joins {
+            let id = try await store.submit(NewJob(definition: "fan", input: input, stages: [fanStage])).id
+            while try await !(store.job(id)?.job.state.isResolved ?? true) {
+                try await Task.sleep(for: .microseconds(500))
+            }
+            let row = try await store.queryStrings(
+                """
+                SELECT extract(epoch FROM s.finished_at - c.finished_at) * 1000
+                    || ' ' || (split_part(p.lease_owner, '/', 1) <> split_part(c.lease_owner, '/', 1))::text
+                FROM jobs p JOIN stages s ON s.job_id = p.id AND s.position = 0
+                JOIN LATERAL (SELECT finished_at, lease_owner FROM jobs WHERE parent_id = p.id
+                              ORDER BY finished_at DESC LIMIT 1) c ON true
+                WHERE p.id = \(id) AND p.state = 'fulfilled'
+                """)
+            let parts = (row.first ?? nil)?.split(separator: " ") ?? []
+            guard parts.count == 2, let milliseconds = Double(parts[0]) else {
+                throw BenchError("parent job \(id) did not fulfil: \(try await store.job(id)?.job.error ?? "gone")")
+            }
+            latencies.append(milliseconds)
+            if parts[1] == "true" { elsewhere += 1 }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        return (latencies, "\(elsewhere) of \(joins) settled on another host than their last child's")
+    }
+}
+
 let drained: (seconds: Double, split: String)
 do { drained = try await drainWithJobds() } catch { fail(error) }
 let throughput = Double(jobs) / drained.seconds
@@ -163,6 +218,16 @@ report.add("b. submit → start on another host, p90", percentile(measured, 0.9)
 report.add(
     "b. submit → start on another host, p99", percentile(measured, 0.99), unit: "ms", .atMost(Thresholds.latencyP99),
     note: "max \(Report.format(measured.max() ?? 0, 1)) ms")
+// MARK: c. Join across hosts
+
+print("\nc. join after the last child ends, \(joins) parents of 10 children one at a time, over both jobds")
+let joined: (latencies: [Double], split: String)
+do { joined = try await joinLatencies() } catch { fail(error) }
+report.add(
+    "c. join after the last child ends, p50", percentile(joined.latencies, 0.5), unit: "ms",
+    .atMost(Thresholds.joinP50),
+    note: "p90 \(Report.format(percentile(joined.latencies, 0.9), 1)) ms; \(joined.split) (ms timestamps)")
+
 for host in hosts {
     report.add("jobd \(host.node)'s exit status after SIGTERM", Double(host.stop()), unit: "", .atMost(0), digits: 0)
 }
