@@ -335,7 +335,7 @@ if only.contains("e") {
         "e. join after the last child ends, p50", median(latencies), unit: "ms",
         .atMost(Thresholds.joinLatencyP50Milliseconds),
         note:
-            "p90 \(Report.format(percentile(latencies, 90), 1)) ms over \(latencies.count) fan-outs of 10 (ms timestamps)"
+            "p90 \(Report.format(percentile(latencies, 0.9), 1)) ms over \(latencies.count) fan-outs of 10 (ms timestamps)"
     )
     report.add("e. jobs rejected or cancelled", Double(failed), unit: "", .atMost(0), digits: 0)
 }

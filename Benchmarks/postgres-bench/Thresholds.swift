@@ -10,4 +10,6 @@ enum Thresholds {
     /// Submit on a host without a jobd → start on another host, the jobds idle.
     static let latencyP50 = 10.0
     static let latencyP99 = 50.0
+    /// The last child's end → its parent's stage settled, over two jobds.
+    static let joinP50 = 50.0
 }

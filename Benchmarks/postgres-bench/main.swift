@@ -15,7 +15,12 @@
 //    own, as jobctl there does: no socket to nudge) starts on one of the
 //    idle jobds; the time from the submit to the job's started_at, one job
 //    at a time. Targets: p50 ≤ 10 ms, p99 ≤ 50 ms.
-// c. Limits: N jobs of the same pipeline with concurrency limits that never
+// c. Join across hosts: a parent whose `each` stage starts 10 in-process
+//    children, one parent at a time, the children spread over both
+//    jobds; the time from the last child's finished_at to the parent's
+//    stage settled (its finished_at), whichever host ran either. Target:
+//    p50 ≤ 50 ms.
+// d. Limits: N jobs of the same pipeline with concurrency limits that never
 //    bind (global and per key, a key per job: its input), drained by the
 //    two jobds, against N without limits in the same run (alternating,
 //    the jobds restarted before each drain so that each starts on a full
@@ -30,12 +35,13 @@ import JobValues
 
 let arguments = BenchArguments(
     usage: "postgres-bench --socket DIR --port N [--quick] [--jobs N] [--workers W] [--latency-jobs N] [--tsv FILE]",
-    options: ["socket", "port", "jobs", "workers", "latency-jobs", "pgbench"])
+    options: ["socket", "port", "jobs", "workers", "latency-jobs", "joins", "pgbench"])
 let socket = arguments.string("socket") ?? "/run/postgresql"
 let port = arguments.int("port", full: 5432)
 let jobs = max(16, arguments.int("jobs", full: 16_000, quick: 6_000) / 16 * 16)
 let workers = arguments.int("workers", full: 128)
 let latencyJobs = arguments.int("latency-jobs", full: 500, quick: 200)
+let joins = arguments.int("joins", full: 100, quick: 40)
 let pgbench = arguments.string("pgbench") ?? "/usr/lib/postgresql/15/bin/pgbench"
 var report = Report("postgres-bench", arguments)
 
@@ -66,6 +72,19 @@ let pipeline = """
         transform: upper
       - map: hush
         transform: lower
+    """
+
+/// Child jobs (c.): a parent whose `each` stage starts one `fan-child` per line.
+let fanParent = """
+    pipeline:
+      - each: children
+        definition: fan-child
+    """
+let fanStage = StagePlan(name: "children", kind: "each")
+let fanChild = """
+    pipeline:
+      - map: upper
+        transform: upper
     """
 
 /// The pipeline with limits that never bind.
@@ -99,7 +118,7 @@ let database = "postgres://postgres@/postgres?host=\(socket)&port=\(port)&schema
 let hosts = try ["bench-a", "bench-b"].map {
     try JobdProcess(
         jobd: jobd, node: $0, database: database, pool: workers,
-        definitions: ["bench": pipeline, "limited": limitedPipeline])
+        definitions: ["bench": pipeline, "limited": limitedPipeline, "fan": fanParent, "fan-child": fanChild])
 }
 
 /// Stops the jobds (they would keep retrying a server the run script removes) and exits.
@@ -167,6 +186,40 @@ func latencies() async throws -> [Double] {
     }
 }
 
+/// One parent at a time of 10 children: milliseconds from the last
+/// child's finished_at to the parent's stage settled; and how many
+/// parents settled on another host than the one that ended their last child.
+func joinLatencies() async throws -> (latencies: [Double], split: String) {
+    try await PostgresJobStore.withStore(configuration(schema: "bench")) { store in
+        var latencies: [Double] = []
+        var elsewhere = 0
+        let input = Data((0..<10).map { "item \($0)" }.joined(separator: "\n").utf8)
+        for _ in 0..<joins {
+            let id = try await store.submit(NewJob(definition: "fan", input: input, stages: [fanStage])).id
+            while try await !(store.job(id)?.job.state.isResolved ?? true) {
+                try await Task.sleep(for: .microseconds(500))
+            }
+            let row = try await store.queryStrings(
+                """
+                SELECT extract(epoch FROM s.finished_at - c.finished_at) * 1000
+                    || ' ' || (split_part(p.lease_owner, '/', 1) <> split_part(c.lease_owner, '/', 1))::text
+                FROM jobs p JOIN stages s ON s.job_id = p.id AND s.position = 0
+                JOIN LATERAL (SELECT finished_at, lease_owner FROM jobs WHERE parent_id = p.id
+                              ORDER BY finished_at DESC LIMIT 1) c ON true
+                WHERE p.id = \(id) AND p.state = 'fulfilled'
+                """)
+            let parts = (row.first ?? nil)?.split(separator: " ") ?? []
+            guard parts.count == 2, let milliseconds = Double(parts[0]) else {
+                throw BenchError("parent job \(id) did not fulfil: \(try await store.job(id)?.job.error ?? "gone")")
+            }
+            latencies.append(milliseconds)
+            if parts[1] == "true" { elsewhere += 1 }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        return (latencies, "\(elsewhere) of \(joins) settled on another host than their last child's")
+    }
+}
+
 let drained: (seconds: Double, split: String)
 do { drained = try await drainWithJobds() } catch { fail(error) }
 let throughput = Double(jobs) / drained.seconds
@@ -178,9 +231,9 @@ report.add(
     note: "3 map stages, each committed before the next; jobs by node: \(drained.split)")
 report.add("a. jobds ÷ plain loop", throughput / plain, unit: "×", .atLeast(Thresholds.throughputRatio), digits: 2)
 
-// MARK: c. Limits
+// MARK: d. Limits
 
-print("\nc. limits that never bind, \(jobs) jobs a drain, alternating with drains without")
+print("\nd. limits that never bind, \(jobs) jobs a drain, alternating with drains without")
 var limitedRates: [Double] = []
 var plainRates: [Double] = []
 do {
@@ -192,13 +245,13 @@ do {
 let limitedRate = limitedRates.reduce(0, +) / Double(limitedRates.count)
 let plainRate = plainRates.reduce(0, +) / Double(plainRates.count)
 report.add(
-    "c. two jobds with limits (global, per key; not binding)", limitedRate, unit: "jobs/s",
+    "d. two jobds with limits (global, per key; not binding)", limitedRate, unit: "jobs/s",
     note: "drains: " + limitedRates.map { Report.format($0, 0) }.joined(separator: ", "))
 report.add(
-    "c. the same without limits", plainRate, unit: "jobs/s",
+    "d. the same without limits", plainRate, unit: "jobs/s",
     note: "drains: " + plainRates.map { Report.format($0, 0) }.joined(separator: ", "))
 report.add(
-    "c. with limits ÷ without", limitedRate / plainRate * 100, unit: "%", .atLeast(Thresholds.limitsShare), digits: 0)
+    "d. with limits ÷ without", limitedRate / plainRate * 100, unit: "%", .atLeast(Thresholds.limitsShare), digits: 0)
 
 // MARK: b. Latency
 
@@ -212,6 +265,16 @@ report.add("b. submit → start on another host, p90", percentile(measured, 0.9)
 report.add(
     "b. submit → start on another host, p99", percentile(measured, 0.99), unit: "ms", .atMost(Thresholds.latencyP99),
     note: "max \(Report.format(measured.max() ?? 0, 1)) ms")
+// MARK: c. Join across hosts
+
+print("\nc. join after the last child ends, \(joins) parents of 10 children one at a time, over both jobds")
+let joined: (latencies: [Double], split: String)
+do { joined = try await joinLatencies() } catch { fail(error) }
+report.add(
+    "c. join after the last child ends, p50", percentile(joined.latencies, 0.5), unit: "ms",
+    .atMost(Thresholds.joinP50),
+    note: "p90 \(Report.format(percentile(joined.latencies, 0.9), 1)) ms; \(joined.split) (ms timestamps)")
+
 for host in hosts {
     report.add("jobd \(host.node)'s exit status after SIGTERM", Double(host.stop()), unit: "", .atMost(0), digits: 0)
 }

@@ -9,7 +9,9 @@ extension ClaimFlow {
         var limits: [String: [String: ConcurrencyLimit]] = [:]
         var rates: [String: [String: StartRate]] = [:]
         for definition in definitions {
-            if let limit = definition.concurrencyLimit { limits[definition.pool, default: [:]][definition.name] = limit }
+            if let limit = definition.concurrencyLimit {
+                limits[definition.pool, default: [:]][definition.name] = limit
+            }
             if let rate = definition.startRate { rates[definition.pool, default: [:]][definition.name] = rate }
         }
         var flows: [String: ClaimFlow] = [:]

@@ -280,6 +280,13 @@ struct CopiedTable {
         CopiedTable(
             name: "job_dependencies", columns: [("job_id", .integer), ("after_id", .integer), ("any_end", .flag)],
             keys: ["after_id", "job_id"]),
+        // Waiting parents' countdowns: without them no child's end would wake its parent.
+        CopiedTable(
+            name: "job_joins",
+            columns: [
+                ("job_id", .integer), ("stage", .integer), ("attempt", .integer), ("fail_fast", .flag),
+                ("remaining", .integer),
+            ], keys: ["job_id"]),
         // Pools and definitions an operator paused stay paused on the copy.
         CopiedTable(
             name: "pauses",

@@ -69,6 +69,13 @@ extension PostgresJobStore {
                     lease_expires_at = NULL
                 WHERE id = $4
                 """, unresolved, join.position, join.failFast, parentID)
+            // The countdown the children's ends decrement (``childrenEnded(_:_:)``).
+            try await session.execute(
+                """
+                INSERT INTO {s}.job_joins (job_id, stage, attempt, fail_fast, remaining) VALUES ($1, $2, $3, $4, $5)
+                ON CONFLICT (job_id) DO UPDATE SET stage = excluded.stage, attempt = excluded.attempt,
+                    fail_fast = excluded.fail_fast, remaining = excluded.remaining
+                """, parentID, join.position, join.parentAttempt, join.failFast, unresolved)
             try await session.execute(
                 """
                 UPDATE {s}.stages SET state = 'running', attempts = $1, started_at = coalesce(started_at, $2::timestamptz),
@@ -77,6 +84,7 @@ extension PostgresJobStore {
                 """, join.attempt, Timestamp.text(join.at), parentID, join.position)
             return .waiting(children: unresolved)
         }
+        try await session.execute("DELETE FROM {s}.job_joins WHERE job_id = $1", parentID)
         if unresolved > 0 {
             try await cancelChildren(
                 of: parentID, stage: join.position,
@@ -194,6 +202,11 @@ extension PostgresJobStore {
     /// waiting, and counting this child. Counting a child twice (a finish
     /// made again) only wakes its parent early: its join counts again and
     /// waits for the rest.
+    ///
+    /// The count is the parent's `job_joins` row, a small one whose update
+    /// touches no index; the parent's `jobs` row is written only when its
+    /// wait ends. A countdown left by a parent that no longer waits
+    /// (cancelled meanwhile) may reach 0 as well: that parent is left as it is.
     static func childrenEnded(_ ended: [(id: Int64, state: JobState)], _ session: PostgresSession) async throws {
         guard !ended.isEmpty else { return }
         let ids = ended.map(\.id)
@@ -211,16 +224,21 @@ extension PostgresJobStore {
                        bool_or(w.state <> 'fulfilled') AS failed
                 FROM w JOIN {s}.jobs j ON j.id = w.id
                 WHERE j.parent_id IS NOT NULL
-                GROUP BY j.parent_id, j.parent_stage, j.parent_attempt)
-            UPDATE {s}.jobs p
-            SET waiting_on = CASE WHEN c.failed AND p.wait_fail_fast THEN 0 ELSE greatest(p.waiting_on - c.n, 0) END
-            FROM c
-            WHERE p.id = c.parent_id AND p.wait_stage = c.parent_stage AND p.attempt = c.parent_attempt
-              AND p.state = 'pending' AND p.waiting_on > 0
-            RETURNING p.pool, p.waiting_on
+                GROUP BY j.parent_id, j.parent_stage, j.parent_attempt),
+            counted AS (
+                UPDATE {s}.job_joins p
+                SET remaining = CASE WHEN c.failed AND p.fail_fast THEN 0 ELSE greatest(p.remaining - c.n, 0) END
+                FROM c
+                WHERE p.job_id = c.parent_id AND p.stage = c.parent_stage AND p.attempt = c.parent_attempt
+                  AND p.remaining > 0
+                RETURNING p.job_id, p.remaining)
+            UPDATE {s}.jobs j SET waiting_on = 0
+            FROM counted
+            WHERE j.id = counted.job_id AND counted.remaining = 0 AND j.state = 'pending' AND j.waiting_on > 0
+            RETURNING j.pool
             """, ids, ended.map(\.state.rawValue)
-        ) { row in (try PostgresIndexedRow(row).text(0) ?? "", try PostgresIndexedRow(row).int(1)) }
-        for pool in Set(woken.filter { $0.1 == 0 }.map(\.0)).sorted() {
+        ) { row in try PostgresIndexedRow(row).text(0) ?? "" }
+        for pool in Set(woken).sorted() {
             try await session.notify(.runnable(pool: pool))
         }
     }

@@ -65,7 +65,7 @@ extension PostgresJobStore {
         id, left(definition, $2), left(pool, $2), state, priority, left(idempotency_key, $2), \
         left(input, $1), substring(input_bytes from 1 for $1), left(result, $1), substring(result_bytes from 1 for $1), \
         left(error, $1), attempt, cancel_requested, claims, left(lease_owner, $2), lease_expires_at, run_at, created_at, \
-        started_at, finished_at, scheduled_for, parent_id, parent_stage, item_index, waiting_on, \
+        started_at, finished_at, scheduled_for, parent_id, parent_stage, item_index, \(PostgresQueryColumns.waitingOn), \
         coalesce(octet_length(input), octet_length(input_bytes)), coalesce(octet_length(result), octet_length(result_bytes)), \
         octet_length(error)
         """

@@ -17,9 +17,17 @@ enum PostgresQueryColumns {
         """
         id, definition, pool, state, priority, idempotency_key, \(input), \(result), \(error), \
         attempt, cancel_requested, claims, lease_owner, lease_expires_at, run_at, created_at, started_at, \
-        finished_at, scheduled_for, parent_id, parent_stage, item_index, waiting_on
+        finished_at, scheduled_for, parent_id, parent_stage, item_index, \(waitingOn)
         """
     }
+
+    /// `waiting_on`, with a waiting parent's children still to end read
+    /// from its countdown (`job_joins`): its `jobs` row keeps the number it
+    /// began waiting for. Only a waiting job costs the lookup. Valid
+    /// wherever `jobs` is the table read, unaliased.
+    static let waitingOn = """
+        CASE WHEN waiting_on > 0 THEN coalesce((SELECT remaining FROM {s}.job_joins WHERE job_joins.job_id = jobs.id), waiting_on) ELSE 0 END
+        """
 
     static func listed(values: Bool) -> String { values ? job : jobSummary }
     static let stage = """

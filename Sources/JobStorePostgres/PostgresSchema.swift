@@ -31,6 +31,7 @@ package enum PostgresSchema {
         (13, "schedules fired by hand, operators' actions", version13),
         (14, "rate limits: recent starts", version14),
         (15, "unique keys", version15),
+        (16, "join countdowns", version16),
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }

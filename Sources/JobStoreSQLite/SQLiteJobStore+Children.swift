@@ -68,6 +68,14 @@ extension SQLiteJobStore {
                     WHERE id = ?
                     """,
                 arguments: [unresolved, join.position, join.failFast, parentID])
+            // The countdown the children's ends decrement (``childEnded(_:as:_:)``).
+            try db.execute(
+                sql: """
+                    INSERT INTO job_joins (job_id, stage, attempt, fail_fast, remaining) VALUES (?, ?, ?, ?, ?)
+                    ON CONFLICT (job_id) DO UPDATE SET stage = excluded.stage, attempt = excluded.attempt,
+                        fail_fast = excluded.fail_fast, remaining = excluded.remaining
+                    """,
+                arguments: [parentID, join.position, join.parentAttempt, join.failFast, unresolved])
             try db.execute(
                 sql: """
                     UPDATE stages SET state = 'running', attempts = ?, started_at = coalesce(started_at, ?),
@@ -77,6 +85,7 @@ extension SQLiteJobStore {
                 arguments: [join.attempt, now, parentID, join.position])
             return (.waiting(children: unresolved), woken)
         }
+        try db.execute(sql: "DELETE FROM job_joins WHERE job_id = ?", arguments: [parentID])
         if unresolved > 0 {
             let cancelled = try cancelChildren(
                 of: parentID, stage: join.position,
@@ -183,23 +192,35 @@ extension SQLiteJobStore {
     /// waits for it, one fewer to wait for — none when it was the last, or
     /// (fail-fast) was not fulfilled. Gives the parent's pool when the
     /// parent became runnable.
+    ///
+    /// Reads the child's row and writes the parent's `job_joins` row, both
+    /// by key; the parent's `jobs` row (which holds its input, one item per
+    /// child) is written only by the end that ends the wait. A countdown
+    /// left by a parent that no longer waits (cancelled meanwhile) may
+    /// reach 0 as well: the parent, not `pending` and waiting, is left as
+    /// it is.
     static func childEnded(_ id: Int64, as state: JobState, _ db: Database) throws -> String? {
-        let statement = try RawStatement(
+        let child = try RawStatement(
+            db, "SELECT parent_id, parent_stage, parent_attempt FROM jobs WHERE id = ? AND parent_id IS NOT NULL")
+        try child.bind(1, id)
+        guard let (parentID, stage, attempt) = try child.firstRow({ ($0.int64(0), $0.int64(1), $0.int64(2)) })
+        else { return nil }
+        let countdown = try RawStatement(
             db,
             """
-            UPDATE jobs
-            SET waiting_on = CASE WHEN ?1 AND wait_fail_fast THEN 0 ELSE waiting_on - 1 END
-            WHERE id = (SELECT parent_id FROM jobs WHERE id = ?2)
-              AND wait_stage = (SELECT parent_stage FROM jobs WHERE id = ?2)
-              AND attempt = (SELECT parent_attempt FROM jobs WHERE id = ?2)
-              AND state = 'pending' AND waiting_on > 0
-            RETURNING waiting_on, pool
+            UPDATE job_joins SET remaining = CASE WHEN ?1 AND fail_fast THEN 0 ELSE remaining - 1 END
+            WHERE job_id = ?2 AND stage = ?3 AND attempt = ?4 AND remaining > 0
+            RETURNING remaining
             """)
-        try statement.bind(1, state == .fulfilled ? 0 : 1)
-        try statement.bind(2, id)
-        let row = try statement.firstRow { ($0.int(0), $0.text(1)) }
-        guard let (left, pool) = row, left == 0 else { return nil }
-        return pool
+        try countdown.bind(1, state == .fulfilled ? 0 : 1)
+        try countdown.bind(2, parentID)
+        try countdown.bind(3, stage)
+        try countdown.bind(4, attempt)
+        guard try countdown.firstRow({ $0.int(0) }) == 0 else { return nil }
+        let wake = try RawStatement(
+            db, "UPDATE jobs SET waiting_on = 0 WHERE id = ? AND state = 'pending' AND waiting_on > 0 RETURNING pool")
+        try wake.bind(1, parentID)
+        return try wake.firstRow { $0.text(0) } ?? nil
     }
 
     /// Jobs `ids` have just ended as `state`: each counts toward its

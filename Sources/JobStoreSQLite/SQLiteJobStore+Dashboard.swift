@@ -77,7 +77,7 @@ extension SQLiteJobStore {
         id, substr(definition, 1, ?2), substr(pool, 1, ?2), state, priority, substr(idempotency_key, 1, ?2), \
         substr(input, 1, ?1), substr(result, 1, ?1), substr(error, 1, ?1), attempt, cancel_requested, claims, \
         substr(lease_owner, 1, ?2), lease_expires_at, run_at, created_at, started_at, finished_at, scheduled_for, \
-        parent_id, parent_stage, item_index, waiting_on, \
+        parent_id, parent_stage, item_index, \(Columns.waitingOn), \
         length(CAST(input AS BLOB)), length(CAST(result AS BLOB)), length(CAST(error AS BLOB))
         """
     /// Columns in the order ``Columns/stage`` decodes, cut as `jobPageColumns`,

@@ -149,7 +149,8 @@ extension SQLiteJobStore {
         }
         let taken = try take(jobs, owner: owner, leaseDuration: leaseDuration, nowMs: nowMs, db)
         if let starts, !rated.isEmpty {
-            try starts.record(taken.compactMap { claimed in rated[claimed.job.id].map { (claimed.job.id, $0) } },
+            try starts.record(
+                taken.compactMap { claimed in rated[claimed.job.id].map { (claimed.job.id, $0) } },
                 rates: flow.rates, nowMs: nowMs)
         }
         return taken

@@ -31,6 +31,7 @@ package enum Schema {
         Migration(version: 13, name: "schedules fired by hand, operators' actions", sql: version13),
         Migration(version: 14, name: "rate limits: recent starts", sql: version14),
         Migration(version: 15, name: "unique keys", sql: version15),
+        Migration(version: 16, name: "join countdowns", sql: version16),
     ]
 
     package static var latestVersion: Int { migrations.last?.version ?? 0 }

@@ -102,4 +102,51 @@ import Testing
         let renewal = try await store.renew([running.lease], leaseDuration: .seconds(30))
         #expect(renewal.cancellationRequested == [running.job.id])
     }
+
+    /// A child's end counts down its parent's wait without writing the
+    /// parent's `jobs` row, which holds the parent's input — one item per
+    /// child: rewritten by every end, it made a fan-out's cost grow with
+    /// the square of its children. Only the end that ends the wait writes
+    /// it. Seen as a trigger's count on SQLite, as the row version
+    /// (`xmin`) on PostgreSQL.
+    @Test(arguments: StoreKind.allCases)
+    func aChildsEndWritesItsParentsRowOnlyWhenTheWaitEnds(_ kind: StoreKind) async throws {
+        let (store, scope) = try await makeStore(kind)
+        _ = scope
+        let items = ["a", "b", "c", "d"]
+        let id = try await store.submit(
+            NewJob(definition: "parent", input: Data(items.joined(separator: "\n").utf8), stages: Self.plan)
+        ).id
+        let parent = try #require(
+            try await store.claim(pool: "default", owner: "e", limit: 1, leaseDuration: .seconds(30)).first)
+        #expect(try await Self.join(store, parent, items, failFast: false) == .waiting(children: 4))
+        let version: @Sendable () async throws -> String?
+        switch kind {
+        case .sqlite:
+            try await store.executeInWriteTransaction(
+                """
+                CREATE TABLE parent_writes (job_id INTEGER);
+                CREATE TRIGGER parent_writes AFTER UPDATE ON jobs WHEN old.id = \(id)
+                BEGIN INSERT INTO parent_writes VALUES (old.id); END;
+                """)
+            version = { try await store.scalar("SELECT count(*) FROM parent_writes") }
+        case .postgres:
+            version = { try await store.scalar("SELECT xmin::text FROM jobs WHERE id = \(id)") }
+        }
+        let waiting = try await version()
+        let kids = try await store.claim(pool: "kids", owner: "e", limit: 10, leaseDuration: .seconds(30))
+        #expect(kids.count == 4)
+        try await Self.finish(store, kids[0], .fulfilled(Data("A".utf8)))
+        try await Self.finish(store, kids[1], .rejected("boom"))
+        try await Self.finish(store, kids[2], .fulfilled(Data("C".utf8)))
+        #expect(try await version() == waiting)
+        let detail = try #require(try await store.job(id))
+        #expect(detail.job.state == .pending && detail.job.waitingOn == 1)
+        #expect(try await store.claim(pool: "default", owner: "e", limit: 10, leaseDuration: .seconds(30)).isEmpty)
+        try await Self.finish(store, kids[3], .fulfilled(Data("D".utf8)))
+        #expect(try await version() != waiting)
+        let again = try #require(
+            try await store.claim(pool: "default", owner: "e", limit: 10, leaseDuration: .seconds(30)).first)
+        #expect(again.job.id == id && again.job.waitingOn == 0)
+    }
 }

@@ -92,7 +92,9 @@ import Testing
                         let claimed = try await host.claim(
                             pool: "default", owner: "host-\(index)", limit: 3, leaseDuration: .seconds(30),
                             flow: flow)
-                        for job in claimed { try await host.finish(JobFinish(lease: job.lease, outcome: .fulfilled(nil))) }
+                        for job in claimed {
+                            try await host.finish(JobFinish(lease: job.lease, outcome: .fulfilled(nil)))
+                        }
                         count += claimed.count
                     }
                     return count

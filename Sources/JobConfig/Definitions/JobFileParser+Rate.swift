@@ -1,5 +1,5 @@
-internal import Yams
 import JobValues
+internal import Yams
 
 /// `rate: N/WINDOW` and `rate-key:`.
 extension JobFileParser {
