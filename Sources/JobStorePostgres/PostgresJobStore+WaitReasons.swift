@@ -10,10 +10,12 @@ internal import PostgresNIO
 extension PostgresJobStore {
     public func waitReasons(of ids: [Int64], rules: WaitRules) async throws -> [Int64: WaitReason] {
         guard !ids.isEmpty else { return [:] }
-        return try await read(doing: "read why jobs wait") { session in
+        let (reasons, pending) = try await read(doing: "read why jobs wait") {
+            session -> ([Int64: WaitReason], [WaitAnalysis.Pending]) in
             let pending = try await session.rows(
                 """
-                SELECT id, definition, pool, priority, run_at, waiting_on, wait_stage, limit_key, now() FROM {s}.jobs
+                SELECT id, definition, pool, priority, run_at, \(PostgresQueryColumns.waitingOn), wait_stage, limit_key,
+                    now() FROM {s}.jobs
                 WHERE id = ANY($1) AND state = 'pending'
                 """, ids
             ) { row -> (WaitAnalysis.Pending, Date?) in
@@ -26,7 +28,7 @@ extension PostgresJobStore {
                     try row.date(8)
                 )
             }
-            guard let now = pending.first?.1 else { return [:] }
+            guard let now = pending.first?.1 else { return ([:], []) }
             let jobs = pending.map(\.0)
             let analysis = WaitAnalysis(
                 rules: rules, now: now, pauses: try await Self.holdingPauses(session),
@@ -81,8 +83,9 @@ extension PostgresJobStore {
                     job, after: after[job.id] ?? [],
                     keyHeads: Array((heads[slot] ?? []).prefix(perKey[job.definition] ?? 0)))
             }
-            return reasons
+            return (reasons, jobs)
         }
+        return try await withRates(reasons, of: pending, rules: rules)
     }
 
     public func waitingJobCounts(rules: WaitRules) async throws -> [WaitReason.Code: Int] {

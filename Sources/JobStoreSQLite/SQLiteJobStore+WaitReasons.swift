@@ -9,11 +9,12 @@ import JobStore
 extension SQLiteJobStore {
     public func waitReasons(of ids: [Int64], rules: WaitRules) async throws -> [Int64: WaitReason] {
         guard !ids.isEmpty else { return [:] }
-        return try await read(doing: "read why jobs wait") { db in
+        let (reasons, jobs) = try await read(doing: "read why jobs wait") {
+            db -> ([Int64: WaitReason], [WaitAnalysis.Pending]) in
             let now = Date()
             let nowText = Timestamp.text(now)
             let pending = try Self.pendingForWait(ids, db)
-            guard !pending.isEmpty else { return [:] }
+            guard !pending.isEmpty else { return ([:], []) }
             let analysis = WaitAnalysis(
                 rules: rules, now: now, pauses: try Self.pauses(db, where: "until IS NULL OR until > ?", [nowText]),
                 running: try Self.runningForWait(now: nowText, db))
@@ -30,8 +31,9 @@ extension SQLiteJobStore {
                     job, after: after[job.id] ?? [],
                     keyHeads: Array((heads[slot] ?? []).prefix(perKey[job.definition] ?? 0)))
             }
-            return reasons
+            return (reasons, pending)
         }
+        return try await withRates(reasons, of: jobs, rules: rules)
     }
 
     public func waitingJobCounts(rules: WaitRules) async throws -> [WaitReason.Code: Int] {
@@ -72,7 +74,7 @@ extension SQLiteJobStore {
         let statement = try RawStatement(
             db,
             """
-            SELECT id, definition, pool, priority, run_at, waiting_on, wait_stage, limit_key FROM jobs
+            SELECT id, definition, pool, priority, run_at, \(Columns.waitingOn), wait_stage, limit_key FROM jobs
             WHERE id IN (SELECT value FROM json_each(?)) AND state = 'pending'
             """)
         try statement.bind(1, jsonArray(ids))

@@ -112,4 +112,25 @@ import Testing
                     pool: "default", size: 2, hosts: [WaitReason.HostLoad(owner: "web-1/7/x", running: 2)]))
         #expect(try await store.waitingJobCounts(rules: rules) == [.limit: 1, .poolFull: 1])
     }
+
+    /// A rated definition whose window is used up: its ready jobs wait for
+    /// the rate, until the slot the store knows; a definition without a
+    /// rate stays ready.
+    @Test(arguments: StoreKind.allCases)
+    func aUsedUpRateSaysWhenTheNextSlotOpens(_ kind: StoreKind) async throws {
+        let (store, scope) = try await makeStore(kind)
+        _ = scope
+        let rate = StartRate(count: 1, window: .seconds(60))
+        let rules = WaitRules(poolSizes: ["default": 8], flows: ["default": ClaimFlow(rates: ["rated": rate])])
+        let ids = try await store.submit([job("rated"), job("rated"), job("rated"), job("free")]).map(\.id)
+        #expect(try await store.waitReason(of: ids[1], rules: rules) == .ready)
+        let taken = try await store.claim(
+            pool: "default", owner: "web-1/7/x", limit: 1, leaseDuration: .seconds(30),
+            flow: rules.flows["default"]!)
+        #expect(taken.map(\.job.id) == [ids[0]])
+        let opens = try #require(try await store.nextRateSlot(forJob: ids[1], rate: rate))
+        let reasons = try await store.waitReasons(of: Array(ids.dropFirst()), rules: rules)
+        #expect(reasons[ids[1]] == .rateLimited(nextSlot: opens) && reasons[ids[2]] == .rateLimited(nextSlot: opens))
+        #expect(reasons[ids[3]] == .ready)
+    }
 }
