@@ -127,7 +127,8 @@ let package = Package(
         .target(name: "JobValues", swiftSettings: strict),
         // Calendar math of schedules: cron, systemd calendar events, fixed intervals.
         .target(name: "JobCalendar", dependencies: ["JobValues"], swiftSettings: strict),
-        .testTarget(name: "JobCalendarTests", dependencies: ["JobCalendar", "Spawn"], swiftSettings: strict),
+        .testTarget(
+            name: "JobCalendarTests", dependencies: ["JobCalendar", "Spawn", "TestSupport"], swiftSettings: strict),
         // jobd.yaml, job definitions, YAML, durations and sizes, transforms, diagnostics.
         .target(
             name: "JobConfig",

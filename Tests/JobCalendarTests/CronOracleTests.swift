@@ -1,5 +1,6 @@
 import Foundation
 import Spawn
+import TestSupport
 import Testing
 
 @testable import JobCalendar

@@ -52,7 +52,7 @@ import Glibc
         var files: [String] = []
         for index in 0..<Self.submitters {
             let file = cluster.client.folder + "/batch-\(index)"
-            var generator = SubmitOrder(seed: UInt64(index + 1))
+            var generator = SeededGenerator(seed: UInt64(index + 1))
             try (keys.shuffled(using: &generator).joined(separator: "\n") + "\n")
                 .write(toFile: file, atomically: true, encoding: .utf8)
             files.append(file)
@@ -168,18 +168,5 @@ extension SeveralHostsDaemonTests.Cluster {
     /// jobctl with the client's config, its exit status and both outputs.
     func submit(_ arguments: [String]) async throws -> (status: Int32, output: String, error: String) {
         try await runCommand(builtProduct("jobctl"), arguments + ["--config", client.configPath])
-    }
-}
-
-/// A repeatable order for each submitter.
-struct SubmitOrder: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

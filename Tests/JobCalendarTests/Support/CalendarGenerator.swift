@@ -1,3 +1,5 @@
+import TestSupport
+
 /// Random systemd calendar expressions, mostly valid, some not: weekday
 /// lists and ranges in any case, dates with lists, ranges, repetitions and
 /// `~`, times with fractional seconds, shorthands.
