@@ -7,7 +7,8 @@
 #   make install-files        install binaries already built (BUILT=DIR to name them)
 #   sudo make uninstall       remove what install put there; data stays
 #   make check-unit           systemd-analyze verify + security on the unit
-#   make test                 install what the tests need (scripts/test-deps), then swift test
+#   make test                 install what the tests need (scripts/test-deps), then every test
+#                             on an optimised build (TEST_FLAGS)
 #   make bench                every benchmark, quick, in one table; fails on a missed target
 #                             (BENCH_FLAGS=--full for full runs; scripts/bench says more)
 #   make lint                 swift-format lint of the sources, tests and benchmarks
@@ -60,20 +61,32 @@ CLIDOCS     := .build/cli-docs
 INSTALL := install
 
 .PHONY: all build install install-files install-binaries install-systemd install-config \
-        install-cli-docs install-docs uninstall check-unit test test-deps bench lint
+        install-cli-docs install-docs uninstall check-unit test test-deps print-test-flags bench lint
 
 # The README's test command: Debian packages and a Python virtualenv the
 # tests compare against (scripts/test-deps says which), then every test.
+# The tests run on an optimised build (TEST_FLAGS): the code as it ships,
+# plus -enable-testing for the tests' @testable imports and JOBD_TEST_HOOKS
+# for the fault tests' hooks (PostgresFreezeHook). Built first, then run
+# with --skip-build: `swift test` adds flags of its own and would compile
+# everything again. CI uses the same build for the systemd checks (.ci/run);
+# `swift test` alone still runs the tests on a debug build.
 # At most 8 tests at once: the suites start real jobds, PostgreSQL servers
 # and Chromium, and with every suite at once on two cores a test waits
 # tens of seconds for a thread (4 min for the whole run this way, 3 min
 # unbounded, but no bound of a test is then outlasted by load alone).
+TEST_FLAGS ?= -c release -Xswiftc -enable-testing -Xswiftc -DJOBD_TEST_HOOKS
 TEST_WIDTH ?= 8
 test: test-deps
-	$(SWIFT) test --experimental-maximum-parallelization-width $(TEST_WIDTH)
+	$(SWIFT) build $(TEST_FLAGS) --build-tests
+	$(SWIFT) test $(TEST_FLAGS) --skip-build --experimental-maximum-parallelization-width $(TEST_WIDTH)
 
 test-deps:
 	scripts/test-deps
+
+# The flags of the test build, for CI's later steps that reuse it.
+print-test-flags:
+	@echo $(TEST_FLAGS)
 
 # Builds the benchmarks in release and runs them (scripts/bench): one table
 # of every figure beside its target; exits non-zero when one misses.

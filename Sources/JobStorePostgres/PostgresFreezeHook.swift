@@ -1,4 +1,4 @@
-#if DEBUG
+#if DEBUG || JOBD_TEST_HOOKS
 import Foundation
 import JobStore
 internal import PostgresNIO
@@ -7,13 +7,15 @@ internal import PostgresNIO
 import Glibc
 #endif
 
-/// A debug builds' test hook: freezes this process inside a transaction
+/// A test hook of debug builds and of builds for the tests
+/// (`-DJOBD_TEST_HOOKS`, as `make test` builds): freezes this process inside a transaction
 /// that holds a schedule's mark and this host's running jobs locked, as a
 /// host frozen (SIGSTOP, a paused VM) or dead between two statements of a
 /// write would leave them. `JOBD_TEST_STOP_IN_TRANSACTION=FILE` arms it once
 /// FILE exists: the first occurrence this process fires then while it runs
 /// jobs locks their rows as well, and the process stops itself (SIGSTOP)
-/// before the transaction's COMMIT. Release builds have no such hook.
+/// before the transaction's COMMIT. The release build that `make` installs
+/// has no such hook.
 enum PostgresFreezeHook {
     /// The file whose existence arms the hook.
     static let flag = ProcessInfo.processInfo.environment["JOBD_TEST_STOP_IN_TRANSACTION"]

@@ -41,7 +41,7 @@ extension PostgresJobStore {
             {
                 return .alreadyDone
             }
-            #if DEBUG
+            #if DEBUG || JOBD_TEST_HOOKS
             try await PostgresFreezeHook.stopIfArmed(session)
             #endif
             if occurrence.overlap != .allow,

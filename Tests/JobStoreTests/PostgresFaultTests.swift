@@ -187,11 +187,11 @@ private func storeOnAServerOfItsOwn() async throws -> (TestPostgres, PostgresJob
         let (server, store, running) = try await storeOnAServerOfItsOwn()
         defer { server.stop() }
         defer { running.cancel() }
-        let stages = (0..<200).map { StagePlan(name: "s\($0)", kind: "then") }
+        let stages = (0..<100).map { StagePlan(name: "s\($0)", kind: "then") }
         _ = try await store.submit(
-            (0..<16).map { NewJob(definition: "loop", input: Data("\($0)".utf8), stages: stages) })
-        let claimed = try await store.claim(pool: "default", owner: "a", limit: 16, leaseDuration: .seconds(300))
-        #expect(claimed.count == 16)
+            (0..<8).map { NewJob(definition: "loop", input: Data("\($0)".utf8), stages: stages) })
+        let claimed = try await store.claim(pool: "default", owner: "a", limit: 8, leaseDuration: .seconds(300))
+        #expect(claimed.count == 8)
         let written = WriteCount()
         let writers = Task { () async throws -> Int in
             try await withThrowingTaskGroup(of: Int.self) { group in
@@ -199,7 +199,7 @@ private func storeOnAServerOfItsOwn() async throws -> (TestPostgres, PostgresJob
                     let lease = job.lease
                     group.addTask {
                         var failures = 0
-                        for position in 0..<200 {
+                        for position in 0..<100 {
                             let result = StageResult(
                                 lease: lease, position: position, outcome: .fulfilled(Data("v".utf8)))
                             while true {
@@ -220,7 +220,7 @@ private func storeOnAServerOfItsOwn() async throws -> (TestPostgres, PostgresJob
             }
         }
         // The server dies with writes in flight: some made, most still to come.
-        while written.value < 300 { try await Task.sleep(for: .milliseconds(5)) }
+        while written.value < 150 { try await Task.sleep(for: .milliseconds(5)) }
         await server.kill()
         // Down for longer than the operation timeout: writes waiting for a connection fail.
         try await Task.sleep(for: .milliseconds(2500))
