@@ -5,8 +5,9 @@ import JobStore
 /// /pauses` with `do` (pause or resume), `scope` (pool or definition),
 /// `name`, and for a pause `for` (one of ``PauseForms/durations``, empty:
 /// until resumed) and `reason`. The pause is stored as `jobctl pause`
-/// stores it (every host obeys it), with the operator as its actor, and an
-/// event of no job records it (and each resume) in the audit trail.
+/// stores it (every host obeys it), with the operator as its actor, and the
+/// audit trail records it (and each resume) as jobctl does: an `actions`
+/// row and an event of no job.
 extension Dashboard {
     public func act(
         onPause form: [(String, String)], name actorName: String, uid: Int?, origin: String
@@ -18,20 +19,24 @@ extension Dashboard {
         } catch {
             return .refused(status: 400, message: error.message)
         }
-        let actor = ActionActor(name: actorName, uid: uid, origin: origin).description
+        let actor = ActionActor(name: actorName, uid: uid, origin: origin)
         let back =
             request.scope == .definition ? "./" + Layout.query([("definition", request.name)]) : "./"
         do {
             if request.pause {
                 let until = request.duration.map { Date().addingTimeInterval($0) }
                 let pause = try await actions.pause(
-                    Pause(scope: request.scope, name: request.name, reason: request.reason, actor: actor, until: until))
+                    Pause(
+                        scope: request.scope, name: request.name, reason: request.reason, actor: actor.description,
+                        until: until),
+                    by: actor
+                ).pause
                 let summary =
                     "paused \(request.scope.rawValue) \(request.name)"
                     + (pause.until.map { " until \(Timestamp.text($0))" } ?? "")
                 return .done(location: back, summary: summary)
             }
-            let resumed = try await actions.resume(request.scope, name: request.name, by: actor)
+            let resumed = try await actions.resume(request.scope, name: request.name, by: actor).resumed
             return .done(
                 location: back,
                 summary: resumed
@@ -88,18 +93,36 @@ struct PauseRequest: Sendable, Hashable {
 }
 
 extension DashboardActions {
-    /// Stores `pause` and records it in the audit trail; gives it as stored.
-    func pause(_ pause: Pause) async throws -> Pause {
+    /// Stores `pause` (made by `actor`) and records it in the audit trail
+    /// as `jobctl pause` does: an event of no job and a `pause` action.
+    /// Gives the pause as stored and the action's id (nil for a store
+    /// without operator actions).
+    func pause(_ pause: Pause, by actor: ActionActor) async throws -> (pause: Pause, action: Int64?) {
         let stored = try await jobs.pause(pause)
         try await jobs.recordEvent(stored.madeEvent)
-        return stored
+        return (stored, try await record(.pause, stored.scope, stored.name, by: actor))
     }
 
-    /// Removes the pause and records the resume; whether there was one that held.
-    func resume(_ scope: PauseScope, name: String, by actor: String) async throws -> Bool {
-        guard try await jobs.resume(scope, name: name) != nil else { return false }
-        try await jobs.recordEvent(Pause.resumedEvent(scope, name: name, by: actor))
-        return true
+    /// Removes the pause (a schedule's: ended, for its catch-up) and
+    /// records the resume as `jobctl resume` does; whether a pause held,
+    /// and the action's id.
+    func resume(
+        _ scope: PauseScope, name: String, by actor: ActionActor
+    ) async throws -> (resumed: Bool, action: Int64?) {
+        guard try await jobs.resume(scope, name: name) != nil else { return (false, nil) }
+        let action = try await record(.resume, scope, name, by: actor)
+        try await jobs.recordEvent(Pause.resumedEvent(scope, name: name, by: actor.description))
+        return (true, action)
+    }
+
+    /// The `actions` row of a pause or a resume: `filter` names what, as
+    /// jobctl writes it (`pool reports`, `schedule nightly`).
+    private func record(
+        _ verb: OperatorVerb, _ scope: PauseScope, _ name: String, by actor: ActionActor
+    ) async throws -> Int64? {
+        guard let runs = jobs as? any JobScheduleRunStore else { return nil }
+        return try await runs.recordOperatorAction(
+            verb, filter: "\(scope.rawValue) \(name)", definition: scope == .pool ? nil : name, by: actor)
     }
 }
 

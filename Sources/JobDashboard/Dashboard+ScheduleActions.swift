@@ -47,17 +47,14 @@ extension DashboardActions {
             return "ran schedule of \(definition) now: job \(run.job) (action \(run.action))"
         case .pause:
             let why = reason.flatMap { $0.trimmingCharacters(in: .whitespaces).isEmpty ? nil : $0 }
-            _ = try await jobs.pause(Pause(scope: .schedule, name: definition, reason: why, actor: actor.description))
-            let action = try await runs.recordOperatorAction(
-                .pause, filter: "schedule \(definition)", definition: definition, by: actor)
-            return "paused schedule of \(definition) (action \(action))"
+            let action = try await pause(
+                Pause(scope: .schedule, name: definition, reason: why, actor: actor.description), by: actor
+            ).action
+            return "paused schedule of \(definition)" + (action.map { " (action \($0))" } ?? "")
         case .resume:
-            guard try await jobs.resume(.schedule, name: definition) != nil else {
-                return "schedule of \(definition) was not paused"
-            }
-            let action = try await runs.recordOperatorAction(
-                .resume, filter: "schedule \(definition)", definition: definition, by: actor)
-            return "resumed schedule of \(definition) (action \(action))"
+            let (resumed, action) = try await resume(.schedule, name: definition, by: actor)
+            guard resumed else { return "schedule of \(definition) was not paused" }
+            return "resumed schedule of \(definition)" + (action.map { " (action \($0))" } ?? "")
         case .backfill:
             return nil
         }

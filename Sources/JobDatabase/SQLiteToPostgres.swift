@@ -28,9 +28,10 @@ extension PostgresJobStore {
     /// child-job columns and `--after` dependencies, ids kept; the audit
     /// trail (actions, and the action behind each event); the schedules'
     /// marks (replacing those a jobd that started on the target made: it
-    /// fired nothing there); and the id sequences set past the highest id
+    /// fired nothing there); the pauses and the starts in the rates'
+    /// windows; and the id sequences set past the highest id
     /// SQLite ever gave out. One transaction: all or nothing. What is not
-    /// copied, and why, is listed at ``CopiedTable/all``. The SQLite file is brought up to this
+    /// copied, and why, is listed at ``CopiedTable/notCopied``. The SQLite file is brought up to this
     /// version's schema first if it is older (its WAL is then checkpointed);
     /// otherwise only read.
     ///
@@ -215,14 +216,16 @@ struct CopiedTable {
     }
     var targetWidth: Int { columns.count + columns.filter { $0.kind == .value }.count }
 
+    /// The tables of the SQLite schema that are not copied, each with why.
+    /// The views `pending_jobs` and `resolved_jobs` are queries over `jobs`.
+    static let notCopied: [String: String] = [
+        "schema_migrations": "the target keeps its own",
+        "leaders": "leases of the processes on the SQLite file, void elsewhere",
+        "jobs_search": "SQLite's FTS5 index, derived from jobs; PostgreSQL's is built from the copied rows",
+    ]
+
     /// Every table of the SQLite schema that holds data, parents before the
-    /// rows that refer to them. Not copied: `schema_migrations` (the target
-    /// keeps its own), `leaders` (leases of the processes on the SQLite
-    /// file, void elsewhere), `jobs_search` (SQLite's FTS5 index, derived
-    /// from `jobs`; PostgreSQL's search index is built from the copied rows),
-    /// `rate_starts` (the starts of the last rate window, by the source's
-    /// clock: the copy's rates start with empty windows)
-    /// and the views `pending_jobs` and `resolved_jobs` (queries over `jobs`).
+    /// rows that refer to them; the others are in ``notCopied``.
     static let all = [
         CopiedTable(
             name: "jobs",
@@ -294,6 +297,13 @@ struct CopiedTable {
                 ("scope", .text), ("name", .text), ("reason", .text), ("actor", .text), ("created_at", .time),
                 ("until", .time), ("catch_up", .text),
             ], keys: ["scope", "name"]),
+        // The starts in the rates' windows: without them a copy made within
+        // a window would start as many jobs again. A job starts once per
+        // claim, so no two rows are alike.
+        CopiedTable(
+            name: "rate_starts",
+            columns: [("definition", .text), ("rate_key", .text), ("job_id", .integer), ("frees_at", .time)],
+            keys: ["definition", "rate_key", "frees_at", "job_id"]),
     ]
 
     private static let stageColumns: [(name: String, kind: Kind)] = [

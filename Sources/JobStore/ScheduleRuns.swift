@@ -11,6 +11,22 @@ public enum ScheduleTrigger: String, Sendable, Hashable, CaseIterable {
     case backfill
 }
 
+/// How a job fired outside the calendar came to be: its trigger, and the
+/// action that fired it when the audit trail has it.
+public struct ScheduleFiring: Sendable, Hashable {
+    public var trigger: ScheduleTrigger
+    /// The `run` or `backfill` action's id.
+    public var action: Int64?
+    /// Who fired it (the action's actor).
+    public var actor: ActionActor?
+
+    public init(trigger: ScheduleTrigger, action: Int64? = nil, actor: ActionActor? = nil) {
+        self.trigger = trigger
+        self.action = action
+        self.actor = actor
+    }
+}
+
 /// What an operator does to a schedule or a pause, as the audit trail
 /// (`actions.verb`) names it; the job actions are ``ActionVerb``.
 public enum OperatorVerb: String, Sendable, Hashable, CaseIterable {
@@ -82,6 +98,11 @@ public protocol JobScheduleRunStore: Sendable {
     /// How each of `ids` that was fired outside the calendar came to be; the
     /// others are left out.
     func scheduleTriggers(of ids: [Int64]) async throws -> [Int64: ScheduleTrigger]
+
+    /// How job `id` was fired outside the calendar, with the action that
+    /// fired it (the one its `action` event names); nil for a job the
+    /// calendar fired, a job not scheduled, or no such job.
+    func scheduleFiring(of id: Int64) async throws -> ScheduleFiring?
 
     /// Records an operator's action that changes no job (a pause, a
     /// resume): who, `verb`, and what it named (`filter`, e.g. `schedule

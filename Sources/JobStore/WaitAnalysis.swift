@@ -103,6 +103,19 @@ package struct WaitAnalysis {
         return limits
     }
 
+    /// The definitions with a rate (`rate:`), by name.
+    package static func rates(_ rules: WaitRules) -> [String: StartRate] {
+        var rates: [String: StartRate] = [:]
+        for flow in rules.flows.values { rates.merge(flow.rates) { _, new in new } }
+        return rates
+    }
+
+    /// The definitions whose runnable jobs ``count(_:usedRates:)`` needs
+    /// by limit key: those with a per-key limit or a rate per key.
+    package static func keyedDefinitions(_ rules: WaitRules) -> [String] {
+        Set(perKeyLimits(rules).keys).union(rates(rules).filter(\.value.perKey).keys).sorted()
+    }
+
     /// Why `job` waits.
     /// - Parameters:
     ///   - after: the jobs it runs after that have not ended (a job waiting for `--after` jobs).
@@ -174,7 +187,8 @@ package struct WaitAnalysis {
         package var pool: String
         package var definition: String
         package var waiting: Waiting
-        /// The limit key, for the runnable jobs of a definition with a per-key limit.
+        /// The limit key, for the runnable jobs of a definition with a per-key
+        /// limit or a rate per key (``keyedDefinitions(_:)``).
         package var key: String?
         package var count: Int
 
@@ -191,7 +205,11 @@ package struct WaitAnalysis {
     /// as ``reason(_:after:keyHeads:)`` gives each job: of a key's `n`
     /// runnable jobs under a per-key limit with `free` slots, the first
     /// `free` go on to the pool's judgement and the rest wait their turn.
-    package func count(_ groups: [Group]) -> [WaitReason.Code: Int] {
+    /// The jobs the pool's judgement finds ready wait for their rate when
+    /// their rate slot (definition, and rate key under `rate-key:`) is in
+    /// `usedRates`, the slots whose starts in the window reach the rate, as
+    /// ``JobRateStore/withRates(_:of:rules:)`` says of each job.
+    package func count(_ groups: [Group], usedRates: Set<FlowGate.Slot> = []) -> [WaitReason.Code: Int] {
         var counts: [WaitReason.Code: Int] = [:]
         for group in groups where group.count > 0 {
             switch group.waiting {
@@ -220,7 +238,16 @@ package struct WaitAnalysis {
                         going = free
                     }
                 }
-                counts[poolFull(group.pool)?.code ?? .ready, default: 0] += going
+                if let full = poolFull(group.pool) {
+                    counts[full.code, default: 0] += going
+                } else if let rate = rules.flows[group.pool]?.rates[group.definition],
+                    usedRates.contains(
+                        FlowGate.Slot(definition: group.definition, key: rate.key(limitKey: group.key ?? "")))
+                {
+                    counts[.rate, default: 0] += going
+                } else {
+                    counts[.ready, default: 0] += going
+                }
             }
         }
         return counts

@@ -79,6 +79,28 @@ extension PostgresJobStore: JobScheduleRunStore {
         }
     }
 
+    public func scheduleFiring(of id: Int64) async throws -> ScheduleFiring? {
+        try await read(doing: "read how job \(id) was fired") { session in
+            try await session.firstRow(
+                """
+                SELECT j.fired_by, a.id, a.actor, a.actor_uid, a.origin FROM {s}.jobs AS j
+                LEFT JOIN {s}.actions AS a ON a.id = (
+                    SELECT e.action_id FROM {s}.events AS e JOIN {s}.actions AS f ON f.id = e.action_id
+                    WHERE e.job_id = j.id AND f.verb IN ('run', 'backfill') ORDER BY e.id LIMIT 1)
+                WHERE j.id = $1 AND j.fired_by IS NOT NULL
+                """, id
+            ) { row -> ScheduleFiring? in
+                let row = PostgresIndexedRow(row)
+                guard let trigger = try row.text(0).flatMap(ScheduleTrigger.init(rawValue:)) else { return nil }
+                guard let action = try row.optionalInt64(1) else { return ScheduleFiring(trigger: trigger) }
+                return ScheduleFiring(
+                    trigger: trigger, action: action,
+                    actor: ActionActor(
+                        name: try row.text(2) ?? "", uid: try row.optionalInt(3), origin: try row.text(4) ?? ""))
+            } ?? nil
+        }
+    }
+
     public func recordOperatorAction(
         _ verb: OperatorVerb, filter: String, definition: String?, by actor: ActionActor
     ) async throws -> Int64 {

@@ -96,7 +96,7 @@ extension PostgresJobStore {
                 rules: rules, now: now, pauses: try await Self.holdingPauses(session),
                 running: try await Self.runningForWait(session))
             // One pass over the pending jobs; the runnable jobs of a
-            // definition with a per-key limit are grouped by key as well.
+            // definition with a per-key limit or rate are grouped by key as well.
             let groups = try await session.rows(
                 """
                 SELECT pool, definition,
@@ -107,7 +107,7 @@ extension PostgresJobStore {
                     count(*)
                 FROM {s}.jobs WHERE state = 'pending'
                 GROUP BY pool, definition, waiting, key
-                """, now, WaitAnalysis.perKeyLimits(rules).keys.sorted()
+                """, now, WaitAnalysis.keyedDefinitions(rules)
             ) { row -> WaitAnalysis.Group in
                 let row = PostgresIndexedRow(row)
                 return WaitAnalysis.Group(
@@ -115,8 +115,31 @@ extension PostgresJobStore {
                     waiting: WaitAnalysis.Group.Waiting(code: try row.int(2)), key: try row.text(3),
                     count: try row.int(4))
             }
-            return analysis.count(groups)
+            return analysis.count(
+                groups, usedRates: try await Self.usedRates(WaitAnalysis.rates(rules), now: now, session))
         }
+    }
+
+    /// The rate slots (definition, rate key) of `rates` whose starts not
+    /// freed at `now` reach the rate: one grouped read of `rate_starts`,
+    /// which holds at most the starts of the last window.
+    private static func usedRates(
+        _ rates: [String: StartRate], now: Date, _ session: PostgresSession
+    ) async throws -> Set<FlowGate.Slot> {
+        guard !rates.isEmpty else { return [] }
+        let definitions = rates.keys.sorted()
+        return Set(
+            try await session.rows(
+                """
+                SELECT r.definition, r.rate_key FROM unnest($2::text[], $3::int8[]) AS d(definition, n)
+                JOIN {s}.rate_starts AS r ON r.definition = d.definition
+                WHERE r.frees_at > $1
+                GROUP BY r.definition, r.rate_key, d.n HAVING count(*) >= d.n
+                """, now, definitions, definitions.map { Int64(rates[$0]?.count ?? 0) }
+            ) { row in
+                let row = PostgresIndexedRow(row)
+                return FlowGate.Slot(definition: try row.text(0) ?? "", key: try row.text(1) ?? "")
+            })
     }
 
     private static func holdingPauses(_ session: PostgresSession) async throws -> [Pause] {

@@ -76,6 +76,28 @@ extension SQLiteJobStore: JobScheduleRunStore {
         }
     }
 
+    public func scheduleFiring(of id: Int64) async throws -> ScheduleFiring? {
+        try await read(doing: "read how job \(id) was fired") { db in
+            let statement = try RawStatement(
+                db,
+                """
+                SELECT j.fired_by, a.id, a.actor, a.actor_uid, a.origin FROM jobs AS j
+                LEFT JOIN actions AS a ON a.id = (
+                    SELECT e.action_id FROM events AS e JOIN actions AS f ON f.id = e.action_id
+                    WHERE e.job_id = j.id AND f.verb IN ('run', 'backfill') ORDER BY e.id LIMIT 1)
+                WHERE j.id = ? AND j.fired_by IS NOT NULL
+                """)
+            try statement.bind(1, id)
+            return try statement.firstRow { row -> ScheduleFiring? in
+                guard let trigger = row.text(0).flatMap(ScheduleTrigger.init(rawValue:)) else { return nil }
+                guard !row.isNull(1) else { return ScheduleFiring(trigger: trigger) }
+                return ScheduleFiring(
+                    trigger: trigger, action: row.int64(1),
+                    actor: ActionActor(name: row.text(2) ?? "", uid: row.optionalInt(3), origin: row.text(4) ?? ""))
+            } ?? nil
+        }
+    }
+
     public func recordOperatorAction(
         _ verb: OperatorVerb, filter: String, definition: String?, by actor: ActionActor
     ) async throws -> Int64 {

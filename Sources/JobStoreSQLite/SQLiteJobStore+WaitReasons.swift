@@ -44,7 +44,7 @@ extension SQLiteJobStore {
                 rules: rules, now: now, pauses: try Self.pauses(db, where: "until IS NULL OR until > ?", [nowText]),
                 running: try Self.runningForWait(now: nowText, db))
             // One pass over the pending jobs; the runnable jobs of a
-            // definition with a per-key limit are grouped by key as well.
+            // definition with a per-key limit or rate are grouped by key as well.
             let statement = try RawStatement(
                 db,
                 """
@@ -58,15 +58,35 @@ extension SQLiteJobStore {
                 GROUP BY pool, definition, waiting, key
                 """)
             try statement.bind(1, nowText)
-            try statement.bind(2, Self.jsonArray(WaitAnalysis.perKeyLimits(rules).keys.sorted()))
+            try statement.bind(2, Self.jsonArray(WaitAnalysis.keyedDefinitions(rules)))
             let groups = try statement.rows { row in
                 WaitAnalysis.Group(
                     pool: row.text(0) ?? "", definition: row.text(1) ?? "",
                     waiting: WaitAnalysis.Group.Waiting(code: row.int(2)),
                     key: row.text(3), count: row.int(4))
             }
-            return analysis.count(groups)
+            return analysis.count(groups, usedRates: try Self.usedRates(WaitAnalysis.rates(rules), now: nowText, db))
         }
+    }
+
+    /// The rate slots (definition, rate key) of `rates` whose starts not
+    /// freed at `now` reach the rate: one grouped read of `rate_starts`,
+    /// which holds at most the starts of the last window.
+    private static func usedRates(
+        _ rates: [String: StartRate], now: String, _ db: Database
+    ) throws -> Set<FlowGate.Slot> {
+        guard !rates.isEmpty else { return [] }
+        let statement = try RawStatement(
+            db,
+            """
+            SELECT r.definition, r.rate_key FROM json_each(?2) AS d
+            JOIN rate_starts AS r INDEXED BY rate_starts_key ON r.definition = d.key
+            WHERE r.frees_at > ?1
+            GROUP BY r.definition, r.rate_key HAVING count(*) >= max(d.value)
+            """)
+        try statement.bind(1, now)
+        try statement.bind(2, String(decoding: try JSONEncoder().encode(rates.mapValues(\.count)), as: UTF8.self))
+        return Set(try statement.rows { FlowGate.Slot(definition: $0.text(0) ?? "", key: $0.text(1) ?? "") })
     }
 
     /// The pending jobs among `ids`, as the judgement needs them.

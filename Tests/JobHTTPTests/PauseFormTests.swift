@@ -66,6 +66,15 @@ import Testing
             trail.first??.hasPrefix("paused: definition report paused by alice via dashboard from 127.0.0.1 until ")
                 == true)
         #expect(trail.last == "resumed: definition report resumed by alice via dashboard from 127.0.0.1")
+        // The same rows of the audit trail as `jobctl pause` and `resume` write.
+        let audit = try await store.queryStrings(
+            "SELECT verb || ' ' || actor || ' ' || origin || ' ' || filter || ' ' || coalesce(definition, '-') "
+                + "FROM actions ORDER BY id")
+        #expect(
+            audit == [
+                "pause alice dashboard from 127.0.0.1 definition report report",
+                "resume alice dashboard from 127.0.0.1 definition report report",
+            ])
     }
 
     /// The pools card offers a pool's pause to an operator; a POST without
@@ -110,6 +119,9 @@ import Testing
         }
         let pause = try #require(try await store.pauses().first)
         #expect(pause.scope == .pool && pause.name == "default" && pause.until == nil && pause.reason == nil)
+        let audit = try await store.queryStrings(
+            "SELECT verb || ' ' || filter || ' ' || coalesce(definition, '-') FROM actions")
+        #expect(audit == ["pause pool default -"], "a pool's pause names no definition")
     }
 
     static func session(_ endpoint: HTTPEndpoint) async throws -> (cookie: String, csrf: String) {

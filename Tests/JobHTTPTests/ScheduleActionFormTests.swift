@@ -62,6 +62,14 @@ import Testing
                 "run alice dashboard from 127.0.0.1", "pause alice dashboard from 127.0.0.1",
                 "resume alice dashboard from 127.0.0.1",
             ])
+        // The same events of no job as `jobctl pause schedule` and `resume schedule` write.
+        let trail = try await store.queryStrings(
+            "SELECT kind || ': ' || message FROM events WHERE job_id IS NULL ORDER BY id")
+        #expect(
+            trail == [
+                "paused: schedule nightly paused by alice via dashboard from 127.0.0.1 until resumed: month end",
+                "resumed: schedule nightly resumed by alice via dashboard from 127.0.0.1",
+            ])
     }
 
     /// A `read` user, no token, another Origin: 403, and nothing run or paused.

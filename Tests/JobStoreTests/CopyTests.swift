@@ -54,7 +54,7 @@ import Testing
         #expect(
             report
                 == DatabaseCopyReport(
-                    jobs: 11, stages: 18, jobAttempts: 1, stageAttempts: 3, events: sourceEvents, stageLogs: 4,
+                    jobs: 13, stages: 20, jobAttempts: 1, stageAttempts: 3, events: sourceEvents, stageLogs: 4,
                     actions: 1, jobDependencies: 1))
 
         let scope = StoreScope(postgres: configuration)
@@ -79,27 +79,40 @@ import Testing
             try await PostgresJobStore.copySQLiteDatabase(at: folder.file("jobs.sqlite"), into: configuration)
         }
         #expect(
-            error?.message.contains("holds 12 job(s) and \(sourceEvents + 2) event(s)") == true,
+            error?.message.contains("holds 14 job(s) and \(sourceEvents + 2) event(s)") == true,
             "\(error?.message ?? "")")
         try await source.close()
     }
 }
 
-/// Data of the newer schema versions: stage logs, the audit trail, child jobs and `--after` dependencies.
+/// Data of the newer schema versions: stage logs, the audit trail, child jobs, `--after` dependencies and
+/// a rate's starts.
 extension CopyTests {
     struct NewerData {
         var logJob: Int64
         var action: ActionRecord
         var parent: Int64
         var dependent: Int64
+        /// A job its definition's rate holds back.
+        var rateHeld: Int64
     }
 
     static let onePlan = [StagePlan(name: "work", kind: "then")]
+    static let rate = StartRate(count: 1, window: .seconds(3600))
+    static let ratedFlow = ClaimFlow(rates: ["rated": rate])
 
     /// Writes a stage log (stderr and stdout lines, a drop record), a
     /// finished bulk cancel of two jobs, a parent waiting for two children,
-    /// and a job that runs after the parent.
+    /// a job that runs after the parent, and a rated job started with
+    /// another held back by its rate.
     static func addNewerData(to store: SQLiteJobStore, logOf logJob: Int64) async throws -> NewerData {
+        let rated = try await store.submit(
+            (0..<2).map { _ in NewJob(definition: "rated", pool: "rated", input: nil, stages: onePlan) }
+        ).map(\.id)
+        let started = try await store.claim(
+            pool: "rated", owner: "old-host", limit: 2, leaseDuration: .seconds(60), flow: ratedFlow)
+        #expect(started.map(\.job.id) == [rated[0]])
+
         let at = Date(timeIntervalSince1970: 1_800_000_100.25)
         let batch = StageLogBatch(
             key: StageLogKey(jobID: logJob, jobAttempt: 1, position: 0, attempt: 1),
@@ -144,7 +157,7 @@ extension CopyTests {
             Pause(
                 scope: .pool, name: "kids", reason: "disk full", actor: "alice",
                 until: Date(timeIntervalSince1970: 1_900_000_000)))
-        return NewerData(logJob: logJob, action: action, parent: parent, dependent: dependentID)
+        return NewerData(logJob: logJob, action: action, parent: parent, dependent: dependentID, rateHeld: rated[1])
     }
 
     /// Reads the newer data back from the copy through the PostgreSQL store's own reads.
@@ -179,6 +192,15 @@ extension CopyTests {
         #expect(try await copy.job(newer.dependent)?.job.waitingOn == 1)
         let dependencies = "SELECT count(*) FROM job_dependencies WHERE job_id = \(newer.dependent) AND after_id = "
         #expect(try await copy.count(dependencies + "\(newer.parent)") == 1)
+
+        // The rate's window goes on where it was: the held-back job waits
+        // for the same slot, and no host starts it before then.
+        let opens = try #require(try await source.nextRateSlot(forJob: newer.rateHeld, rate: rate))
+        #expect(try await copy.nextRateSlot(forJob: newer.rateHeld, rate: rate) == opens)
+        #expect(
+            try await copy.claim(
+                pool: "rated", owner: "new-host", limit: 2, leaseDuration: .seconds(60), flow: ratedFlow
+            ).isEmpty)
     }
 }
 
@@ -207,6 +229,25 @@ extension CopyTests {
         let marks = Dictionary(
             uniqueKeysWithValues: try await copy.scheduleMarks().map { ($0.definition, $0.firedThrough) })
         #expect(marks == ["disk-check": fired, "only-here": fired + 86400])
+    }
+}
+
+extension CopyTests {
+    /// Each table of the SQLite schema is copied, or named with the reason
+    /// it is not (SQLite's own tables and the search index's are neither).
+    @Test func everyTableIsCopiedOrSaidNotToBe() async throws {
+        let (sqlite, folder) = try makeStore()
+        _ = folder
+        let tables = try await sqlite.queryStrings(
+            """
+            SELECT name FROM sqlite_master
+            WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE 'jobs_search_%'
+            """
+        ).compactMap { $0 }
+        let copied = Set(CopiedTable.all.map(\.name))
+        #expect(copied.isDisjoint(with: CopiedTable.notCopied.keys))
+        #expect(Set(tables) == copied.union(CopiedTable.notCopied.keys))
+        try await sqlite.close()
     }
 }
 

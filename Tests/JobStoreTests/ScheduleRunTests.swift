@@ -41,6 +41,10 @@ import Testing
         #expect(actions == ["backfill 4 3 alice", "backfill 4 0 alice"])
         let triggers = try await runs.scheduleTriggers(of: first.made + [onTime])
         #expect(triggers == Dictionary(uniqueKeysWithValues: first.made.map { ($0, ScheduleTrigger.backfill) }))
+        #expect(
+            try await runs.scheduleFiring(of: first.made[0])
+                == ScheduleFiring(trigger: .backfill, action: 1, actor: alice))
+        #expect(try await runs.scheduleFiring(of: onTime) == nil, "the calendar fired it")
         let events = try await store.events(of: try #require(first.made.first))
         #expect(events.contains { $0.message.contains("fired by a backfill (--from a --to b) by alice") }, "\(events)")
         let instants = try await runs.scheduledInstants(
@@ -62,6 +66,9 @@ import Testing
         // Stored times keep milliseconds: the next one after the taken instant.
         #expect(abs(run.scheduledFor.timeIntervalSince1970 - 1_790_000_000.001) < 0.0005)
         #expect(try await runs.scheduleTriggers(of: [run.job, taken]) == [run.job: .manual])
+        #expect(
+            try await runs.scheduleFiring(of: run.job)
+                == ScheduleFiring(trigger: .manual, action: run.action, actor: alice))
         let detail = try #require(try await store.job(run.job))
         #expect(detail.job.state == .pending)
         let stored = try #require(detail.job.scheduledFor)

@@ -22,7 +22,7 @@ import Testing
     }
 
     static func claim(
-        _ store: some StoreUnderTest, pool: String = "default", limit: Int = 10
+        _ store: some StoreUnderTest, pool: String = "default", limit: Int = 10, rules: WaitRules = rules
     ) async throws
         -> [ClaimedJob]
     {
@@ -132,5 +132,33 @@ import Testing
         let reasons = try await store.waitReasons(of: Array(ids.dropFirst()), rules: rules)
         #expect(reasons[ids[1]] == .rateLimited(nextSlot: opens) && reasons[ids[2]] == .rateLimited(nextSlot: opens))
         #expect(reasons[ids[3]] == .ready)
+    }
+
+    /// The counts by reason say of rated jobs what each job's reason says:
+    /// a definition's used-up rate counts its ready jobs as `rate`; with a
+    /// rate per key, only the jobs of the keys whose rate is used up.
+    @Test(arguments: StoreKind.allCases)
+    func usedUpRatesAreCountedAsRate(_ kind: StoreKind) async throws {
+        let (store, scope) = try await makeStore(kind)
+        _ = scope
+        let rules = WaitRules(
+            poolSizes: ["default": 8],
+            flows: [
+                "default": ClaimFlow(rates: [
+                    "rated": StartRate(count: 1, window: .seconds(60)),
+                    "keyed": StartRate(count: 1, window: .seconds(60), perKey: true),
+                ])
+            ])
+        _ = try await store.submit([job("rated"), job("rated"), job("rated"), Self.keyed("a"), Self.keyed("a")])
+        _ = try await Self.claim(store, limit: 8, rules: rules)
+        let ids = try await store.submit([Self.keyed("b"), job("free")]).map(\.id)
+        let pending = try await store.queryStrings("SELECT id FROM jobs WHERE state = 'pending'").compactMap {
+            $0.flatMap { Int64($0) }
+        }
+        let reasons = try await store.waitReasons(of: pending, rules: rules)
+        #expect(reasons[ids[0]] == .ready && reasons[ids[1]] == .ready)
+        let byCode = Dictionary(reasons.values.map { ($0.code, 1) }, uniquingKeysWith: +)
+        #expect(byCode == [.rate: 3, .ready: 2])
+        #expect(try await store.waitingJobCounts(rules: rules) == byCode)
     }
 }

@@ -23,6 +23,12 @@ import Testing
         let id = try #require(Int64(run.out.trimmingCharacters(in: .whitespacesAndNewlines)), "\(run)")
         let status = try await sandbox.jobctl(["status", "\(id)"])
         #expect(status.out.contains("fired by hand (schedules run) by"), "\(status)")
+        // Its page says who ran it, not the occurrence of a calendar; --json names the trigger.
+        let scheduled = status.outLines.first { $0.contains("scheduled") } ?? ""
+        #expect(scheduled.contains("run by hand at ") && !scheduled.contains("occurrence"), "\(status)")
+        #expect(scheduled.contains(" via jobctl on ") && scheduled.contains("(action 1)"), "\(status)")
+        let page = try await sandbox.jobctl(["--json", "status", "\(id)"]).json()
+        #expect(page["fired_by"] as? String == "manual", "\(page)")
         #expect(status.out.contains("from the schedule"), "the schedule's input: \(status)")
         let listed = try await sandbox.jobctl(["schedules"])
         #expect(listed.out.contains("\(id) pending (manual)"), "\(listed)")
@@ -50,6 +56,13 @@ import Testing
             ["schedules", "backfill", "nightly", "--from", dry.outLines[0], "--to", dry.outLines.last!, "--json"]
         ).json()
         #expect(first["made"] as? Int == occurrences && first["existed"] as? Int == 0, "\(first)")
+        let made = try #require((first["jobs"] as? [Int])?.first, "\(first)")
+        let status = try await sandbox.jobctl(["status", "\(made)"])
+        let scheduled = status.outLines.first { $0.contains("scheduled") } ?? ""
+        #expect(
+            scheduled.contains("for the occurrence at ") && scheduled.contains(", fired by a backfill by ")
+                && scheduled.contains("(action 1)"), "\(status)")
+        #expect(try await sandbox.jobctl(["--json", "status", "\(made)"]).json()["fired_by"] as? String == "backfill")
         let second = try await sandbox.jobctl(
             ["schedules", "backfill", "nightly", "--from", dry.outLines[0], "--to", dry.outLines.last!])
         #expect(

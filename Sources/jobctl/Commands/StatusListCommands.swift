@@ -40,15 +40,20 @@ struct Status: AsyncParsableCommand {
                 let wait =
                     detail.job.state == .pending
                     ? try await store.waitReason(of: id, rules: session.waitRules(config)) : nil
+                let firing =
+                    detail.job.scheduledFor == nil
+                    ? nil : try await (store as? any JobScheduleRunStore)?.scheduleFiring(of: id)
                 if session.json {
                     session.console.out(
-                        JobJSON.detail(detail, history: history, events: events, children: children, wait: wait)
-                            .pretty)
+                        JobJSON.detail(
+                            detail, history: history, events: events, children: children, wait: wait, firing: firing
+                        ).pretty)
                 } else {
                     let text = JobText(
                         console: session.console, shorten: session.console.stdoutIsTerminal && !full, now: Date())
                     session.console.out(
-                        text.page(detail, history: history, events: events, children: children, wait: wait))
+                        text.page(
+                            detail, history: history, events: events, children: children, wait: wait, firing: firing))
                 }
             }
         }

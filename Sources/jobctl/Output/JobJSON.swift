@@ -51,12 +51,17 @@ enum JobJSON {
         ])
     }
 
-    /// A job with its stages, and — when given — its earlier attempts and events.
+    /// A job with its stages, and — when given — its earlier attempts and
+    /// events, and how it was fired (`status`: `fired_by` after
+    /// `scheduled_for`, null for a job the calendar fired or not scheduled).
     static func detail(
         _ detail: JobDetail, history: [JobAttempt]? = nil, events: [JobEvent]? = nil,
-        children: ChildrenSummary? = nil, wait: WaitReason? = nil
+        children: ChildrenSummary? = nil, wait: WaitReason? = nil, firing: ScheduleFiring?? = nil
     ) -> JSON {
         var members = job(detail.job)
+        if let firing, let place = members.firstIndex(where: { $0.0 == "scheduled_for" }) {
+            members.insert(("fired_by", .optional(firing?.trigger.rawValue)), at: place + 1)
+        }
         if detail.job.state == .pending { members.append(("wait_reason", wait.map(waitReason) ?? .null)) }
         members.append(("stages", .array(detail.stages.map(stage))))
         if let children { members.append(("children", children.json)) }

@@ -55,7 +55,7 @@ struct JobText {
     /// `status ID`: the job, then one row per stage, then earlier attempts and events.
     func page(
         _ detail: JobDetail, history: [JobAttempt], events: [JobEvent], children: ChildrenSummary? = nil,
-        wait: WaitReason? = nil
+        wait: WaitReason? = nil, firing: ScheduleFiring? = nil
     ) -> String {
         let job = detail.job
         let width = console.width ?? 100
@@ -72,9 +72,7 @@ struct JobText {
             "\(Self.safe(job.pool)), priority \(job.priority)"
                 + (job.idempotencyKey.map { ", key \(Self.safe($0))" } ?? ""))
         fact("created", Formatting.timestamp(job.createdAt))
-        if let occurrence = job.scheduledFor {
-            fact("scheduled", "for the occurrence at \(Formatting.timestamp(occurrence))")
-        }
+        if let instant = job.scheduledFor { fact("scheduled", Self.scheduled(instant, firing)) }
         if job.state == .pending, job.runAt > job.createdAt { fact("runs at", Formatting.timestamp(job.runAt)) }
         if let started = job.startedAt { fact("started", Formatting.timestamp(started)) }
         if let finished = job.finishedAt {
@@ -128,6 +126,19 @@ struct JobText {
                     + text(event.message, room: width - 50))
         }
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// A scheduled job's line: the occurrence it is for, or, for a job
+    /// fired outside the calendar, how and by whom.
+    static func scheduled(_ instant: Date, _ firing: ScheduleFiring?) -> String {
+        let at = Formatting.timestamp(instant)
+        guard let firing else { return "for the occurrence at \(at)" }
+        let by =
+            (firing.actor.map { " by " + safe($0.description) } ?? "") + (firing.action.map { " (action \($0))" } ?? "")
+        switch firing.trigger {
+        case .manual: return "run by hand at \(at)\(by), outside the calendar"
+        case .backfill: return "for the occurrence at \(at), fired by a backfill\(by)"
+        }
     }
 
     func stageTable(_ stages: [Stage], running: Bool, width: Int) -> [String] {
