@@ -223,6 +223,9 @@ if only.contains("c") {
 if only.contains("d") {
     var failed = 0
     var kept: [Int] = []
+    /// The engine's own CPU a process in each series' rounds, µs: where
+    /// keeping the lines costs (the children's is the same in both).
+    var ownCPU: [Bool: [Double]] = [:]
     func pipelines(logging: Bool) -> String {
         let words = (1...100).map(String.init).joined(separator: " ")
         let stage =
@@ -245,6 +248,7 @@ if only.contains("d") {
         let watch = Stopwatch()
         bench.engine.start()
         let (seconds, _) = bench.waitEnded(processJobs, since: watch.wall)
+        ownCPU[logging, default: []].append(watch.cpuSeconds / Double(processJobs * 3) * 1e6)
         failed += bench.count([.rejected, .cancelled])
         if logging { kept.append(bench.countLogLines()) }
         bench.stop()
@@ -255,10 +259,14 @@ if only.contains("d") {
         Series("3 × shell, 100 lines of stderr kept each, pool 16", unit: "processes/s") { engineRate(logging: true) },
     ]
     Series.measure(&series, rounds: rounds)
-    report.add(baseline: series[0], prefix: "d. ")
+    func cpuNote(_ logging: Bool) -> String {
+        "; CPU a process: \(Report.format(median(ownCPU[logging] ?? []), 0)) µs own"
+    }
+    report.add(baseline: series[0], prefix: "d. ", note: cpuNote(false))
     report.add(
         series[1], shareOf: series[0], atLeast: Thresholds.stageLogShareOfQuiet, prefix: "d. ",
-        note: "; lines kept a round: \(kept.map(count).joined(separator: ", ")) of \(count(processJobs * 300))")
+        note: "; lines kept a round: \(kept.map(count).joined(separator: ", ")) of \(count(processJobs * 300))"
+            + cpuNote(true))
     report.add(
         "d. log lines missing", Double(processJobs * 300 * kept.count - kept.reduce(0, +)), unit: "",
         .atMost(0), digits: 0)

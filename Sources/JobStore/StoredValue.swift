@@ -10,6 +10,8 @@ import Foundation
 package enum StoredValue {
     /// Valid UTF-8 without NUL; checked without allocating.
     package static func isText(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        // Most output is ASCII: a byte loop settles it without decoding.
+        if !bytes.contains(where: { $0 == 0 || $0 >= 0x80 }) { return true }
         var parser = Unicode.UTF8.ForwardParser()
         var iterator = bytes.makeIterator()
         while true {

@@ -61,15 +61,21 @@ struct RawStatement {
     /// A value, as ``StoredValue`` stores it: TEXT when valid UTF-8 without NUL, BLOB otherwise.
     func bind(_ index: Int32, value data: Data?) throws {
         guard let data else { return try bindNull(index) }
-        let code = data.withUnsafeBytes { bytes in
-            let base = bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!
-            return StoredValue.isText(bytes)
-                ? sqlite3_bind_text64(
-                    handle, index, base.assumingMemoryBound(to: CChar.self), UInt64(bytes.count), transient,
-                    UInt8(SQLITE_UTF8))
-                : sqlite3_bind_blob64(handle, index, base, UInt64(bytes.count), transient)
-        }
-        try check(code, index)
+        try check(data.withUnsafeBytes { bindValue(index, $0) }, index)
+    }
+
+    /// The same for bytes held in an array (a log line), without making a `Data` of them.
+    func bind(_ index: Int32, value bytes: [UInt8]) throws {
+        try check(bytes.withUnsafeBytes { bindValue(index, $0) }, index)
+    }
+
+    private func bindValue(_ index: Int32, _ bytes: UnsafeRawBufferPointer) -> Int32 {
+        let base = bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!
+        return StoredValue.isText(bytes)
+            ? sqlite3_bind_text64(
+                handle, index, base.assumingMemoryBound(to: CChar.self), UInt64(bytes.count), transient,
+                UInt8(SQLITE_UTF8))
+            : sqlite3_bind_blob64(handle, index, base, UInt64(bytes.count), transient)
     }
 
     private func check(_ code: Int32, _ index: Int32) throws {

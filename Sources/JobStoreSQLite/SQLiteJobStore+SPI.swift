@@ -1,6 +1,8 @@
 import Dispatch
 internal import GRDB
 import JobStore
+import Locking
+import Synchronization
 
 /// For jobd's own benchmark and tests only (`@_spi(Maintenance) import JobStore`):
 /// raw SQL through the group-commit writer, and raw reads. Not part of the
@@ -50,6 +52,26 @@ extension SQLiteJobStore {
             held()
             release.wait()
         }
+    }
+
+    /// The SQL of every statement the writer connection runs while `body`
+    /// runs, in order: for tests that hold what a write costs in statements.
+    @_spi(Maintenance)
+    public func writerStatements(during body: () async throws -> Void) async throws -> [String] {
+        let seen = Mutex<[String]>([])
+        try await write(atomic: false) { db in
+            db.trace { event in
+                if case let .statement(statement) = event { seen.withAnnouncedLock { $0.append(statement.sql) } }
+            }
+        }
+        do {
+            try await body()
+        } catch {
+            try await write(atomic: false) { db in db.trace(options: []) }
+            throw error
+        }
+        try await write(atomic: false) { db in db.trace(options: []) }
+        return seen.withAnnouncedLock { $0 }
     }
 
     /// How many group-commit transactions ran, and how many writes they held.

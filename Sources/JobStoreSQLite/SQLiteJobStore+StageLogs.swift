@@ -32,33 +32,26 @@ extension SQLiteJobStore: StageLogStore {
             try delete.bind(6, range.upperBound)
             try delete.execute()
         }
-        // Rows in statements of 32 (then 8, then 1): a third of the cost of one statement a line.
         var rest = batch.lines[...]
-        for size in [32, 8, 1] {
-            while rest.count >= size {
-                let rows = Array(repeating: "(?, ?, ?, ?, ?, ?, ?, ?)", count: size).joined(separator: ", ")
-                let insert = try RawStatement(
-                    db,
-                    "INSERT INTO stage_logs (job_id, job_attempt, position, attempt, seq, at, line, stream) VALUES \(rows)"
-                )
-                var index: Int32 = 0
-                var lastTime: (Date, String)?
-                for line in rest.prefix(size) {
-                    try insert.bind(index + 1, key.jobID)
-                    try insert.bind(index + 2, key.jobAttempt)
-                    try insert.bind(index + 3, key.position)
-                    try insert.bind(index + 4, key.attempt)
-                    try insert.bind(index + 5, line.sequence)
-                    // Lines read together share their time: format it once.
-                    if lastTime?.0 != line.at { lastTime = (line.at, Timestamp.text(line.at)) }
-                    try insert.bind(index + 6, lastTime?.1)
-                    try insert.bind(index + 7, value: Data(line.bytes))
-                    try insert.bind(index + 8, line.stream.rawValue)
-                    index += 8
-                }
-                try insert.execute()
-                rest = rest.dropFirst(size)
+        for rows in insertRowCounts(rest.count) {
+            let insert = try RawStatement(db, insertSQL[rows])
+            var index: Int32 = 0
+            var lastTime: (Date, String)?
+            for line in rest.prefix(rows) {
+                try insert.bind(index + 1, key.jobID)
+                try insert.bind(index + 2, key.jobAttempt)
+                try insert.bind(index + 3, key.position)
+                try insert.bind(index + 4, key.attempt)
+                try insert.bind(index + 5, line.sequence)
+                // Lines read together share their time: format it once.
+                if lastTime?.0 != line.at { lastTime = (line.at, Timestamp.text(line.at)) }
+                try insert.bind(index + 6, lastTime?.1)
+                try insert.bind(index + 7, value: line.bytes)
+                try insert.bind(index + 8, line.stream.rawValue)
+                index += 8
             }
+            try insert.execute()
+            rest = rest.dropFirst(rows)
         }
         if let dropped = batch.dropped {
             let upsert = try RawStatement(
@@ -77,6 +70,34 @@ extension SQLiteJobStore: StageLogStore {
             try upsert.bind(8, dropped.bytes)
             try upsert.execute()
         }
+    }
+
+    /// The most lines one INSERT takes; a batch's rest goes in statements of
+    /// 16, 8, 4, 2 and 1 rows, so that a batch of n lines costs at most
+    /// n / 32 + 5 statements and the writer caches six. Statements of many
+    /// rows cost a third of one statement a line; what a statement costs
+    /// besides its rows is paid per statement, not per line.
+    static let maxRowsPerInsert = 32
+
+    /// How many rows each INSERT of a batch of `count` lines takes, in order.
+    static func insertRowCounts(_ count: Int) -> [Int] {
+        var counts = Array(repeating: maxRowsPerInsert, count: count / maxRowsPerInsert)
+        var rows = maxRowsPerInsert / 2
+        var rest = count % maxRowsPerInsert
+        while rest > 0 {
+            if rest >= rows {
+                counts.append(rows)
+                rest -= rows
+            }
+            rows /= 2
+        }
+        return counts
+    }
+
+    /// The INSERT of n rows at index n, written once rather than for every batch.
+    private static let insertSQL: [String] = (0...maxRowsPerInsert).map { rows in
+        "INSERT INTO stage_logs (job_id, job_attempt, position, attempt, seq, at, line, stream) VALUES "
+            + Array(repeating: "(?, ?, ?, ?, ?, ?, ?, ?)", count: rows).joined(separator: ", ")
     }
 
     public func stageLog(_ query: StageLogQuery) async throws -> [StageLogEntry] {

@@ -129,4 +129,27 @@ import Testing
         try await write(store, StageLogBatch(key: key, lines: lines([Array("late".utf8)], at: Date())))
         #expect(try await store.count("SELECT count(*) FROM stage_logs") == 0)
     }
+
+    /// What a statement costs besides its rows is paid per statement: a
+    /// batch's lines go in INSERTs of up to 32 rows, and the rest in at most
+    /// five more (16, 8, 4, 2, 1), not in one statement a line.
+    @Test func aBatchOfLinesIsWrittenInFewStatements() async throws {
+        let (store, folder) = try makeStore()
+        _ = folder
+        let id = try await store.submit(job()).id
+        let key = StageLogKey(jobID: id, jobAttempt: 1, position: 0, attempt: 1)
+        var first = 0
+        for (count, inserts) in [(100, 4), (31, 5), (64, 2)] {
+            let texts = (0..<count).map { Array("line \(first + $0)".utf8) }
+            let batch = StageLogBatch(key: key, lines: lines(texts, from: first, at: Date()))
+            let statements = try await store.writerStatements { try await write(store, batch) }
+            #expect(
+                statements.filter { $0.hasPrefix("INSERT INTO stage_logs") }.count == inserts,
+                "a batch of \(count) lines")
+            first += count
+        }
+        let kept = try await read(store, StageLogQuery(jobID: id, limit: 1000))
+        #expect(kept.map(\.cursor.sequence) == Array(0..<first))
+        #expect(kept.last?.content == .line(Array("line \(first - 1)".utf8)))
+    }
 }
