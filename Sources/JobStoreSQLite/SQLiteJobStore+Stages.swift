@@ -103,7 +103,9 @@ extension SQLiteJobStore {
                 guard let inputLength = try check.firstRow({ $0.optionalInt(0) }) else {
                     throw try Self.fenceError(lease, position: nil, doing: "finish", db)
                 }
-                if SearchIndexReset.isLarge([inputLength ?? 0, stored.result?.count ?? 0, stored.error?.utf8.count ?? 0]) {
+                if SearchIndexReset.isLarge([
+                    inputLength ?? 0, stored.result?.count ?? 0, stored.error?.utf8.count ?? 0,
+                ]) {
                     writer.searchIndexMayHaveGrown()
                 }
                 let statement = try RawStatement(

@@ -52,14 +52,16 @@ import Testing
         let before = try await Self.searchWrites(store)
         let children = items.map { NewJob(definition: "child", pool: "kids", input: Data($0.utf8), stages: Self.plan) }
         let outcome = try await store.joinChildren(
-            ChildJoin(lease: parent.lease, position: 0, attempt: 1, parentAttempt: 1, failFast: true, children: children))
+            ChildJoin(
+                lease: parent.lease, position: 0, attempt: 1, parentAttempt: 1, failFast: true, children: children))
         #expect(outcome == .waiting(children: 600))
         // 256 + 256 + 64 + 16 + 8 children a statement.
         #expect(try await Self.searchWrites(store) - before <= 10)
         let kids = try await store.children(of: parent.job.id, limit: 1000)
         #expect(kids.map(\.itemIndex) == Array(0..<600))
         #expect(
-            try await store.count("SELECT count(*) FROM stages WHERE job_id IN (SELECT id FROM jobs WHERE parent_id = \(parent.job.id))")
+            try await store.count(
+                "SELECT count(*) FROM stages WHERE job_id IN (SELECT id FROM jobs WHERE parent_id = \(parent.job.id))")
                 == 600)
         #expect(try await store.search("item", JobQuery(definition: "child", limit: 1000)).jobs.count == 600)
     }
@@ -71,14 +73,16 @@ import Testing
     @Test func aLargeValueMakesTheWriterDropItsSearchIndexState() async throws {
         let (store, folder) = try makeStore()
         _ = folder
-        _ = try await store.submit(NewJob(definition: "small", pool: "other", input: Data("a few words".utf8), stages: Self.plan))
+        _ = try await store.submit(
+            NewJob(definition: "small", pool: "other", input: Data("a few words".utf8), stages: Self.plan))
         #expect(store.searchIndexResets == 0)
         let items = (0..<1000).map { "item \($0)" }
         let parent = try await Self.claimParent(store, input: items.joined(separator: "\n"))
         #expect(store.searchIndexResets == 1)
         let children = items.map { NewJob(definition: "child", pool: "kids", input: Data($0.utf8), stages: Self.plan) }
         _ = try await store.joinChildren(
-            ChildJoin(lease: parent.lease, position: 0, attempt: 1, parentAttempt: 1, failFast: true, children: children))
+            ChildJoin(
+                lease: parent.lease, position: 0, attempt: 1, parentAttempt: 1, failFast: true, children: children))
         #expect(store.searchIndexResets == 2)
         let kid = try #require(
             try await store.claim(pool: "kids", owner: "e", limit: 1, leaseDuration: .seconds(30)).first)
@@ -96,7 +100,8 @@ import Testing
         #expect(store.searchIndexResets == 4)
         #expect(try await store.search("999", JobQuery(definition: "parent")).jobs.map(\.id) == [parent.job.id])
         #expect(try await store.search("finished", JobQuery(definition: "child")).jobs.map(\.id) == [kid.job.id])
-        _ = try await store.submit(NewJob(definition: "small", pool: "other", input: Data("more words".utf8), stages: Self.plan))
+        _ = try await store.submit(
+            NewJob(definition: "small", pool: "other", input: Data("more words".utf8), stages: Self.plan))
         #expect(try await store.search("more", JobQuery()).jobs.count == 1)
     }
 }
