@@ -65,6 +65,7 @@ final class GroupCommitWriter: Sendable {
         var closed = false
         var transactions = 0
         var writes = 0
+        var searchIndexResets = 0
 
         /// Queues `writes`; whether a transaction must be scheduled for them.
         mutating func append(_ writes: some Collection<Write>) -> Bool {
@@ -87,7 +88,13 @@ final class GroupCommitWriter: Sendable {
         state.withAnnouncedLock { ($0.transactions, $0.writes) }
     }
 
+    /// Times the writer's connection let go of its search-index state
+    /// (``searchIndexMayHaveGrown()``), since the start.
+    var searchIndexResets: Int { state.withAnnouncedLock { $0.searchIndexResets } }
+
     private let state = Mutex(State())
+    /// Set by a write of the transaction under way (on the writer's thread).
+    private let searchIndexGrew = Atomic<Bool>(false)
     private let pool: any DatabaseWriter
     private let completions = DispatchQueue(label: "jobstore.completions")
     private let maxPerTransaction: Int
@@ -208,6 +215,15 @@ final class GroupCommitWriter: Sendable {
         state.withAnnouncedLock { $0.closed = true }
     }
 
+    /// Called by a write, inside its transaction, that put a value of
+    /// ``SearchIndexReset/bytes`` or more through the search index: once the
+    /// transaction has ended, the connection drops its FTS5 state, whose
+    /// hash table would otherwise stay as large as that value's terms
+    /// (SearchIndexReset.swift).
+    func searchIndexMayHaveGrown() {
+        searchIndexGrew.store(true, ordering: .relaxed)
+    }
+
     private func schedule() {
         pool.asyncWriteWithoutTransaction { db in
             self.runTransaction(db)
@@ -249,6 +265,10 @@ final class GroupCommitWriter: Sendable {
             }
             let wrapped = JobStoreError.wrap(error, path: path, doing: "commit a transaction")
             deliveries = batch.map { write in { write.fail(wrapped) } }
+        }
+        // Rolled back or not, the hash table grew.
+        if searchIndexGrew.exchange(false, ordering: .relaxed), SearchIndexReset.run(db) {
+            state.withAnnouncedLock { $0.searchIndexResets += 1 }
         }
         // `scheduled` is still set: writes made by these completions queue
         // up for the next transaction without scheduling one each.

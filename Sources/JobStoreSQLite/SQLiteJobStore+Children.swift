@@ -12,12 +12,18 @@ extension SQLiteJobStore {
     ) {
         let cap = self.cap
         let wakeUps = localWakeUps
+        let writer = self.writer
         writer.enqueue(
             atomic: true,
             { db -> (ChildJoinOutcome, [StoreWakeUp]) in
                 try NewJob.check(join.children, cap: cap)
                 try Self.checkLease(join.lease, position: join.position, doing: "start the children of", db)
-                return try Self.join(join, db)
+                let outcome = try Self.join(join, db)
+                // A statement inserts up to 256 children: their inputs count together.
+                if SearchIndexReset.isLarge(CollectionOfOne(join.children.reduce(0) { $0 + ($1.input?.count ?? 0) })) {
+                    writer.searchIndexMayHaveGrown()
+                }
+                return outcome
             },
             completion: { result in
                 if case let .success((_, woken)) = result { wakeUps.yield(woken) }
@@ -111,40 +117,76 @@ extension SQLiteJobStore {
         return (.settled(outcomes), woken)
     }
 
-    /// Inserts the children not inserted yet, with their stages.
+    /// Inserts the children not inserted yet, with their stages: many
+    /// children a statement (``childRows(left:)``). The search index
+    /// (`jobs_search`, FTS5) writes its pending terms out at the end of
+    /// every statement that changes it inside a transaction, and that costs
+    /// in proportion to its hash table — which grows with the most distinct
+    /// terms ever pending at once on the connection and never shrinks. One
+    /// statement per child paid it once per child.
     private static func insertChildren(_ join: ChildJoin, now: String, _ db: Database) throws {
-        let insertJob = try RawStatement(
-            db,
-            """
+        let insertStage = try RawStatement(db, "INSERT INTO stages (job_id, position, name, kind) VALUES (?, ?, ?, ?)")
+        var start = 0
+        while start < join.children.count {
+            let rows = childRows(left: join.children.count - start)
+            let insert = try RawStatement(db, insertChildrenSQL(rows: rows))
+            try insert.bind(1, now)
+            try insert.bind(2, join.lease.jobID)
+            try insert.bind(3, join.position)
+            try insert.bind(4, join.parentAttempt)
+            for row in 0..<rows {
+                let child = join.children[start + row]
+                let first = Int32(5 + row * childColumns)
+                try insert.bind(first, child.definition)
+                try insert.bind(first + 1, child.pool)
+                try insert.bind(first + 2, child.priority)
+                try insert.bind(first + 3, value: child.input)
+                try insert.bind(first + 4, start + row)
+                try insert.bind(first + 5, child.limitKey)
+            }
+            // Only the rows inserted come back: a child already there (a
+            // join run again after a crash) conflicts and is skipped.
+            let inserted = try insert.rows { ($0.int64(0), $0.int(1)) }
+            for (id, index) in inserted where join.children.indices.contains(index) {
+                for (position, stage) in join.children[index].stages.enumerated() {
+                    try insertStage.bind(1, id)
+                    try insertStage.bind(2, position)
+                    try insertStage.bind(3, stage.name)
+                    try insertStage.bind(4, stage.kind)
+                    try insertStage.execute()
+                }
+            }
+            start += rows
+        }
+    }
+
+    /// Parameters a child takes in ``insertChildrenSQL(rows:)``, after the
+    /// four all rows share.
+    private static let childColumns = 6
+
+    /// How many children the next insert takes, of `left`: 256, else the
+    /// largest power of two not above `left` — at most nine statements of
+    /// distinct sizes in the connection's statement cache, and a few
+    /// statements beside one per 256 children.
+    static func childRows(left: Int) -> Int {
+        left >= 256 ? 256 : 1 << (Int.bitWidth - 1 - left.leadingZeroBitCount)
+    }
+
+    /// An insert of `rows` children: ?1 the time, ?2 the parent, ?3 its
+    /// stage, ?4 its attempt; then per child its definition, pool,
+    /// priority, input, item index and limit key.
+    static func insertChildrenSQL(rows: Int) -> String {
+        let values = (0..<rows).map { row in
+            let p = 5 + row * childColumns
+            return "(?\(p), ?\(p + 1), ?\(p + 2), ?\(p + 3), ?1, ?1, ?2, ?3, ?\(p + 4), ?4, ?\(p + 5))"
+        }
+        return """
             INSERT INTO jobs (definition, pool, priority, input, run_at, created_at,
                               parent_id, parent_stage, item_index, parent_attempt, limit_key)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            VALUES \(values.joined(separator: ", "))
             ON CONFLICT (parent_id, parent_stage, item_index) WHERE parent_id IS NOT NULL DO NOTHING
-            """)
-        let insertStage = try RawStatement(db, "INSERT INTO stages (job_id, position, name, kind) VALUES (?, ?, ?, ?)")
-        for (index, child) in join.children.enumerated() {
-            try insertJob.bind(1, child.definition)
-            try insertJob.bind(2, child.pool)
-            try insertJob.bind(3, child.priority)
-            try insertJob.bind(4, value: child.input)
-            try insertJob.bind(5, now)
-            try insertJob.bind(6, now)
-            try insertJob.bind(7, join.lease.jobID)
-            try insertJob.bind(8, join.position)
-            try insertJob.bind(9, index)
-            try insertJob.bind(10, join.parentAttempt)
-            try insertJob.bind(11, child.limitKey)
-            try insertJob.execute()
-            guard db.changesCount > 0 else { continue }
-            let id = db.lastInsertedRowID
-            for (position, stage) in child.stages.enumerated() {
-                try insertStage.bind(1, id)
-                try insertStage.bind(2, position)
-                try insertStage.bind(3, stage.name)
-                try insertStage.bind(4, stage.kind)
-                try insertStage.execute()
-            }
-        }
+            RETURNING id, item_index
+            """
     }
 
     /// Cancels the children of `parentID` (of its stage `stage`, or all)

@@ -78,6 +78,11 @@ extension SQLiteJobStore {
     @_spi(Maintenance)
     public var writerStatistics: (transactions: Int, writes: Int) { writer.statistics }
 
+    /// How many times the writer's connection let go of its search-index
+    /// state after indexing a large value (SearchIndexReset.swift).
+    @_spi(Maintenance)
+    public var searchIndexResets: Int { writer.searchIndexResets }
+
     /// SQLite's plan (the `detail` column of `EXPLAIN QUERY PLAN`) for the
     /// statement ``list(_:)`` runs for `query`.
     @_spi(Maintenance)

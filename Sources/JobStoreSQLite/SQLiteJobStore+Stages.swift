@@ -83,12 +83,31 @@ extension SQLiteJobStore {
         // check comes before the first change, and the two updates by key
         // can only fail in ways that roll back the whole transaction.
         let wakeUps = localWakeUps
+        let writer = self.writer
         writer.enqueue(
             atomic: false,
             { db -> [StoreWakeUp] in
                 let lease = finish.lease
                 let stored = try StoredJobFinish(finish, cap: cap)
-                try Self.checkLease(lease, position: nil, doing: "finish", db)
+                // The lease check, reading the input's length too: the
+                // search index takes the row out with its input and puts
+                // it back with its result.
+                let check = try RawStatement(
+                    db,
+                    """
+                    SELECT length(input) FROM jobs WHERE id = ? AND state = 'running' AND lease_owner = ? AND claims = ?
+                    """)
+                try check.bind(1, lease.jobID)
+                try check.bind(2, lease.owner)
+                try check.bind(3, lease.claim)
+                guard let inputLength = try check.firstRow({ $0.optionalInt(0) }) else {
+                    throw try Self.fenceError(lease, position: nil, doing: "finish", db)
+                }
+                if SearchIndexReset.isLarge([
+                    inputLength ?? 0, stored.result?.count ?? 0, stored.error?.utf8.count ?? 0,
+                ]) {
+                    writer.searchIndexMayHaveGrown()
+                }
                 let statement = try RawStatement(
                     db,
                     """

@@ -7,8 +7,12 @@ extension SQLiteJobStore {
     private func submitJobs(_ jobs: [NewJob]) async throws -> [Submission] {
         guard !jobs.isEmpty else { return [] }
         try NewJob.check(jobs, cap: cap)
+        let writer = self.writer
+        let large = SearchIndexReset.isLarge(jobs.lazy.map { $0.input?.count ?? 0 })
         return try await write(atomic: true) { db in
-            try Self.insert(jobs, db)
+            let submissions = try Self.insert(jobs, db)
+            if large { writer.searchIndexMayHaveGrown() }
+            return submissions
         }
     }
 
