@@ -96,17 +96,23 @@ import Testing
         _ = scope
         let ids = try await store.submit((0..<1200).map { _ in job() }).map(\.id)
         // Resolve 1,100 of them (one retried, with history and events), leave 100 pending.
+        // A claimed batch's writes go at once, so the stores commit them together.
         var resolved: [Int64] = []
         while resolved.count < 1100 {
             let batch = try await store.claim(
                 pool: "default", owner: "e", limit: min(100, 1100 - resolved.count), leaseDuration: .seconds(60))
-            for claimed in batch {
-                try await store.recordStageResult(
-                    StageResult(lease: claimed.lease, position: 0, outcome: .fulfilled(Data("x".utf8))))
-                try await store.recordEvent(NewEvent(jobID: claimed.job.id, kind: "note", message: "hello"))
-                try await store.finish(JobFinish(lease: claimed.lease, outcome: .fulfilled(nil)))
-                resolved.append(claimed.job.id)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for claimed in batch {
+                    group.addTask {
+                        try await store.recordStageResult(
+                            StageResult(lease: claimed.lease, position: 0, outcome: .fulfilled(Data("x".utf8))))
+                        try await store.recordEvent(NewEvent(jobID: claimed.job.id, kind: "note", message: "hello"))
+                        try await store.finish(JobFinish(lease: claimed.lease, outcome: .fulfilled(nil)))
+                    }
+                }
+                try await group.waitForAll()
             }
+            resolved += batch.map(\.job.id)
         }
         _ = try await store.retry(resolved[0])
         // Claimed by run_at: the 100 jobs waiting since the start come first; the rest stay running.

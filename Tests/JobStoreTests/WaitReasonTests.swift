@@ -26,8 +26,10 @@ import Testing
     ) async throws
         -> [ClaimedJob]
     {
+        // Leases far longer than the test: the reasons count live leases, and
+        // under ThreadSanitizer on a busy machine two steps can be 30 s apart.
         try await store.claim(
-            pool: pool, owner: "web-1/7/x", limit: limit, leaseDuration: .seconds(30),
+            pool: pool, owner: "web-1/7/x", limit: limit, leaseDuration: .seconds(600),
             flow: rules.flows[pool] ?? .unlimited)
     }
 
@@ -97,7 +99,7 @@ import Testing
         for index in capped.indices { capped[index].limitKey = "" }
         let ids = try await store.submit(capped).map(\.id)
         _ = try await store.claim(
-            pool: "default", owner: "web-1/7/x", limit: 1, leaseDuration: .seconds(30),
+            pool: "default", owner: "web-1/7/x", limit: 1, leaseDuration: .seconds(600),
             flow: rules.flows["default"]!)
         #expect(
             try await store.waitReason(of: ids[1], rules: rules)
@@ -105,7 +107,7 @@ import Testing
         // Ahead of the second capped job in the claim's order.
         let other = try await store.submit([job("report", priority: 1), job("report", priority: 1)]).map(\.id)
         _ = try await store.claim(
-            pool: "default", owner: "web-1/7/x", limit: 1, leaseDuration: .seconds(30), flow: .unlimited)
+            pool: "default", owner: "web-1/7/x", limit: 1, leaseDuration: .seconds(600), flow: .unlimited)
         #expect(
             try await store.waitReason(of: other[1], rules: rules)
                 == .poolFull(
