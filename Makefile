@@ -73,8 +73,9 @@ INSTALL := install
 # `swift test` alone still runs the tests on a debug build.
 # At most 8 tests at once: the suites start real jobds, PostgreSQL servers
 # and Chromium, and with every suite at once on two cores a test waits
-# tens of seconds for a thread (4 min for the whole run this way, 3 min
-# unbounded, but no bound of a test is then outlasted by load alone).
+# tens of seconds for a thread (the whole run takes about 2.5 min this way
+# on the optimised build, 4 on a debug one; a little less unbounded, but
+# then load alone can outlast a test's bound).
 TEST_FLAGS ?= -c release -Xswiftc -enable-testing -Xswiftc -DJOBD_TEST_HOOKS
 TEST_WIDTH ?= 8
 test: test-deps
